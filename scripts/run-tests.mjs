@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// Finds *.test.ts under the given folders and runs them with node's test runner (Node 20 has no
+// glob support in `node --test`). Exits with the runner's code; output ends in its summary.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dirs = process.argv.slice(2);
+const files = [];
+const walk = (dir) => {
+  for (const name of readdirSync(dir).sort()) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) walk(full);
+    else if (name.endsWith('.test.ts')) files.push(full);
+  }
+};
+for (const dir of dirs.length ? dirs : ['test/unit']) walk(dir);
+if (files.length === 0) {
+  console.error('run-tests: no test files found');
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,73 @@
+import type { AgentMessage, AssistantMessage, UserMessage } from './messages.ts';
+import type { ToolResult } from './tools/protocol.ts';
+
+// One discriminated union for everything subscribers (CLI, webview, trace, tests) consume.
+// Every event carries the session id, a per-session monotonically increasing `seq` and a timestamp.
+
+export interface ModelCallRecord {
+  readonly stage: number;
+  readonly message_count: number;
+  readonly est_tokens: number;
+  readonly prefix_hash: string;
+  readonly cache_read: number;
+  readonly cache_write: number;
+  readonly input: number;
+  readonly output: number;
+  readonly latency_ms: number;
+  readonly ttft_ms: number;
+  readonly model: string;
+  readonly cost_usd: number;
+  readonly context_window: number;
+  readonly ok: boolean;
+}
+
+export interface TodoItem {
+  readonly id: string;
+  readonly content: string;
+  readonly status: 'pending' | 'in_progress' | 'completed';
+}
+
+export type AgentEventBody =
+  | { type: 'agent_start'; runId: string; prompt: string }
+  | { type: 'turn_start'; turn: number }
+  | { type: 'message_start'; messageId: string; model: string }
+  | {
+      type: 'message_delta';
+      messageId: string;
+      blockIndex: number;
+      kind: 'text' | 'thinking' | 'tool_input';
+      delta: string;
+    }
+  | { type: 'message_end'; message: AssistantMessage }
+  | { type: 'user_message'; message: UserMessage; queued: boolean }
+  | { type: 'tool_start'; toolUseId: string; name: string; input: unknown }
+  | { type: 'tool_update'; toolUseId: string; text: string }
+  | { type: 'tool_end'; toolUseId: string; name: string; result: ToolResult; durationMs: number }
+  | { type: 'turn_end'; turn: number; stopReason: string | null }
+  | {
+      type: 'agent_end';
+      runId: string;
+      status: 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
+      finalText: string;
+      error?: string;
+    }
+  | { type: 'retry'; attempt: number; delayMs: number; reason: string; model: string }
+  | { type: 'model_call'; record: ModelCallRecord }
+  | { type: 'todo'; todos: readonly TodoItem[] }
+  | { type: 'message_appended'; message: AgentMessage }
+  | { type: 'notice'; level: 'info' | 'warn' | 'error'; text: string }
+  | { type: 'error'; code: string; message: string };
+
+export type AgentEvent = AgentEventBody & {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly ts: number;
+};
+export type AgentEventType = AgentEvent['type'];
+
+export type Listener = (event: AgentEvent) => void;
+
+/** Minimal typed emitter (VS Code style: subscribe returns a disposer). */
+export interface EventStream {
+  subscribe(listener: Listener): { dispose(): void };
+}

@@ -1,0 +1,104 @@
+// The ports the agent core needs from whatever hosts it (the CLI, the VS Code extension, tests).
+// The core never imports 'vscode': a host implements these interfaces and passes them in.
+
+export interface FileStat {
+  readonly type: 'file' | 'directory' | 'other';
+  readonly size: number;
+  readonly mtimeMs: number;
+  /** POSIX permission bits, when the host knows them. */
+  readonly mode?: number;
+}
+
+export interface DirEntry {
+  readonly name: string;
+  readonly type: 'file' | 'directory' | 'symlink' | 'other';
+}
+
+/**
+ * The user's files. Paths are absolute and have already passed the path guard.
+ * A host may serve reads from a richer source than the disk (VS Code: an open, possibly dirty,
+ * TextDocument) — whatever the user would call "the file's current content".
+ */
+export interface WorkspacePort {
+  /** Absolute, symlink-resolved workspace folder roots. The first is the primary one. */
+  readonly roots: readonly string[];
+  readFile(path: string, signal?: AbortSignal): Promise<Uint8Array>;
+  stat(path: string): Promise<FileStat | undefined>;
+  readDirectory(path: string): Promise<DirEntry[]>;
+  /** Atomically replace or create a file (temp + rename on disk). `mode` is kept when given. */
+  writeFile(path: string, content: Uint8Array, options?: { mode?: number }): Promise<void>;
+  deleteFile(path: string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  /** Is the workspace trusted? Untrusted workspaces get read-only tools only. */
+  isTrusted(): boolean;
+}
+
+export type ApprovalKind = 'command' | 'network' | 'destructive' | 'delete' | 'protected_write' | 'other';
+export type ApprovalRisk = 'low' | 'medium' | 'high';
+export type ApprovalDecision = 'allow_once' | 'allow_session' | 'deny';
+
+export interface ApprovalRequest {
+  readonly kind: ApprovalKind;
+  /** One line: what will happen ("Run command", "Delete file"). */
+  readonly title: string;
+  /** The exact command or path, and why it needs approval. */
+  readonly detail: string;
+  readonly risk: ApprovalRisk;
+  /** Stable key used for "allow for this session" (e.g. the command class + program). */
+  readonly sessionKey?: string;
+}
+
+export interface ApprovalsPort {
+  ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
+}
+
+export interface ShellRunOptions {
+  readonly command: string;
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  /** Streaming output, for UIs (the chat card). */
+  readonly onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+}
+
+export interface ShellRunResult {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  readonly aborted: boolean;
+  readonly durationMs: number;
+}
+
+export interface ShellPort {
+  /** Runs `command` under a POSIX shell; abort/timeout kill the whole process tree. */
+  run(options: ShellRunOptions): Promise<ShellRunResult>;
+}
+
+export interface ClockPort {
+  now(): number;
+}
+
+/** Append-only storage for Keel's own state (session logs, traces, audit). Paths are absolute. */
+export interface StoragePort {
+  /** Appends one line and flushes it (fsync) before resolving. */
+  appendLine(path: string, line: string): void;
+  readText(path: string): string | undefined;
+  writeText(path: string, text: string): void;
+  list(dir: string): string[];
+}
+
+export interface Host {
+  readonly workspace: WorkspacePort;
+  readonly approvals: ApprovalsPort;
+  readonly shell: ShellPort;
+  readonly clock: ClockPort;
+  readonly storage: StoragePort;
+  /** `<primary root>/.keel` — Keel's own state directory. */
+  readonly stateDir: string;
+  /** Where ripgrep lives (the host may prefer a bundled one). Undefined = not available. */
+  readonly ripgrepPath?: string;
+  readonly log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+}

@@ -1,0 +1,192 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { ToolResult } from './tools/protocol.ts';
+
+// App-level messages (what the session log and the UIs hold) vs. the LLM message list (what the
+// model sees). `toLlm()` is the only bridge; kinds the model must not see simply don't map.
+
+export type AssistantBlock =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'thinking'; readonly thinking: string; readonly signature: string }
+  | { readonly type: 'redacted_thinking'; readonly data: string }
+  | {
+      readonly type: 'tool_use';
+      readonly id: string;
+      readonly name: string;
+      readonly input: Record<string, unknown>;
+      /** Set when the model's tool input was not valid JSON; the raw text it sent. */
+      readonly invalidJson?: string;
+    };
+
+export interface Usage {
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+}
+
+interface Base {
+  readonly id: string;
+  readonly ts: number;
+}
+
+export interface UserMessage extends Base {
+  readonly role: 'user';
+  readonly text: string;
+  /** Sent while a run was in progress (P7). */
+  readonly steering?: boolean;
+  /** Files the user @-mentioned; rendered as a reminder to read them, never their content (P3). */
+  readonly mentions?: readonly string[];
+}
+
+export interface AssistantMessage extends Base {
+  readonly role: 'assistant';
+  readonly content: readonly AssistantBlock[];
+  readonly model: string;
+  readonly stopReason: string | null;
+  readonly usage: Usage;
+}
+
+export interface ToolResultMessage extends Base {
+  readonly role: 'tool_result';
+  readonly toolUseId: string;
+  readonly toolName: string;
+  readonly result: ToolResult;
+  /** The exact text the model sees (deterministic rendering, possibly pruned later as a new view). */
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+/** Runtime notes for the model (recap, loop warnings, skill reminders): appended as user text. */
+export interface ReminderMessage extends Base {
+  readonly role: 'reminder';
+  readonly text: string;
+  readonly source: string;
+}
+
+/** Immutable compaction summary standing in for everything before it (P2/P4). */
+export interface SummaryMessage extends Base {
+  readonly role: 'summary';
+  readonly text: string;
+  /** Ids of the messages this summary replaces (they stay in the log, P8). */
+  readonly replaces: readonly string[];
+  readonly archivePath: string;
+}
+
+/** UI-only: never reaches the model. */
+export interface NoticeMessage extends Base {
+  readonly role: 'notice';
+  readonly level: 'info' | 'warn' | 'error';
+  readonly text: string;
+}
+
+/**
+ * A persisted change to the model's VIEW of older messages (pruning stages 1-2). The transcript
+ * itself never changes (P2/P8); the context engine applies these when it builds a request.
+ */
+export interface ContextEditMessage extends Base {
+  readonly role: 'context_edit';
+  readonly stage: number;
+  readonly edits: readonly { readonly messageId: string; readonly content: string }[];
+}
+
+export type AgentMessage =
+  | ContextEditMessage
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | ReminderMessage
+  | SummaryMessage
+  | NoticeMessage;
+
+export type LlmMessage = Anthropic.MessageParam;
+type UserBlock = Anthropic.ContentBlockParam;
+
+export function renderUserText(message: UserMessage): string {
+  if (!message.mentions?.length) return message.text;
+  const list = message.mentions.map((p) => `- ${p}`).join('\n');
+  return `${message.text}\n\n<system-reminder>\nThe user referenced these files. Read them with the Read tool before relying on their content:\n${list}\n</system-reminder>`;
+}
+
+function assistantToLlm(message: AssistantMessage): Anthropic.ContentBlockParam[] {
+  const blocks: Anthropic.ContentBlockParam[] = [];
+  for (const block of message.content) {
+    switch (block.type) {
+      case 'text':
+        if (block.text.length > 0) blocks.push({ type: 'text', text: block.text });
+        break;
+      case 'thinking':
+        blocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+        break;
+      case 'redacted_thinking':
+        blocks.push({ type: 'redacted_thinking', data: block.data });
+        break;
+      case 'tool_use':
+        blocks.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+        break;
+    }
+  }
+  return blocks;
+}
+
+/**
+ * Pure conversion of the app-level transcript to the Messages API list.
+ * Consecutive user-side items (tool results, reminders, user text) merge into one user message,
+ * tool_result blocks first as the API requires. Notices are dropped.
+ */
+export function toLlm(messages: readonly AgentMessage[]): LlmMessage[] {
+  const out: LlmMessage[] = [];
+  let pending: UserBlock[] = [];
+  const flushUser = () => {
+    if (pending.length === 0) return;
+    const results = pending.filter((b) => b.type === 'tool_result');
+    const rest = pending.filter((b) => b.type !== 'tool_result');
+    out.push({ role: 'user', content: [...results, ...rest] });
+    pending = [];
+  };
+  for (const message of messages) {
+    switch (message.role) {
+      case 'user':
+        pending.push({ type: 'text', text: renderUserText(message) });
+        break;
+      case 'reminder':
+        pending.push({ type: 'text', text: `<system-reminder>\n${message.text}\n</system-reminder>` });
+        break;
+      case 'summary':
+        pending.push({ type: 'text', text: message.text });
+        break;
+      case 'tool_result':
+        pending.push({
+          type: 'tool_result',
+          tool_use_id: message.toolUseId,
+          content: message.content,
+          ...(message.isError ? { is_error: true } : {}),
+        });
+        break;
+      case 'assistant': {
+        const blocks = assistantToLlm(message);
+        if (blocks.length === 0) break;
+        flushUser();
+        out.push({ role: 'assistant', content: blocks });
+        break;
+      }
+      case 'notice':
+      case 'context_edit':
+        break;
+    }
+  }
+  flushUser();
+  return out;
+}
+
+export function assistantText(message: AssistantMessage): string {
+  return message.content
+    .filter((b): b is Extract<AssistantBlock, { type: 'text' }> => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
+}
+
+export function toolUses(message: AssistantMessage): Extract<AssistantBlock, { type: 'tool_use' }>[] {
+  return message.content.filter(
+    (b): b is Extract<AssistantBlock, { type: 'tool_use' }> => b.type === 'tool_use',
+  );
+}

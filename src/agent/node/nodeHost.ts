@@ -1,0 +1,124 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ApprovalsPort, DirEntry, FileStat, Host, StoragePort, WorkspacePort } from '../host.ts';
+import { createNodeShell } from './nodeShell.ts';
+
+// Node implementations of the host ports: used by the CLI, by tests, and (storage, shell) by the
+// VS Code host too.
+
+export function createNodeWorkspace(roots: readonly string[], trusted = true): WorkspacePort {
+  const realRoots = roots.map((r) => fs.realpathSync(path.resolve(r)));
+  return {
+    roots: realRoots,
+    async readFile(p) {
+      return new Uint8Array(await fs.promises.readFile(p));
+    },
+    async stat(p): Promise<FileStat | undefined> {
+      try {
+        const s = await fs.promises.stat(p);
+        return {
+          type: s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other',
+          size: s.size,
+          mtimeMs: s.mtimeMs,
+          mode: s.mode & 0o7777,
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+    },
+    async readDirectory(p): Promise<DirEntry[]> {
+      const entries = await fs.promises.readdir(p, { withFileTypes: true });
+      return entries.map((e) => ({
+        name: e.name,
+        type: e.isFile() ? 'file' : e.isDirectory() ? 'directory' : e.isSymbolicLink() ? 'symlink' : 'other',
+      }));
+    },
+    async writeFile(p, content, options) {
+      await fs.promises.mkdir(path.dirname(p), { recursive: true });
+      const tmp = path.join(path.dirname(p), `.${path.basename(p)}.keel-${process.pid}-${Date.now()}.tmp`);
+      const handle = await fs.promises.open(tmp, 'w', options?.mode ?? 0o644);
+      try {
+        await handle.writeFile(content);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (options?.mode !== undefined) await fs.promises.chmod(tmp, options.mode);
+      await fs.promises.rename(tmp, p);
+    },
+    async deleteFile(p) {
+      await fs.promises.rm(p);
+    },
+    async rename(from, to) {
+      await fs.promises.mkdir(path.dirname(to), { recursive: true });
+      await fs.promises.rename(from, to);
+    },
+    isTrusted: () => trusted,
+  };
+}
+
+export function createNodeStorage(): StoragePort {
+  return {
+    appendLine(p, line) {
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      const fd = fs.openSync(p, 'a');
+      try {
+        fs.writeSync(fd, line.endsWith('\n') ? line : `${line}\n`);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    readText(p) {
+      try {
+        return fs.readFileSync(p, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+    },
+    writeText(p, text) {
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, text);
+    },
+    list(dir) {
+      try {
+        return fs.readdirSync(dir);
+      } catch {
+        return [];
+      }
+    },
+  };
+}
+
+/** `.keel/` ignores itself so users never commit Keel's state by accident. */
+export function ensureStateDir(stateDir: string): void {
+  fs.mkdirSync(stateDir, { recursive: true });
+  const ignore = path.join(stateDir, '.gitignore');
+  if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '*\n');
+}
+
+export interface NodeHostOptions {
+  readonly workspace: string;
+  readonly approvals: ApprovalsPort;
+  readonly trusted?: boolean;
+  readonly ripgrepPath?: string;
+  readonly log?: Host['log'];
+}
+
+export function createNodeHost(options: NodeHostOptions): Host {
+  const workspace = createNodeWorkspace([options.workspace], options.trusted ?? true);
+  const stateDir = path.join(workspace.roots[0]!, '.keel');
+  ensureStateDir(stateDir);
+  return {
+    workspace,
+    approvals: options.approvals,
+    shell: createNodeShell(),
+    clock: { now: () => Date.now() },
+    storage: createNodeStorage(),
+    stateDir,
+    ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  };
+}

@@ -1,0 +1,61 @@
+import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
+import type { Host } from '../host.ts';
+import type { AgentMessage } from '../messages.ts';
+
+// The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
+
+export interface AgentSessionOptions {
+  readonly host: Host;
+  /** Model id, e.g. "claude-sonnet-4-5". */
+  readonly model: string;
+  /** Tried in order after the primary model keeps failing with retryable errors. */
+  readonly fallbackModels?: readonly string[];
+  readonly apiKey?: string;
+  readonly baseURL?: string;
+  readonly maxTurns?: number;
+  /** Overrides the model's context window (tokens). */
+  readonly contextWindow?: number;
+  /** Resume this session id from `.keel/sessions/<id>.jsonl`. */
+  readonly resumeId?: string;
+  /** Only read-only tools (untrusted workspace). */
+  readonly readOnly?: boolean;
+  /** Max output tokens per model call. */
+  readonly maxTokens?: number;
+}
+
+export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
+
+export interface RunOutcome {
+  readonly status: RunStatus;
+  readonly finalText: string;
+  readonly error?: string;
+}
+
+export interface PromptOptions {
+  /** Files the user @-mentioned (workspace-relative). */
+  readonly mentions?: readonly string[];
+  /** A double-send with the same key runs once. */
+  readonly idempotencyKey?: string;
+}
+
+export interface AgentSession extends EventStream {
+  readonly id: string;
+  /** The transcript (append-only). */
+  readonly messages: readonly AgentMessage[];
+  readonly todos: readonly TodoItem[];
+  readonly running: boolean;
+  /** Path of the session's JSONL log. */
+  readonly logPath: string;
+  /**
+   * Start a run with this prompt, or — while a run is in progress — queue it as a steering message
+   * delivered before the next model call (P7). Resolves when the run that handles it ends.
+   */
+  prompt(text: string, options?: PromptOptions): Promise<RunOutcome>;
+  /** Abort the current run: HTTP stream, tools and child processes. */
+  abort(reason?: string): void;
+  /** Events with seq > `seq` (for webview catch-up). */
+  eventsSince(seq: number): AgentEvent[];
+  /** Appends a note the model sees at its next turn (e.g. "the user rejected hunk 2 of src/a.ts"). */
+  notify(text: string, source: string): void;
+  dispose(): void;
+}

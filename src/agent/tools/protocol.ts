@@ -1,0 +1,154 @@
+import type { z } from 'zod';
+import type { Host } from '../host.ts';
+
+/** The closed set of error codes a tool may return (DESIGN.md §3). */
+export const ERROR_CODES = [
+  'NOT_FOUND',
+  'INVALID_PARAM',
+  'ACCESS_DENIED',
+  'OUTSIDE_WORKSPACE',
+  'NOT_READ',
+  'CONFLICT',
+  'NO_MATCH',
+  'AMBIGUOUS_MATCH',
+  'TIMEOUT',
+  'DENIED_BY_USER',
+  'BLOCKED_BY_POLICY',
+  'LOOP_DETECTED',
+  'CIRCUIT_OPEN',
+  'BINARY_FILE',
+  'TOO_LARGE',
+  'UNAVAILABLE',
+  'ABORTED',
+  'INTERNAL',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ToolError {
+  readonly code: ErrorCode;
+  readonly message: string;
+  /** What the model should do next; always actionable. */
+  readonly suggestion: string;
+}
+
+export type ToolStatus = 'success' | 'partial' | 'error';
+
+export interface ToolStats {
+  time_ms: number;
+  [key: string]: number;
+}
+
+export interface ToolResult<D = unknown> {
+  readonly status: ToolStatus;
+  readonly data: D;
+  /** What the model reads (before deterministic rendering adds status/error framing). */
+  readonly text: string;
+  readonly error?: ToolError;
+  readonly stats: ToolStats;
+  /** For UIs only (never sent to the model): e.g. a unified diff, the first changed line. */
+  readonly ui?: Readonly<Record<string, unknown>>;
+}
+
+/** Per-session record of which files were read, for read-before-edit and the optimistic lock. */
+export interface ReadLedger {
+  /** Record that `path` was read with this exact content hash (sha256 hex of the bytes). */
+  recordRead(path: string, contentHash: string): void;
+  /** Hash recorded at the last read or Keel write, if any. */
+  lastHash(path: string): string | undefined;
+  /** After Keel itself writes a file, the new content counts as read. */
+  recordWrite(path: string, contentHash: string): void;
+  forget(path: string): void;
+}
+
+export interface AuditEntry {
+  readonly type: 'approval_request' | 'approval_decision' | 'command' | 'file_change' | 'policy_block';
+  readonly [key: string]: unknown;
+}
+
+export interface ToolContext {
+  readonly host: Host;
+  readonly sessionId: string;
+  readonly toolUseId: string;
+  readonly signal: AbortSignal;
+  readonly ledger: ReadLedger;
+  /** Appends to `.keel/audit.jsonl`. */
+  audit(entry: AuditEntry): void;
+  /** Streams progress to subscribers (tool_update events), e.g. command output. */
+  update(text: string): void;
+}
+
+export interface ToolDefinition<I = unknown, D = unknown> {
+  readonly name: string;
+  /** When to use, when NOT to use, 1-3 short examples. Frozen per session (P1). */
+  readonly description: string;
+  readonly inputSchema: z.ZodType<I>;
+  /** Read-only tools are the only ones offered in an untrusted workspace. */
+  readonly readOnly: boolean;
+  execute(input: I, context: ToolContext): Promise<ToolResult<D>>;
+}
+
+export type AnyToolDefinition = ToolDefinition<never, unknown>;
+
+// ---------- result constructors ----------
+
+export function ok<D>(
+  data: D,
+  text: string,
+  stats: Partial<ToolStats> = {},
+  ui?: ToolResult['ui'],
+): ToolResult<D> {
+  return {
+    status: 'success',
+    data,
+    text,
+    stats: { time_ms: 0, ...stats } as ToolStats,
+    ...(ui ? { ui } : {}),
+  };
+}
+
+export function partial<D>(
+  data: D,
+  text: string,
+  stats: Partial<ToolStats> = {},
+  ui?: ToolResult['ui'],
+): ToolResult<D> {
+  return {
+    status: 'partial',
+    data,
+    text,
+    stats: { time_ms: 0, ...stats } as ToolStats,
+    ...(ui ? { ui } : {}),
+  };
+}
+
+export function fail(code: ErrorCode, message: string, suggestion: string, data: unknown = null): ToolResult {
+  return {
+    status: 'error',
+    data,
+    text: message,
+    error: { code, message, suggestion },
+    stats: { time_ms: 0 },
+  };
+}
+
+/** Thrown inside tools to end with a structured error; the registry turns it into a ToolResult. */
+export class ToolFailure extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly suggestion: string,
+  ) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}
+
+/**
+ * Deterministic rendering of a result into the text the model sees (P1: same result, same bytes).
+ */
+export function renderForModel(result: ToolResult): string {
+  if (result.status === 'error' && result.error) {
+    return `Error [${result.error.code}]: ${result.error.message}\nSuggestion: ${result.error.suggestion}`;
+  }
+  return result.text;
+}
