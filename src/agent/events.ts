@@ -1,4 +1,4 @@
-import type { AgentMessage, AssistantMessage, UserMessage } from './messages.ts';
+import type { AgentMessage, AssistantBlock, AssistantMessage, UserMessage } from './messages.ts';
 import type { ToolResult } from './tools/protocol.ts';
 
 // One discriminated union for everything subscribers (CLI, webview, trace, tests) consume.
@@ -53,6 +53,8 @@ export type AgentEventBody =
     }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string; model: string }
   | { type: 'model_call'; record: ModelCallRecord }
+  /** A partial reply that was thrown away (the stream failed and was retried). Logged, never sent to the model. */
+  | { type: 'discarded'; model: string; content: readonly AssistantBlock[]; reason: string }
   | { type: 'todo'; todos: readonly TodoItem[] }
   | { type: 'message_appended'; message: AgentMessage }
   | { type: 'notice'; level: 'info' | 'warn' | 'error'; text: string }

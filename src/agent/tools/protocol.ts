@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Host } from '../host.ts';
+import type { PathGuard } from '../safety/pathGuard.ts';
 
 /** The closed set of error codes a tool may return (DESIGN.md §3). */
 export const ERROR_CODES = [
@@ -71,6 +72,8 @@ export interface ToolContext {
   readonly toolUseId: string;
   readonly signal: AbortSignal;
   readonly ledger: ReadLedger;
+  /** Resolve every user-supplied path through this before any I/O. */
+  readonly guard: PathGuard;
   /** Appends to `.keel/audit.jsonl`. */
   audit(entry: AuditEntry): void;
   /** Streams progress to subscribers (tool_update events), e.g. command output. */

@@ -1,0 +1,118 @@
+import type Anthropic from '@anthropic-ai/sdk';
+
+// Cache breakpoints (the API allows at most 4 `cache_control` markers):
+//  1. end of system (covers tools + system: the frozen prefix),
+//  2. end of the summaries at the front after a compaction (immutable, survives every later call),
+//  3. end of the previous request (the block before the newest assistant reply) — the exact point the
+//     previous call wrote, so the read never depends on the API's 20-block lookback,
+//  4. the last block of the conversation.
+// Volatile text (runtime notes) is appended after breakpoint 4, so the next call can read the whole
+// previous prompt up to there from cache.
+
+export const MAX_BREAKPOINTS = 4;
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+type Block = Anthropic.ContentBlockParam;
+
+function cacheable(block: Block): boolean {
+  return block.type !== 'thinking' && block.type !== 'redacted_thinking';
+}
+
+function mark(block: Block): Block {
+  return { ...block, cache_control: EPHEMERAL } as Block;
+}
+
+function blocksOf(message: Anthropic.MessageParam): Block[] {
+  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...message.content];
+}
+
+export interface BreakpointInput {
+  readonly system: readonly Anthropic.TextBlockParam[];
+  readonly messages: readonly Anthropic.MessageParam[];
+  /** Text of the last summary at the front of the view (its block gets breakpoint 2). */
+  readonly lastSummaryText?: string;
+  /** Volatile notes, placed after the last breakpoint. */
+  readonly volatileTail?: readonly string[];
+}
+
+export interface BreakpointOutput {
+  readonly system: Anthropic.TextBlockParam[];
+  readonly messages: Anthropic.MessageParam[];
+  /** [messageIndex, blockIndex] of every conversation breakpoint, in order. */
+  readonly positions: readonly (readonly [number, number])[];
+}
+
+function lastCacheableBlock(message: Anthropic.MessageParam): number {
+  const blocks = blocksOf(message);
+  for (let i = blocks.length - 1; i >= 0; i--) if (cacheable(blocks[i]!)) return i;
+  return -1;
+}
+
+export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
+  const system = input.system.map((b, i) =>
+    i === input.system.length - 1 ? { ...b, cache_control: EPHEMERAL } : { ...b },
+  );
+  const messages = input.messages.map((m) => ({ ...m, content: blocksOf(m) }));
+  const wanted: [number, number][] = [];
+
+  if (input.lastSummaryText !== undefined && messages[0]?.role === 'user') {
+    const index = messages[0].content.findIndex(
+      (b) => b.type === 'text' && (b as Anthropic.TextBlockParam).text === input.lastSummaryText,
+    );
+    if (index >= 0) wanted.push([0, index]);
+  }
+
+  let lastAssistant = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'assistant') {
+      lastAssistant = i;
+      break;
+    }
+  }
+  if (lastAssistant > 0) {
+    const block = lastCacheableBlock(messages[lastAssistant - 1]!);
+    if (block >= 0) wanted.push([lastAssistant - 1, block]);
+  }
+
+  const lastIndex = messages.length - 1;
+  if (lastIndex >= 0) {
+    const block = lastCacheableBlock(messages[lastIndex]!);
+    if (block >= 0) wanted.push([lastIndex, block]);
+  }
+
+  const positions: [number, number][] = [];
+  for (const [m, b] of wanted) {
+    if (positions.some(([pm, pb]) => pm === m && pb === b)) continue;
+    if (positions.length + 1 >= MAX_BREAKPOINTS) positions.pop(); // keep the newest: never exceed 4
+    positions.push([m, b]);
+  }
+  for (const [m, b] of positions) {
+    const message = messages[m]!;
+    message.content[b] = mark(message.content[b]!);
+  }
+
+  const tail = (input.volatileTail ?? []).filter((t) => t.length > 0);
+  if (tail.length > 0) {
+    const blocks: Block[] = tail.map((text) => ({ type: 'text', text }));
+    const last = messages[messages.length - 1];
+    if (last && last.role === 'user') last.content.push(...blocks);
+    else messages.push({ role: 'user', content: blocks });
+  }
+  return { system, messages, positions };
+}
+
+/** Number of `cache_control` markers in a request (tests and assertions). */
+export function countBreakpoints(request: {
+  readonly system: readonly Anthropic.TextBlockParam[];
+  readonly tools: readonly Anthropic.Tool[];
+  readonly messages: readonly Anthropic.MessageParam[];
+}): number {
+  let count = 0;
+  for (const t of request.tools) if (t.cache_control) count++;
+  for (const b of request.system) if (b.cache_control) count++;
+  for (const m of request.messages) {
+    if (typeof m.content === 'string') continue;
+    for (const b of m.content) if ((b as { cache_control?: unknown }).cache_control) count++;
+  }
+  return count;
+}

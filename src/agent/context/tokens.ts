@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import type Anthropic from '@anthropic-ai/sdk';
+
+// Token estimates without a tokenizer. The unit is deliberately the one the emulator and our budget
+// tests use: ceil(UTF-8 bytes / 4) of a block's canonical JSON, so an estimate made here and a count
+// made by the emulator agree to within a few percent and a calibration factor absorbs the rest.
+
+export function estimateTokens(text: string): number {
+  return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
+}
+
+/** JSON with object keys sorted at every level and undefined members dropped: same value, same bytes. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A deep copy whose objects have their keys inserted in sorted order (so JSON.stringify is canonical). */
+export function sortKeysDeep<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(sortKeysDeep) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value as Record<string, unknown>).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortKeysDeep(v);
+    }
+    return out as T;
+  }
+  return value;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function blockTokens(block: object, role?: string): number {
+  const { cache_control: _ignored, ...rest } = block as Record<string, unknown>;
+  return estimateTokens(canonicalJson(role === undefined ? { block: rest } : { role, block: rest }));
+}
+
+export function estimateToolsTokens(tools: readonly Anthropic.Tool[]): number {
+  return tools.reduce((sum, t) => sum + blockTokens(t), 0);
+}
+
+export function estimateSystemTokens(system: readonly Anthropic.TextBlockParam[]): number {
+  return system.reduce((sum, b) => sum + blockTokens(b, 'system'), 0);
+}
+
+export function estimateMessageTokens(message: Anthropic.MessageParam): number {
+  const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  return blocks.reduce((sum, b) => sum + blockTokens(b, message.role), 0);
+}
+
+export function estimateMessagesTokens(messages: readonly Anthropic.MessageParam[]): number {
+  return messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
+}
+
+export function estimateRequestTokens(request: {
+  readonly tools: readonly Anthropic.Tool[];
+  readonly system: readonly Anthropic.TextBlockParam[];
+  readonly messages: readonly Anthropic.MessageParam[];
+}): number {
+  return (
+    estimateToolsTokens(request.tools) +
+    estimateSystemTokens(request.system) +
+    estimateMessagesTokens(request.messages)
+  );
+}

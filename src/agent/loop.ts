@@ -1,0 +1,124 @@
+import type { ContextEngine } from './context/engine.ts';
+import type { AgentEventBody } from './events.ts';
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from './messages.ts';
+import { assistantText, toolUses } from './messages.ts';
+import type { ModelClient } from './model/client.ts';
+import { ModelError } from './model/errors.ts';
+import { costUsd } from './model/pricing.ts';
+import type { RunOutcome } from './session/types.ts';
+import { fail, renderForModel, type ToolContext, type ToolResult } from './tools/protocol.ts';
+import type { ToolRegistry } from './tools/registry.ts';
+
+// The agent loop: stream a reply, run its tool calls, append the results, repeat. New capabilities
+// are tools, prompt parts (the context engine) or event subscribers — never more code here.
+
+export interface LoopDeps {
+  readonly model: ModelClient;
+  readonly engine: ContextEngine;
+  readonly registry: ToolRegistry;
+  readonly transcript: () => readonly AgentMessage[];
+  /** Appends to the transcript; logged before anything else sees it (P8). */
+  readonly append: (message: AgentMessage) => void;
+  readonly emit: (event: AgentEventBody) => void;
+  readonly toolContext: (toolUseId: string) => ToolContext;
+  /** Steering messages the user sent during the run and host notes (P7), drained once. */
+  readonly takeSteering: () => AgentMessage[];
+  readonly hasSteering: () => boolean;
+  readonly newId: (prefix: string) => string;
+  readonly now: () => number;
+  readonly signal: AbortSignal;
+  readonly maxTurns: number;
+  readonly maxTokens: number;
+  readonly contextWindow: number;
+}
+
+const MAX_OVERFLOW_RETRIES = 3;
+
+function toolResultMessage(deps: LoopDeps, id: string, name: string, result: ToolResult, content: string): ToolResultMessage {
+  const isError = result.status === 'error';
+  return { role: 'tool_result', id: deps.newId('res'), ts: deps.now(), toolUseId: id, toolName: name, result, content, isError };
+}
+
+const skipped = (): ToolResult => ({ status: 'error', data: null, text: '[Skipped] The user sent a new message before this call ran.', stats: { time_ms: 0 } });
+
+export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
+  let lastCallAt: number | undefined;
+  let overflowRetries = 0;
+  let finalText = '';
+  for (let turn = 1; turn <= deps.maxTurns; turn++) {
+    if (deps.signal.aborted) return { status: 'aborted', finalText };
+    deps.emit({ type: 'turn_start', turn });
+    for (const message of deps.takeSteering()) deps.append(message);
+
+    const overflow = overflowRetries > 0;
+    const { request, appended } = await deps.engine.prepare({ transcript: deps.transcript(), now: deps.now(), lastCallAt, overflow, signal: deps.signal });
+    for (const message of appended) deps.append(message);
+
+    let reply: Awaited<ReturnType<ModelClient['stream']>>;
+    const messageId = deps.newId('msg');
+    try {
+      reply = await deps.model.stream({ ...request, maxTokens: deps.maxTokens }, deps.signal, {
+        onStart: (_id, model) => deps.emit({ type: 'message_start', messageId, model }),
+        onDelta: (blockIndex, kind, delta) => deps.emit({ type: 'message_delta', messageId, blockIndex, kind, delta }),
+        onRetry: (info) => deps.emit({ type: 'retry', ...info }),
+        onDiscard: (partial) => deps.emit({ type: 'discarded', ...partial }),
+      });
+    } catch (error) {
+      const e = error instanceof ModelError ? error : new ModelError('invalid_request', String(error));
+      if (e.kind === 'aborted' || deps.signal.aborted) return { status: 'aborted', finalText };
+      if (e.kind === 'prompt_too_long' && overflowRetries < MAX_OVERFLOW_RETRIES) {
+        overflowRetries++;
+        deps.emit({ type: 'notice', level: 'warn', text: `Prompt too long; compacting and retrying (${overflowRetries}/${MAX_OVERFLOW_RETRIES}).` });
+        turn--;
+        continue;
+      }
+      const message = e.kind === 'prompt_too_long' ? `The conversation no longer fits the model's context window, even after ${overflowRetries} compaction attempts: ${e.message}` : e.message;
+      deps.emit({ type: 'error', code: e.kind, message });
+      return { status: 'failed', finalText, error: message };
+    }
+    overflowRetries = 0;
+    lastCallAt = deps.now();
+    const u = reply.usage;
+    deps.emit({
+      type: 'model_call',
+      record: {
+        stage: request.stage, message_count: request.messages.length, est_tokens: request.estTokens, prefix_hash: request.prefixHash,
+        cache_read: u.cacheRead, cache_write: u.cacheWrite, input: u.input, output: u.output, latency_ms: reply.latencyMs,
+        ttft_ms: reply.ttftMs, model: reply.model, cost_usd: costUsd(reply.model, u), context_window: deps.contextWindow, ok: true,
+      },
+    });
+    const assistant: AssistantMessage = { role: 'assistant', id: messageId, ts: deps.now(), content: reply.content, model: reply.model, stopReason: reply.stopReason, usage: u };
+    deps.append(assistant);
+    deps.emit({ type: 'message_end', message: assistant });
+    finalText = assistantText(assistant) || finalText;
+
+    const uses = toolUses(assistant);
+    if (uses.length === 0) {
+      deps.emit({ type: 'turn_end', turn, stopReason: reply.stopReason });
+      if (deps.hasSteering()) continue;
+      return { status: 'finished', finalText };
+    }
+    let stopRun: string | undefined;
+    for (const use of uses) {
+      if (deps.hasSteering() || deps.signal.aborted || stopRun) {
+        const result = deps.signal.aborted ? fail('ABORTED', 'The run was aborted before this call ran.', 'Wait for the user.') : skipped();
+        deps.append(toolResultMessage(deps, use.id, use.name, result, renderForModel(result)));
+        continue;
+      }
+      deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
+      const started = deps.now();
+      const executed = use.invalidJson !== undefined
+        ? { result: fail('INVALID_PARAM', `The input for ${use.name} was not valid JSON: ${use.invalidJson.slice(0, 200)}`, 'Send the tool input again as one valid JSON object.'), content: '', stopRun: undefined }
+        : await deps.registry.execute(use.name, use.input, deps.toolContext(use.id));
+      const content = executed.content || renderForModel(executed.result);
+      deps.emit({ type: 'tool_end', toolUseId: use.id, name: use.name, result: executed.result, durationMs: deps.now() - started });
+      deps.append(toolResultMessage(deps, use.id, use.name, executed.result, content));
+      stopRun ??= executed.stopRun;
+    }
+    for (const reminder of deps.engine.afterTools(deps.transcript())) deps.append(reminder);
+    deps.emit({ type: 'turn_end', turn, stopReason: reply.stopReason });
+    if (deps.signal.aborted) return { status: 'aborted', finalText };
+    if (stopRun) return { status: 'stopped', finalText, error: stopRun };
+  }
+  return { status: 'max_turns', finalText, error: `Stopped after ${deps.maxTurns} turns (--max-turns).` };
+}

@@ -1,0 +1,239 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { AssistantBlock, Usage } from '../messages.ts';
+import { classifyError, ModelError, retryDelayMs } from './errors.ts';
+import { createLimiter, type Limiter } from './limiter.ts';
+
+// Streaming model client over the real SDK. The SDK's own retries are off: it cannot retry a stream
+// that has already started, so one policy (ours) covers HTTP errors, mid-stream errors and cut streams.
+
+export interface ModelRequest {
+  readonly system: Anthropic.TextBlockParam[];
+  readonly tools: Anthropic.Tool[];
+  readonly messages: Anthropic.MessageParam[];
+  readonly maxTokens: number;
+}
+
+export interface StreamCallbacks {
+  onStart?(messageId: string, model: string): void;
+  onDelta?(blockIndex: number, kind: 'text' | 'thinking' | 'tool_input', delta: string): void;
+  onRetry?(info: { attempt: number; delayMs: number; reason: string; model: string }): void;
+  /** A partial reply that will not reach the model (the stream failed and is being retried). */
+  onDiscard?(partial: { model: string; content: AssistantBlock[]; reason: string }): void;
+}
+
+export interface ModelReply {
+  readonly content: AssistantBlock[];
+  readonly model: string;
+  readonly stopReason: string | null;
+  readonly usage: Usage;
+  readonly latencyMs: number;
+  readonly ttftMs: number;
+}
+
+export interface ModelClientOptions {
+  readonly apiKey?: string;
+  readonly baseURL?: string;
+  /** Primary model first, then fallbacks in order. */
+  readonly models: readonly string[];
+  readonly maxRetries?: number;
+  readonly retryBaseMs?: number;
+  readonly retryCapMs?: number;
+  /** How long a model that exhausted its retries is skipped. */
+  readonly cooldownMs?: number;
+  readonly now?: () => number;
+  readonly limiter?: Limiter;
+}
+
+export interface ModelClient {
+  readonly models: readonly string[];
+  stream(request: ModelRequest, signal: AbortSignal, callbacks?: StreamCallbacks): Promise<ModelReply>;
+}
+
+// Concurrent model calls across every session in this process (sub-agents share it).
+const globalLimiter = createLimiter(4);
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new ModelError('aborted', 'Aborted.'));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new ModelError('aborted', 'Aborted.'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+interface BlockState {
+  block: AssistantBlock;
+  json: string;
+}
+
+async function streamOnce(
+  client: Anthropic,
+  model: string,
+  request: ModelRequest,
+  signal: AbortSignal,
+  callbacks: StreamCallbacks,
+  partialOut: AssistantBlock[],
+): Promise<ModelReply> {
+  const started = performance.now();
+  let ttft = -1;
+  const blocks: BlockState[] = [];
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  let stopReason: string | null = null;
+  let sawStop = false;
+  let actualModel = model;
+  const stream = await client.messages.create(
+    {
+      model,
+      max_tokens: request.maxTokens,
+      system: request.system,
+      tools: request.tools,
+      messages: request.messages,
+      stream: true,
+    },
+    { signal },
+  );
+  const snapshot = () => {
+    partialOut.length = 0;
+    for (const b of blocks) partialOut.push(b.block);
+  };
+  for await (const event of stream) {
+    switch (event.type) {
+      case 'message_start': {
+        actualModel = event.message.model || model;
+        const u = event.message.usage;
+        usage.input = u.input_tokens ?? 0;
+        usage.cacheRead = u.cache_read_input_tokens ?? 0;
+        usage.cacheWrite = u.cache_creation_input_tokens ?? 0;
+        usage.output = u.output_tokens ?? 0;
+        callbacks.onStart?.(event.message.id, actualModel);
+        break;
+      }
+      case 'content_block_start': {
+        if (ttft < 0) ttft = performance.now() - started;
+        const cb = event.content_block;
+        let block: AssistantBlock;
+        if (cb.type === 'text') block = { type: 'text', text: cb.text ?? '' };
+        else if (cb.type === 'thinking') block = { type: 'thinking', thinking: cb.thinking ?? '', signature: cb.signature ?? '' };
+        else if (cb.type === 'redacted_thinking') block = { type: 'redacted_thinking', data: cb.data };
+        else if (cb.type === 'tool_use') block = { type: 'tool_use', id: cb.id, name: cb.name, input: {} };
+        else continue;
+        blocks[event.index] = { block, json: '' };
+        break;
+      }
+      case 'content_block_delta': {
+        const state = blocks[event.index];
+        if (!state) break;
+        const d = event.delta;
+        if (d.type === 'text_delta' && state.block.type === 'text') {
+          state.block = { ...state.block, text: state.block.text + d.text };
+          callbacks.onDelta?.(event.index, 'text', d.text);
+        } else if (d.type === 'thinking_delta' && state.block.type === 'thinking') {
+          state.block = { ...state.block, thinking: state.block.thinking + d.thinking };
+          callbacks.onDelta?.(event.index, 'thinking', d.thinking);
+        } else if (d.type === 'signature_delta' && state.block.type === 'thinking') {
+          state.block = { ...state.block, signature: state.block.signature + d.signature };
+        } else if (d.type === 'input_json_delta') {
+          state.json += d.partial_json;
+          callbacks.onDelta?.(event.index, 'tool_input', d.partial_json);
+        }
+        snapshot();
+        break;
+      }
+      case 'content_block_stop': {
+        const state = blocks[event.index];
+        if (state?.block.type === 'tool_use') {
+          const raw = state.json.trim();
+          try {
+            const parsed: unknown = raw === '' ? {} : JSON.parse(raw);
+            if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+            state.block = { ...state.block, input: parsed as Record<string, unknown> };
+          } catch {
+            // Invalid JSON from the model becomes an INVALID_PARAM result it can correct (not a crash).
+            state.block = { ...state.block, input: {}, invalidJson: state.json };
+          }
+        }
+        snapshot();
+        break;
+      }
+      case 'message_delta':
+        stopReason = event.delta.stop_reason ?? stopReason;
+        usage.output = event.usage.output_tokens ?? usage.output;
+        if (event.usage.input_tokens != null) usage.input = event.usage.input_tokens;
+        if (event.usage.cache_read_input_tokens != null) usage.cacheRead = event.usage.cache_read_input_tokens;
+        if (event.usage.cache_creation_input_tokens != null) usage.cacheWrite = event.usage.cache_creation_input_tokens;
+        break;
+      case 'message_stop':
+        sawStop = true;
+        break;
+    }
+  }
+  if (signal.aborted) throw new ModelError('aborted', 'Aborted.');
+  if (!sawStop) throw new ModelError('cut_stream', 'The response stream ended before message_stop.');
+  return {
+    content: blocks.filter(Boolean).map((b) => b.block),
+    model: actualModel,
+    stopReason,
+    usage,
+    latencyMs: Math.round(performance.now() - started),
+    ttftMs: Math.round(ttft < 0 ? performance.now() - started : ttft),
+  };
+}
+
+export function createModelClient(options: ModelClientOptions): ModelClient {
+  if (options.models.length === 0) throw new Error('createModelClient: at least one model is required');
+  const client = new Anthropic({
+    apiKey: options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? null,
+    baseURL: options.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? null,
+    maxRetries: 0,
+    timeout: 10 * 60 * 1000,
+  });
+  const maxRetries = options.maxRetries ?? 4;
+  const now = options.now ?? Date.now;
+  const limiter = options.limiter ?? globalLimiter;
+  const coolingUntil = new Map<string, number>();
+
+  return {
+    models: options.models,
+    async stream(request, signal, callbacks = {}) {
+      const available = options.models.filter((m) => (coolingUntil.get(m) ?? 0) <= now());
+      const order = available.length > 0 ? available : [...options.models];
+      let lastError: ModelError | undefined;
+      for (const model of order) {
+        for (let attempt = 0; attempt <= maxRetries; attempt++) {
+          const partial: AssistantBlock[] = [];
+          try {
+            return await limiter.run(() => streamOnce(client, model, request, signal, callbacks, partial), signal);
+          } catch (error) {
+            const classified = error instanceof ModelError ? error : classifyError(error, signal);
+            if (partial.length > 0) callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
+            if (!classified.retryable) {
+              if (classified.kind === 'model_unavailable') {
+                lastError = classified;
+                break;
+              }
+              throw classified;
+            }
+            lastError = classified;
+            if (attempt === maxRetries) break;
+            const delayMs = retryDelayMs(attempt, classified.retryAfterMs, options.retryBaseMs, options.retryCapMs);
+            callbacks.onRetry?.({ attempt: attempt + 1, delayMs, reason: classified.message, model });
+            await sleep(delayMs, signal);
+          }
+        }
+        coolingUntil.set(model, now() + (options.cooldownMs ?? 60_000));
+        const next = order[order.indexOf(model) + 1];
+        if (next) callbacks.onRetry?.({ attempt: 0, delayMs: 0, reason: `falling back to ${next}: ${lastError?.message}`, model: next });
+      }
+      throw new ModelError(
+        'exhausted',
+        `The model service kept failing (${order.join(', ')}): ${lastError?.message ?? 'unknown error'}`,
+      );
+    },
+  };
+}

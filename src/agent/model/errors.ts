@@ -1,0 +1,95 @@
+import Anthropic from '@anthropic-ai/sdk';
+
+export type ModelErrorKind =
+  | 'aborted'
+  | 'prompt_too_long'
+  | 'auth'
+  | 'invalid_request'
+  | 'model_unavailable'
+  | 'rate_limited'
+  | 'overloaded'
+  | 'server_error'
+  | 'connection'
+  | 'cut_stream'
+  | 'stream_error'
+  | 'exhausted';
+
+const RETRYABLE: ReadonlySet<ModelErrorKind> = new Set([
+  'rate_limited',
+  'overloaded',
+  'server_error',
+  'connection',
+  'cut_stream',
+  'stream_error',
+]);
+
+export class ModelError extends Error {
+  readonly retryable: boolean;
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    readonly status?: number,
+    readonly retryAfterMs?: number,
+    readonly requestId?: string,
+  ) {
+    super(message);
+    this.name = 'ModelError';
+    this.retryable = RETRYABLE.has(kind);
+  }
+}
+
+function retryAfter(headers: Headers | undefined): number | undefined {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Number(ms);
+  const s = headers?.get('retry-after');
+  if (!s) return undefined;
+  if (Number.isFinite(Number(s))) return Number(s) * 1000;
+  const date = Date.parse(s);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+function apiMessage(error: InstanceType<typeof Anthropic.APIError>): string {
+  const body = error.error as { error?: { message?: string } } | undefined;
+  return body?.error?.message ?? error.message;
+}
+
+export function classifyError(error: unknown, signal: AbortSignal): ModelError {
+  if (signal.aborted) return new ModelError('aborted', 'Aborted.');
+  if (error instanceof ModelError) return error;
+  if (error instanceof Anthropic.APIUserAbortError) return new ModelError('aborted', 'Aborted.');
+  if (error instanceof Anthropic.APIConnectionError) {
+    return new ModelError('connection', `Connection error: ${error.message}`);
+  }
+  if (error instanceof Anthropic.APIError) {
+    const message = apiMessage(error);
+    const requestId = error.requestID ?? undefined;
+    const status = error.status;
+    const type = (error.error as { error?: { type?: string } } | undefined)?.error?.type ?? error.type ?? '';
+    if (status === undefined) {
+      // An `event: error` in the middle of a stream.
+      return new ModelError('stream_error', `Stream error (${type || 'unknown'}): ${message}`, undefined, undefined, requestId);
+    }
+    if (status === 400 && /prompt is too long/i.test(message)) {
+      return new ModelError('prompt_too_long', message, status, undefined, requestId);
+    }
+    if (status === 401 || status === 403) {
+      return new ModelError('auth', `Authentication failed (${status}): ${message}. Check ANTHROPIC_API_KEY.`, status);
+    }
+    if (status === 404) return new ModelError('model_unavailable', `Model not available: ${message}`, status);
+    if (status === 429) return new ModelError('rate_limited', `Rate limited (429): ${message}`, status, retryAfter(error.headers), requestId);
+    if (status === 529) return new ModelError('overloaded', `Overloaded (529): ${message}`, status, retryAfter(error.headers), requestId);
+    if (status >= 500) return new ModelError('server_error', `Server error (${status}): ${message}`, status, undefined, requestId);
+    return new ModelError('invalid_request', `Request rejected (${status}): ${message}`, status, undefined, requestId);
+  }
+  if (error instanceof Error && /terminated|socket|ECONNRESET|premature/i.test(error.message)) {
+    return new ModelError('connection', `Connection error: ${error.message}`);
+  }
+  return new ModelError('invalid_request', error instanceof Error ? error.message : String(error));
+}
+
+/** Exponential backoff with ±25 % jitter and a cap; `retry-after` wins when the server gives one. */
+export function retryDelayMs(attempt: number, retryAfterMs?: number, baseMs = 1000, capMs = 30_000): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, 60_000);
+  const exp = Math.min(capMs, baseMs * 2 ** attempt);
+  return Math.round(exp * (0.75 + Math.random() * 0.5));
+}

@@ -1,0 +1,26 @@
+import type { ApprovalDecision, ApprovalRequest, ApprovalsPort } from '../host.ts';
+
+/** Remembers "allow for this session" answers by request key, so the user is asked once. */
+export function withSessionMemory(inner: ApprovalsPort): ApprovalsPort {
+  const allowed = new Set<string>();
+  return {
+    async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+      const key = request.sessionKey ?? `${request.kind}:${request.detail}`;
+      if (allowed.has(key)) return 'allow_session';
+      const decision = await inner.ask(request, signal);
+      if (decision === 'allow_session') allowed.add(key);
+      return decision;
+    },
+  };
+}
+
+export type ApprovalPolicy = 'never' | 'safe' | 'all';
+
+/**
+ * Non-interactive policies. `never` and `safe` deny every request (under `safe`, only commands the
+ * policy classes as safe run — they never ask); `all` allows what asks (the hard blacklist still
+ * blocks before any question is asked).
+ */
+export function createPolicyApprovals(policy: ApprovalPolicy): ApprovalsPort {
+  return { ask: async () => (policy === 'all' ? 'allow_once' : 'deny') };
+}

@@ -1,0 +1,37 @@
+import * as path from 'node:path';
+import type { StoragePort } from '../host.ts';
+import type { AuditEntry } from '../tools/protocol.ts';
+import { canonicalJson } from './loopDetector.ts';
+
+// `.keel/audit.jsonl`: an append-only record of what Keel asked and did — every approval request and
+// decision, every command with its exit code and duration, every file it created, changed or deleted.
+// One JSON object per line, keys sorted so identical events serialise identically; each line is
+// flushed before write() returns (StoragePort.appendLine fsyncs), so a crash loses nothing already done.
+
+/** Shapes the tools are expected to write (documentation for callers; any extra fields are kept). */
+export type AuditRecord =
+  | { type: 'approval_request'; kind: string; title: string; detail: string; risk: string; tool?: string }
+  | { type: 'approval_decision'; kind: string; detail: string; decision: string; tool?: string }
+  | { type: 'command'; command: string; cwd: string; exitCode: number | null; durationMs: number; timedOut?: boolean }
+  | { type: 'file_change'; action: 'create' | 'modify' | 'delete' | 'rename'; path: string; tool?: string }
+  | { type: 'policy_block'; rule: string; detail: string; tool?: string };
+
+export interface AuditLog {
+  write(entry: AuditEntry & Record<string, unknown>): void;
+}
+
+export const AUDIT_FILE = 'audit.jsonl';
+
+/** `<stateDir>/audit.jsonl`. */
+export function auditPath(stateDir: string): string {
+  return path.join(stateDir, AUDIT_FILE);
+}
+
+export function createAuditLog(storage: StoragePort, logPath: string, now: () => number): AuditLog {
+  return {
+    write(entry) {
+      // `ts` is the log's own clock: a caller cannot back-date an entry.
+      storage.appendLine(logPath, canonicalJson({ ...entry, ts: now() }));
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import type { AgentEvent } from '../events.ts';
+import type { StoragePort } from '../host.ts';
+import type { AgentMessage } from '../messages.ts';
+
+// `.keel/sessions/<id>.jsonl`: the append-only source of truth (P8). Line 1 is a header; every
+// other line is one AgentEvent, written and fsynced BEFORE the event is published. Streaming
+// fragments (message_delta, tool_update) are not persisted: the complete message/result is.
+
+export const TRANSIENT_EVENTS: ReadonlySet<AgentEvent['type']> = new Set(['message_delta', 'tool_update']);
+
+const headerSchema = z.object({
+  type: z.literal('session'),
+  version: z.literal(1),
+  id: z.string(),
+  createdAt: z.number(),
+  model: z.string(),
+  workspace: z.string(),
+});
+export type SessionHeader = z.infer<typeof headerSchema>;
+
+// Events are validated by envelope; bodies come from our own writer.
+const eventSchema = z.looseObject({ type: z.string(), seq: z.number(), sessionId: z.string(), ts: z.number() });
+
+export interface LoadedSession {
+  readonly header: SessionHeader;
+  readonly events: AgentEvent[];
+  readonly messages: AgentMessage[];
+  /** Lines that could not be parsed (a torn last line after a crash), kept aside, not dropped. */
+  readonly tornLines: number;
+}
+
+export function sessionLogPath(stateDir: string, id: string): string {
+  return path.join(stateDir, 'sessions', `${id}.jsonl`);
+}
+
+export function isValidSessionId(id: string): boolean {
+  return /^[A-Za-z0-9_-]{1,80}$/.test(id);
+}
+
+export interface SessionLog {
+  readonly path: string;
+  append(event: AgentEvent): void;
+}
+
+export function createSessionLog(storage: StoragePort, logPath: string, header?: SessionHeader): SessionLog {
+  if (header) storage.appendLine(logPath, JSON.stringify(header));
+  return {
+    path: logPath,
+    append(event) {
+      if (TRANSIENT_EVENTS.has(event.type)) return;
+      storage.appendLine(logPath, JSON.stringify(event));
+    },
+  };
+}
+
+/** Reads a session log. A torn trailing line (crash mid-write) is moved to `<log>.torn` and cut off. */
+export function loadSession(logPath: string, options: { repair?: boolean } = {}): LoadedSession {
+  let text: string;
+  try {
+    text = fs.readFileSync(logPath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`No session log at ${logPath}`);
+    throw error;
+  }
+  const lines = text.split('\n');
+  let torn = 0;
+  if (!text.endsWith('\n') && lines.length > 0) {
+    const fragment = lines.pop() ?? '';
+    if (fragment.length > 0) {
+      torn++;
+      if (options.repair) {
+        fs.appendFileSync(`${logPath}.torn`, `${fragment}\n`);
+        fs.truncateSync(logPath, Buffer.byteLength(text) - Buffer.byteLength(fragment));
+      }
+    }
+  }
+  const nonEmpty = lines.filter((l) => l.trim().length > 0);
+  const first = nonEmpty.shift();
+  if (!first) throw new Error(`Session log ${logPath} is empty`);
+  const header = headerSchema.safeParse(JSON.parse(first));
+  if (!header.success) throw new Error(`Session log ${logPath} has no valid header: ${header.error.message}`);
+  const events: AgentEvent[] = [];
+  for (const line of nonEmpty) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      torn++;
+      continue;
+    }
+    if (eventSchema.safeParse(parsed).success) events.push(parsed as AgentEvent);
+    else torn++;
+  }
+  const messages = events.flatMap((e) => (e.type === 'message_appended' ? [e.message] : []));
+  return { header: header.data, events, messages, tornLines: torn };
+}
+
+export interface SessionSummary {
+  readonly id: string;
+  readonly title: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly messageCount: number;
+}
+
+/** Past sessions, newest first, for `--resume` and the extension's history list. */
+export function listSessions(stateDir: string): SessionSummary[] {
+  const dir = path.join(stateDir, 'sessions');
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
+  } catch {
+    return [];
+  }
+  const out: SessionSummary[] = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    try {
+      const loaded = loadSession(file);
+      const firstUser = loaded.messages.find((m) => m.role === 'user');
+      out.push({
+        id: loaded.header.id,
+        title: firstUser && firstUser.role === 'user' ? firstUser.text.slice(0, 80) : '(empty session)',
+        createdAt: loaded.header.createdAt,
+        updatedAt: fs.statSync(file).mtimeMs,
+        messageCount: loaded.messages.length,
+      });
+    } catch {
+      // An unreadable log is skipped from the list, not deleted.
+    }
+  }
+  return out.sort((a, b) => b.updatedAt - a.updatedAt);
+}

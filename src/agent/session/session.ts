@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { createContextEngine } from '../context/engine.ts';
+import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.ts';
+import { runLoop } from '../loop.ts';
+import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
+import { toolUses } from '../messages.ts';
+import { createModelClient } from '../model/client.ts';
+import { contextWindowFor } from '../model/pricing.ts';
+import { withSessionMemory } from '../safety/approvals.ts';
+import { createAuditLog } from '../safety/audit.ts';
+import { createCircuitBreaker } from '../safety/circuitBreaker.ts';
+import { createLoopDetector } from '../safety/loopDetector.ts';
+import { createPathGuard } from '../safety/pathGuard.ts';
+import { createReadLedger } from '../safety/readLedger.ts';
+import { createToolset } from '../tools/index.ts';
+import type { ToolContext } from '../tools/protocol.ts';
+import { createToolRegistry } from '../tools/registry.ts';
+import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
+import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
+
+export const MIN_CONTEXT_WINDOW = 16_000;
+export const WARN_CONTEXT_WINDOW = 32_000;
+
+export function newSessionId(now: number): string {
+  const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export class SessionConfigError extends Error {}
+
+/** Tool calls the log shows as started but never answered (crash mid-turn) get an explicit result. */
+function interruptedResults(messages: readonly AgentMessage[], newId: () => string, now: number): ToolResultMessage[] {
+  const answered = new Set(messages.flatMap((m) => (m.role === 'tool_result' ? [m.toolUseId] : [])));
+  const out: ToolResultMessage[] = [];
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    for (const use of toolUses(m)) {
+      if (answered.has(use.id)) continue;
+      const text = '[Interrupted] The session ended before this call completed; its effect is unknown. Check the state before retrying.';
+      const result = { status: 'error' as const, data: null, text, stats: { time_ms: 0 } };
+      out.push({ role: 'tool_result', id: newId(), ts: now, toolUseId: use.id, toolName: use.name, result, content: text, isError: true });
+    }
+  }
+  return out;
+}
+
+export function createAgentSession(options: AgentSessionOptions): AgentSession {
+  // "Allow for this session" is remembered per session, whatever the host's dialog is.
+  const host = { ...options.host, approvals: withSessionMemory(options.host.approvals) };
+  const now = () => host.clock.now();
+  const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
+  if (contextWindow < MIN_CONTEXT_WINDOW) {
+    throw new SessionConfigError(`The context window (${contextWindow} tokens) is below the minimum of ${MIN_CONTEXT_WINDOW}; Keel refuses to run with so little room.`);
+  }
+  const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+  const listeners = new Set<Listener>();
+  const events: AgentEvent[] = [];
+  let transcript: AgentMessage[] = [];
+  let todos: readonly TodoItem[] = [];
+  let seq = 0;
+  let id: string;
+  let log: ReturnType<typeof createSessionLog>;
+
+  if (options.resumeId) {
+    if (!isValidSessionId(options.resumeId)) throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
+    const logPath = sessionLogPath(host.stateDir, options.resumeId);
+    const loaded = loadSession(logPath, { repair: true });
+    id = loaded.header.id;
+    events.push(...loaded.events);
+    transcript = [...loaded.messages];
+    seq = loaded.events.reduce((max, e) => Math.max(max, e.seq), 0);
+    const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
+    if (lastTodo?.type === 'todo') todos = lastTodo.todos;
+    log = createSessionLog(host.storage, logPath);
+  } else {
+    id = newSessionId(now());
+    log = createSessionLog(host.storage, sessionLogPath(host.stateDir, id), {
+      type: 'session', version: 1, id, createdAt: now(), model: options.model, workspace: host.workspace.roots[0] ?? '',
+    });
+  }
+
+  const emit = (body: AgentEventBody): AgentEvent => {
+    const event = { ...body, sessionId: id, seq: ++seq, ts: now() } as AgentEvent;
+    log.append(event); // written and flushed before anyone sees it
+    if (event.type !== 'message_delta' && event.type !== 'tool_update') events.push(event);
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        host.log?.('error', `event listener failed: ${String(error)}`);
+      }
+    }
+    return event;
+  };
+  const append = (message: AgentMessage) => {
+    transcript.push(message);
+    emit({ type: 'message_appended', message });
+  };
+  for (const result of interruptedResults(transcript, () => newId('res'), now())) append(result);
+  if (contextWindow < WARN_CONTEXT_WINDOW) {
+    emit({ type: 'notice', level: 'warn', text: `Small context window (${contextWindow} tokens): long tasks will be compacted often.` });
+  }
+
+  const guard = createPathGuard({ roots: host.workspace.roots, stateDir: host.stateDir });
+  const ledger = createReadLedger();
+  const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), now);
+  const loopDetector = createLoopDetector();
+  const circuitBreaker = createCircuitBreaker({ now });
+  const readOnly = options.readOnly === true || !host.workspace.isTrusted();
+  const tools = createToolset({
+    host,
+    readOnly,
+    todos: { current: () => todos, onChange: (next) => { todos = next; emit({ type: 'todo', todos: next }); } },
+  });
+  const registry = createToolRegistry(tools, { loopDetector, circuitBreaker });
+  const model = createModelClient({
+    models: [options.model, ...(options.fallbackModels ?? [])],
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+    ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),
+    now,
+  });
+  const projectRules = host.storage.readText(path.join(host.workspace.roots[0] ?? '', 'AGENTS.md'));
+  const engine = createContextEngine({
+    tools: [...registry.apiTools],
+    contextWindow,
+    ...(projectRules ? { projectRules } : {}),
+    summarize: async (prompt, signal) => {
+      const reply = await model.stream(
+        { system: [{ type: 'text', text: 'You write faithful, compact summaries of coding sessions.' }], tools: [], messages: [{ role: 'user', content: prompt }], maxTokens: 4096 },
+        signal,
+      );
+      return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    },
+  });
+
+  let controller: AbortController | undefined;
+  let current: Promise<RunOutcome> | undefined;
+  const steering: AgentMessage[] = [];
+  const byKey = new Map<string, Promise<RunOutcome>>();
+
+  const toolContext = (toolUseId: string, signal: AbortSignal): ToolContext => ({
+    host, sessionId: id, toolUseId, signal, ledger, guard,
+    audit: (entry) => audit.write({ ...entry, session: id }),
+    update: (text) => emit({ type: 'tool_update', toolUseId, text }),
+  });
+
+  const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
+    role: 'user', id: newId('usr'), ts: now(), text,
+    ...(isSteering ? { steering: true } : {}),
+    ...(opts?.mentions?.length ? { mentions: [...opts.mentions] } : {}),
+  });
+
+  const startRun = async (message: UserMessage): Promise<RunOutcome> => {
+    controller = new AbortController();
+    const signal = controller.signal;
+    const runId = newId('run');
+    emit({ type: 'agent_start', runId, prompt: message.text });
+    emit({ type: 'user_message', message, queued: false });
+    append(message);
+    let outcome: RunOutcome;
+    try {
+      outcome = await runLoop({
+        model, engine, registry, append, emit, newId, now, signal, contextWindow,
+        transcript: () => transcript,
+        toolContext: (toolUseId) => toolContext(toolUseId, signal),
+        takeSteering: () => {
+          const drained = steering.splice(0);
+          for (const m of drained) if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
+          return drained;
+        },
+        hasSteering: () => steering.some((m) => m.role === 'user'),
+        maxTurns: options.maxTurns ?? 50,
+        maxTokens: options.maxTokens ?? 8192,
+      });
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      emit({ type: 'error', code: 'internal', message: text });
+      outcome = { status: 'failed', finalText: '', error: text };
+    }
+    if (outcome.status === 'stopped' && outcome.error) emit({ type: 'notice', level: 'error', text: outcome.error });
+    emit({ type: 'agent_end', runId, status: outcome.status, finalText: outcome.finalText, ...(outcome.error ? { error: outcome.error } : {}) });
+    controller = undefined;
+    return outcome;
+  };
+
+  const session: AgentSession = {
+    get id() { return id; },
+    get messages() { return transcript; },
+    get todos() { return todos; },
+    get running() { return current !== undefined; },
+    logPath: log.path,
+    subscribe(listener) {
+      listeners.add(listener);
+      return { dispose: () => listeners.delete(listener) };
+    },
+    prompt(text, opts) {
+      if (opts?.idempotencyKey) {
+        const seen = byKey.get(opts.idempotencyKey);
+        if (seen) return seen;
+      }
+      let promise: Promise<RunOutcome>;
+      if (current) {
+        const message = userMessage(text, opts, true);
+        steering.push(message);
+        emit({ type: 'user_message', message, queued: true });
+        promise = current;
+      } else {
+        const pendingNotes = steering.splice(0);
+        for (const note of pendingNotes) append(note);
+        promise = startRun(userMessage(text, opts, false)).finally(() => { current = undefined; });
+        current = promise;
+      }
+      if (opts?.idempotencyKey) byKey.set(opts.idempotencyKey, promise);
+      return promise;
+    },
+    abort(reason) {
+      if (!controller) return;
+      emit({ type: 'notice', level: 'warn', text: `Aborted${reason ? `: ${reason}` : ''}.` });
+      controller.abort(reason);
+    },
+    eventsSince: (after) => events.filter((e) => e.seq > after),
+    notify(text, source) {
+      const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
+      steering.push(note);
+    },
+    dispose() {
+      controller?.abort('disposed');
+      listeners.clear();
+    },
+  };
+  return session;
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import {
+  commit,
+  decodeLoaded,
+  encodeOrFail,
+  loadExisting,
+  resolveTarget,
+  runEditTool,
+  statTarget,
+} from './editing/apply.ts';
+import { createWriteGate, type WriteGate } from './editing/gate.ts';
+import { applyEdit } from './editing/replace.ts';
+import { type EditResultData, editResult } from './editing/result.ts';
+import { type ToolDefinition, ToolFailure } from './protocol.ts';
+
+export const editInputSchema = z.object({
+  path: z.string().describe('File to edit, relative to the workspace root.'),
+  old_string: z.string().describe('Exact text to replace, copied from the file (no line-number prefixes).'),
+  new_string: z.string().describe('Replacement text.'),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe('Replace every occurrence instead of requiring a unique match.'),
+});
+export type EditInput = z.infer<typeof editInputSchema>;
+
+const DESCRIPTION = `Replace one exact piece of text in an existing file.
+Use when changing part of a file you have Read in this session. old_string must match exactly one place (include a few surrounding lines to make it unique) unless replace_all is true; indentation must be copied exactly, without Read's line-number prefixes.
+Do not use to create files or rewrite whole files (use Write), or for several changes to one file (use MultiEdit).
+Example: {"path":"src/app.ts","old_string":"const port = 3000;","new_string":"const port = Number(process.env.PORT ?? 3000);"}`;
+
+export interface EditToolOptions {
+  /** Shared with MultiEdit/Write so "allow for this session" covers all three. */
+  readonly gate?: WriteGate;
+}
+
+export function createEditTool(
+  options: EditToolOptions = {},
+): ToolDefinition<EditInput, EditResultData | null> {
+  const gate = options.gate ?? createWriteGate();
+  return {
+    name: 'Edit',
+    description: DESCRIPTION,
+    inputSchema: editInputSchema,
+    readOnly: false,
+    execute: (input, ctx) =>
+      runEditTool(ctx, async () => {
+        const target = resolveTarget(ctx, input.path);
+        const stat = await statTarget(ctx, target);
+        if (!stat) {
+          throw new ToolFailure(
+            'NOT_FOUND',
+            `${target.display} does not exist.`,
+            'Check the path (Glob can find it), or use Write to create a new file.',
+          );
+        }
+        const loaded = decodeLoaded(target, await loadExisting(ctx, target, stat.mode));
+        const applied = applyEdit(loaded.text, loaded.format.eol, input, target.display);
+        const bytes = encodeOrFail(target, applied.text, loaded.format);
+        await commit(ctx, { tool: 'Edit', target, gate, before: loaded, bytes });
+        return editResult({
+          verb: 'Edited',
+          display: target.display,
+          action: 'modify',
+          before: loaded.text,
+          after: applied.text,
+          lines: applied.lines,
+          levels: [applied.level],
+        });
+      }),
+  };
+}

@@ -1,0 +1,211 @@
+import { sha256Hex } from '../../safety/readLedger.ts';
+import { fail, type ToolContext, ToolFailure, type ToolResult } from '../protocol.ts';
+import { decodeText, encodeText, type TextFormat } from './codec.ts';
+import { aborted, type WriteGate } from './gate.ts';
+
+// The I/O half of every edit tool: resolve → stat → read-before-edit + optimistic lock → (caller
+// computes new text) → approval → abort check → lock re-check → atomic write → ledger → audit.
+
+export const MAX_EDIT_BYTES = 10 * 1024 * 1024;
+
+export interface Target {
+  readonly canonical: string;
+  readonly display: string;
+}
+
+export interface Loaded {
+  readonly bytes: Uint8Array;
+  readonly hash: string;
+  readonly mode: number | undefined;
+}
+
+export interface LoadedText extends Loaded {
+  readonly text: string;
+  readonly format: TextFormat;
+}
+
+export function resolveTarget(ctx: ToolContext, rawPath: string): Target {
+  const resolved = ctx.guard.resolve(rawPath);
+  if (!resolved.ok)
+    throw new ToolFailure(resolved.error.code, resolved.error.message, resolved.error.suggestion);
+  return { canonical: resolved.path, display: resolved.display };
+}
+
+/** Stat the target: undefined when it does not exist; failures for directories and specials. */
+export async function statTarget(ctx: ToolContext, target: Target) {
+  const stat = await ctx.host.workspace.stat(target.canonical);
+  if (stat && stat.type !== 'file') {
+    throw new ToolFailure(
+      'INVALID_PARAM',
+      `${target.display} is ${stat.type === 'directory' ? 'a directory' : 'not a regular file'}.`,
+      'Give the path of a regular file.',
+    );
+  }
+  if (stat && stat.size > MAX_EDIT_BYTES) {
+    throw new ToolFailure(
+      'TOO_LARGE',
+      `${target.display} is ${stat.size} bytes; edits are limited to ${MAX_EDIT_BYTES} bytes.`,
+      'Edit this file with a script through Bash, or split it.',
+    );
+  }
+  return stat;
+}
+
+function conflict(target: Target): ToolFailure {
+  return new ToolFailure(
+    'CONFLICT',
+    `${target.display} has changed since you last read it (by the user or another process).`,
+    'Read it again, then retry the edit against its current content.',
+  );
+}
+
+/** Read-before-edit and the optimistic lock: the bytes now must hash to what the model last saw. */
+export async function loadExisting(
+  ctx: ToolContext,
+  target: Target,
+  mode: number | undefined,
+): Promise<Loaded> {
+  const seen = ctx.ledger.lastHash(target.canonical);
+  if (seen === undefined) {
+    throw new ToolFailure(
+      'NOT_READ',
+      `${target.display} has not been read in this session.`,
+      `Read ${target.display} first, then retry.`,
+    );
+  }
+  const bytes = await ctx.host.workspace.readFile(target.canonical, ctx.signal);
+  const hash = sha256Hex(bytes);
+  if (hash !== seen) throw conflict(target);
+  return { bytes, hash, mode };
+}
+
+export function decodeLoaded(target: Target, loaded: Loaded): LoadedText {
+  const decoded = decodeText(loaded.bytes);
+  if (!decoded.ok) {
+    throw new ToolFailure(
+      'BINARY_FILE',
+      `${target.display} is not a text file.`,
+      'Binary files cannot be edited with Edit/MultiEdit; use Write to replace it entirely, or Bash for tooling.',
+    );
+  }
+  return { ...loaded, text: decoded.text, format: decoded.format };
+}
+
+export function encodeOrFail(target: Target, text: string, format: TextFormat): Uint8Array {
+  const encoded = encodeText(text, format);
+  if (!encoded.ok) {
+    throw new ToolFailure(
+      'INVALID_PARAM',
+      `Cannot write ${target.display}: ${encoded.reason}.`,
+      'Use only characters the file can store (or plain ASCII), then retry.',
+    );
+  }
+  return encoded.bytes;
+}
+
+export interface CommitOptions {
+  readonly tool: string;
+  readonly target: Target;
+  readonly gate: WriteGate;
+  /** What was loaded (modify) or undefined (create a new file). */
+  readonly before: Loaded | undefined;
+  readonly bytes: Uint8Array;
+}
+
+export async function commit(ctx: ToolContext, options: CommitOptions): Promise<void> {
+  const { target, before, bytes, tool } = options;
+  const action = before ? 'modify' : 'create';
+  await options.gate.authorize(ctx, target, action, tool);
+  if (ctx.signal.aborted) throw aborted();
+
+  // Everything may have moved while the user thought about it: the path must still resolve to the
+  // same place (no symlink swapped in) and the content must still be what we edited.
+  const again = ctx.guard.resolve(target.canonical);
+  if (!again.ok) throw new ToolFailure(again.error.code, again.error.message, again.error.suggestion);
+  if (again.path !== target.canonical) {
+    throw new ToolFailure(
+      'CONFLICT',
+      `${target.display} now resolves to a different location (a link changed).`,
+      'Read it again, then retry.',
+    );
+  }
+  const now = await ctx.host.workspace.stat(target.canonical);
+  if (before) {
+    if (now?.type !== 'file') throw conflict(target);
+    const current = await ctx.host.workspace.readFile(target.canonical, ctx.signal);
+    if (sha256Hex(current) !== before.hash) throw conflict(target);
+  } else if (now) {
+    throw new ToolFailure(
+      'CONFLICT',
+      `${target.display} was created by someone else while this write was prepared.`,
+      'Read it, then retry (editing the existing file).',
+    );
+  }
+  if (ctx.signal.aborted) throw aborted();
+
+  await ctx.host.workspace.writeFile(
+    target.canonical,
+    bytes,
+    before?.mode !== undefined ? { mode: before.mode } : {},
+  );
+  ctx.ledger.recordWrite(target.canonical, sha256Hex(bytes));
+  ctx.audit({
+    type: 'file_change',
+    path: target.display,
+    action,
+    bytes_before: before?.bytes.length ?? 0,
+    bytes_after: bytes.length,
+    tool,
+  });
+}
+
+const ERRNO: Record<string, { code: 'ACCESS_DENIED' | 'INVALID_PARAM' | 'UNAVAILABLE'; suggestion: string }> =
+  {
+    EACCES: {
+      code: 'ACCESS_DENIED',
+      suggestion: 'The file is not writable; ask the user to fix its permissions.',
+    },
+    EPERM: {
+      code: 'ACCESS_DENIED',
+      suggestion: 'The file is not writable; ask the user to fix its permissions.',
+    },
+    EROFS: { code: 'ACCESS_DENIED', suggestion: 'The file system is read-only.' },
+    ENOTDIR: {
+      code: 'INVALID_PARAM',
+      suggestion: 'A parent of this path is a file, not a folder; choose another path.',
+    },
+    EISDIR: { code: 'INVALID_PARAM', suggestion: 'Give the path of a file, not a folder.' },
+    ENAMETOOLONG: { code: 'INVALID_PARAM', suggestion: 'Use a shorter path.' },
+    ENOSPC: { code: 'UNAVAILABLE', suggestion: 'The disk is full; tell the user.' },
+    EEXIST: {
+      code: 'INVALID_PARAM',
+      suggestion: 'A parent of this path is a file, not a folder; choose another path.',
+    },
+  };
+
+/** Runs a tool body: ToolFailure and well-known I/O errors become error results, with timing. */
+export async function runEditTool<D>(
+  ctx: ToolContext,
+  body: () => Promise<ToolResult<D>>,
+): Promise<ToolResult<D | null>> {
+  const started = Date.now();
+  const withTime = (result: ToolResult<D | null>): ToolResult<D | null> => ({
+    ...result,
+    stats: { ...result.stats, time_ms: Date.now() - started },
+  });
+  try {
+    return withTime(await body());
+  } catch (error) {
+    if (error instanceof ToolFailure)
+      return withTime({ ...fail(error.code, error.message, error.suggestion), data: null });
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (ctx.signal.aborted || (error as Error | undefined)?.name === 'AbortError') {
+      const a = aborted();
+      return withTime({ ...fail(a.code, a.message, a.suggestion), data: null });
+    }
+    const known = code ? ERRNO[code] : undefined;
+    if (known)
+      return withTime({ ...fail(known.code, (error as Error).message, known.suggestion), data: null });
+    throw error;
+  }
+}

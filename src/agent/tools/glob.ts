@@ -1,0 +1,145 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Readable } from 'node:stream';
+import fg from 'fast-glob';
+import { z } from 'zod';
+import { canonicalize } from '../safety/pathGuard.ts';
+import { compareStrings, failure, notFound, resolvePath, runTool } from './fs/common.ts';
+import { createIgnoreMatcher } from './fs/gitignore.ts';
+import { limitOutput } from './output.ts';
+import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
+import { ok, partial } from './protocol.ts';
+
+/** Beyond this many matches the walk stops: the pattern is too broad to be useful. */
+export const GLOB_MAX_RESULTS = 10_000;
+
+export const globInputSchema = z.object({
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      'Glob pattern relative to path, e.g. "**/*.ts", "src/**/*.test.ts", "**/{README,CHANGELOG}.md".',
+    ),
+  path: z
+    .string()
+    .default('.')
+    .describe('Directory to search in, relative to the workspace root. Default: the workspace root.'),
+});
+export type GlobInput = z.infer<typeof globInputSchema>;
+
+export interface GlobData {
+  readonly pattern: string;
+  readonly path: string;
+  /** Workspace-relative paths, sorted. */
+  readonly files: string[];
+  readonly truncated: boolean;
+}
+
+const DESCRIPTION = `Find files by name pattern (fast-glob syntax: *, **, ?, {a,b}, [abc]). Returns workspace-relative paths, sorted; gitignored files and .git are skipped, dotfiles included.
+Use it to locate files when you know (part of) the name. To search file contents use Grep; to see one folder use LS. Do NOT use Bash find/ls.
+Examples: {"pattern":"**/*.test.ts"} · {"pattern":"*.json","path":"config"} · {"pattern":"**/package.json"}`;
+
+// ".." anywhere a path segment can start or end: fast-glob would happily walk out of cwd.
+const PARENT_SEGMENT = /(^|[/{,])\.\.($|[/},])/;
+
+async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<GlobData>> {
+  const pattern = input.pattern.trim();
+  if (pattern.includes('\0'))
+    failure('INVALID_PARAM', 'Pattern contains a NUL byte.', 'Pass a plain glob pattern.');
+  if (path.isAbsolute(pattern) || pattern.startsWith('~') || PARENT_SEGMENT.test(pattern)) {
+    failure(
+      'INVALID_PARAM',
+      `Pattern ${JSON.stringify(pattern)} must be relative and stay inside the search directory.`,
+      'Put the directory in "path" and keep the pattern relative, e.g. {"pattern":"**/*.ts","path":"src"}.',
+    );
+  }
+  const base = resolvePath(ctx, input.path);
+  const stat = await ctx.host.workspace.stat(base.path);
+  if (!stat) return notFound(ctx, base.path, base.display, 'Directory');
+  if (stat.type !== 'directory') {
+    failure(
+      'INVALID_PARAM',
+      `${base.display} is a file, not a directory.`,
+      `Use Read with ${JSON.stringify({ path: base.display })}, or Glob in its folder.`,
+    );
+  }
+
+  // Keel's own state dir (spill files etc.) is listed as-is; everything else honours .gitignore.
+  const inState = base.root === ctx.guard.stateDir;
+  const matcher = inState ? undefined : createIgnoreMatcher(base.root);
+  const cwdRel = path.relative(base.root, base.path).split(path.sep).join('/');
+  // fast-glob types its stream loosely; it is a node Readable (destroy() stops the walk).
+  const stream = fg.stream(pattern, {
+    cwd: base.path,
+    dot: true,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+    suppressErrors: true,
+    objectMode: true,
+    ignore: matcher ? matcher.pruneGlobs(cwdRel) : ['**/.git/**'],
+  }) as unknown as Readable;
+
+  const realDirs = new Map<string, string>();
+  const files: string[] = [];
+  let truncated = false;
+  const onAbort = () => stream.destroy();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const raw of stream) {
+      const entry = raw as unknown as fg.Entry;
+      const rel = entry.path;
+      const abs = path.resolve(base.path, rel);
+      // Results must stay below cwd even if the pattern found a way around the check above.
+      if (!abs.startsWith(base.path + path.sep)) continue;
+      const relToRoot = cwdRel === '' ? rel : `${cwdRel}/${rel}`;
+      if (matcher?.isIgnored(relToRoot, false)) continue;
+      // A static pattern can pass through a symlinked directory; a linked file can point anywhere.
+      const dir = path.dirname(abs);
+      let realDir = realDirs.get(dir);
+      if (realDir === undefined) {
+        realDir = fs.realpathSync(dir);
+        realDirs.set(dir, realDir);
+      }
+      let canonical = path.join(realDir, path.basename(abs));
+      if (entry.dirent.isSymbolicLink()) canonical = canonicalize(canonical);
+      if (!ctx.guard.contains(canonical)) continue;
+      files.push(ctx.guard.display(abs));
+      if (files.length >= GLOB_MAX_RESULTS) {
+        truncated = true;
+        break;
+      }
+    }
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    stream.destroy();
+  }
+  if (ctx.signal.aborted) failure('ABORTED', 'The call was aborted.', 'Wait for the user.');
+  files.sort(compareStrings);
+
+  const data: GlobData = { pattern, path: base.display, files, truncated };
+  const stats = { files: files.length };
+  const where = base.display === '.' ? 'the workspace' : base.display;
+  if (files.length === 0) {
+    return ok(
+      data,
+      `No files match ${JSON.stringify(pattern)} in ${where} (gitignored files are skipped). Try a broader pattern such as "**/*name*".`,
+      stats,
+    );
+  }
+  let text = files.join('\n');
+  if (truncated) {
+    text += `\n[Stopped after ${GLOB_MAX_RESULTS} files; the list is incomplete. Use a narrower pattern or path.]`;
+  }
+  const limited = limitOutput(text, { host: ctx.host, label: 'glob', toolUseId: ctx.toolUseId });
+  return truncated || limited.truncated ? partial(data, limited.text, stats) : ok(data, limited.text, stats);
+}
+
+export function createGlobTool(): ToolDefinition<GlobInput, GlobData> {
+  return {
+    name: 'Glob',
+    description: DESCRIPTION,
+    inputSchema: globInputSchema,
+    readOnly: true,
+    execute: (input, ctx) => runTool(ctx, () => glob(input, ctx)),
+  };
+}

@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import { clipLine, compareStrings, failure, notFound, resolvePath, runTool } from './fs/common.ts';
+import { type RgFile, type RgRun, runRipgrep } from './fs/ripgrep.ts';
+import { limitOutput } from './output.ts';
+import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
+import { ok, partial } from './protocol.ts';
+
+/** Content mode stops collecting after this many matching lines (the model can't use more). */
+export const GREP_MAX_MATCH_LINES = 20_000;
+export const GREP_MAX_LINE_CHARS = 500;
+export const GREP_TIMEOUT_MS = 60_000;
+
+export const grepInputSchema = z.object({
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Regular expression (ripgrep/Rust syntax), e.g. "function\\s+load", "TODO".'),
+  path: z
+    .string()
+    .default('.')
+    .describe('File or directory to search, relative to the workspace root. Default: the workspace root.'),
+  glob: z
+    .string()
+    .optional()
+    .describe('Only search files matching this glob, e.g. "*.ts", "src/**/*.{ts,tsx}".'),
+  case_insensitive: z.boolean().default(false).describe('Match case-insensitively.'),
+  output_mode: z
+    .enum(['files_with_matches', 'content', 'count'])
+    .default('files_with_matches')
+    .describe(
+      '"files_with_matches" (default): file paths; "content": matching lines with line numbers; "count": matches per file.',
+    ),
+  context: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .optional()
+    .describe('Lines of context before and after each match (content mode only).'),
+  multiline: z.boolean().default(false).describe('Let the pattern span lines ("." also matches newlines).'),
+  head_limit: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Return only the first N output entries (lines, files or counts).'),
+});
+export type GrepInput = z.infer<typeof grepInputSchema>;
+
+export interface GrepLine {
+  readonly path: string;
+  readonly line: number;
+  readonly text: string;
+  /** false for context lines. */
+  readonly match: boolean;
+}
+
+export interface GrepData {
+  readonly pattern: string;
+  readonly path: string;
+  readonly mode: GrepInput['output_mode'];
+  /** Files with at least one match, sorted (before head_limit). */
+  readonly files: string[];
+  /** content mode: matching (and context) lines, in file then line order (after head_limit). */
+  readonly lines?: GrepLine[];
+  /** count mode: matching lines per file (after head_limit). */
+  readonly counts?: Array<{ readonly path: string; readonly count: number }>;
+  /** The search stopped early (too many matches or timeout); results are incomplete. */
+  readonly truncated: boolean;
+}
+
+const DESCRIPTION = `Search file contents with a regex (ripgrep). Skips gitignored files, .git and binaries; includes dotfiles. Results are sorted by path.
+Use it to find definitions, usages, strings or config keys. To find files by name use Glob; to read a whole file use Read. Do NOT use Bash grep/rg.
+Examples: {"pattern":"createServer","glob":"*.ts"} · {"pattern":"TODO","output_mode":"content","context":2} · {"pattern":"import .* from 'zod'","output_mode":"count"}`;
+
+const NEEDS_PCRE = /look-around|backreferences/;
+
+function buildArgs(input: GrepInput, target: string, noIgnore: boolean, pcre: boolean): string[] {
+  const args = ['--json', '--no-config', '--hidden', '--no-require-git', '--glob', '!.git'];
+  if (noIgnore) args.push('--no-ignore');
+  if (input.case_insensitive) args.push('--ignore-case');
+  if (input.multiline) args.push('--multiline', '--multiline-dotall');
+  if (pcre) args.push('--pcre2');
+  if (input.glob) args.push('--glob', input.glob);
+  if (input.output_mode === 'files_with_matches') args.push('--max-count', '1');
+  if (input.output_mode === 'content' && input.context) args.push('--context', String(input.context));
+  args.push('--regexp', input.pattern, '--', target);
+  return args;
+}
+
+function renderContent(files: RgFile[], display: (p: string) => string, head: number | undefined) {
+  const out: string[] = [];
+  const lines: GrepLine[] = [];
+  let shown = 0;
+  let cut = false;
+  for (const file of files) {
+    if (cut) break;
+    const name = display(file.path);
+    if (out.length > 0) out.push('');
+    out.push(name);
+    let prev = -1;
+    for (const l of file.lines) {
+      if (head !== undefined && shown >= head) {
+        cut = true;
+        break;
+      }
+      if (prev >= 0 && l.line > prev + 1) out.push('--');
+      out.push(`${l.line}${l.match ? ':' : '-'}${clipLine(l.text, GREP_MAX_LINE_CHARS)}`);
+      lines.push({ path: name, line: l.line, text: l.text, match: l.match });
+      prev = l.line;
+      shown++;
+    }
+  }
+  return { text: out.join('\n'), lines, cut };
+}
+
+async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<GrepData>> {
+  const rgPath = ctx.host.ripgrepPath;
+  const unavailable = (detail: string) =>
+    failure(
+      'UNAVAILABLE',
+      `Grep is unavailable: ripgrep ${detail}.`,
+      'Use Glob to find candidate files and Read to inspect them.',
+    );
+  if (!rgPath) unavailable('is not installed or not configured');
+  const target = resolvePath(ctx, input.path);
+  const stat = await ctx.host.workspace.stat(target.path);
+  if (!stat) return notFound(ctx, target.path, target.display, 'Path');
+  if (input.context !== undefined && input.output_mode !== 'content') {
+    failure(
+      'INVALID_PARAM',
+      'context only applies to output_mode "content".',
+      'Add "output_mode":"content".',
+    );
+  }
+  // Keel's own state dir (spill files) is searched even though it ignores itself.
+  const noIgnore = target.root === ctx.guard.stateDir;
+
+  const run = (pcre: boolean): Promise<RgRun> =>
+    runRipgrep({
+      rgPath: rgPath!,
+      args: buildArgs(input, target.path, noIgnore, pcre),
+      cwd: target.root,
+      signal: ctx.signal,
+      timeoutMs: GREP_TIMEOUT_MS,
+      collectLines: input.output_mode === 'content',
+      maxLines: GREP_MAX_MATCH_LINES,
+    });
+  let result = await run(false);
+  if (result.exitCode === 2 && result.files.size === 0 && NEEDS_PCRE.test(result.stderr))
+    result = await run(true);
+
+  if (result.spawnError) unavailable(`could not be started (${result.spawnError})`);
+  if (result.stoppedBy === 'abort' || ctx.signal.aborted)
+    failure('ABORTED', 'The call was aborted.', 'Wait for the user.');
+  if (
+    result.exitCode === 2 &&
+    result.files.size === 0 &&
+    /error parsing|regex parse error|error:/.test(result.stderr)
+  ) {
+    const detail = result.stderr.trim().split('\n').slice(0, 8).join('\n');
+    failure(
+      'INVALID_PARAM',
+      `Invalid pattern or glob:\n${detail}`,
+      'Fix the regex (escape special characters like ( [ { . with \\) and retry.',
+    );
+  }
+
+  // ripgrep searches in parallel, so its order varies run to run; ours must not (P1).
+  const display = (p: string) => ctx.guard.display(p);
+  const files = [...result.files.values()]
+    .filter((f) => f.matchedLines > 0 || f.lines.some((l) => l.match))
+    .sort((a, b) => compareStrings(display(a.path), display(b.path)));
+  const truncated = result.stoppedBy !== undefined;
+  const head = input.head_limit;
+  const base = { pattern: input.pattern, path: target.display, mode: input.output_mode, truncated };
+  const fileNames = files.map((f) => display(f.path));
+  const where = target.display === '.' ? 'the workspace' : target.display;
+
+  if (files.length === 0) {
+    const data: GrepData = { ...base, files: [], ...(input.output_mode === 'content' ? { lines: [] } : {}) };
+    const note = truncated ? ' (the search timed out before finishing)' : '';
+    const text = `No matches for ${JSON.stringify(input.pattern)} in ${where}${input.glob ? ` (glob ${JSON.stringify(input.glob)})` : ''}${note}. Gitignored files are not searched.`;
+    return truncated ? partial(data, text, { files: 0 }) : ok(data, text, { files: 0 });
+  }
+
+  let data: GrepData;
+  let body: string;
+  let cut = false;
+  if (input.output_mode === 'content') {
+    const rendered = renderContent(files, display, head);
+    data = { ...base, files: fileNames, lines: rendered.lines };
+    body = rendered.text;
+    cut = rendered.cut;
+  } else if (input.output_mode === 'count') {
+    const counts = files.map((f) => ({ path: display(f.path), count: f.matchedLines }));
+    const shown = head !== undefined ? counts.slice(0, head) : counts;
+    cut = shown.length < counts.length;
+    data = { ...base, files: fileNames, counts: shown };
+    body = shown.map((c) => `${c.path}:${c.count}`).join('\n');
+  } else {
+    const shown = head !== undefined ? fileNames.slice(0, head) : fileNames;
+    cut = shown.length < fileNames.length;
+    data = { ...base, files: fileNames };
+    body = shown.join('\n');
+  }
+
+  const matchedLines = files.reduce(
+    (n, f) => n + (f.matchedLines || f.lines.filter((l) => l.match).length),
+    0,
+  );
+  const summary =
+    input.output_mode === 'files_with_matches'
+      ? `${files.length} file${files.length === 1 ? '' : 's'} match`
+      : `${matchedLines} matching line${matchedLines === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'}`;
+  const notes: string[] = [];
+  if (cut) notes.push(`showing the first ${head} (head_limit)`);
+  if (result.stoppedBy === 'limit') {
+    notes.push(
+      `stopped after ${GREP_MAX_MATCH_LINES} matching lines; results are incomplete — narrow the pattern, path or glob`,
+    );
+  }
+  if (result.stoppedBy === 'timeout')
+    notes.push(`timed out after ${GREP_TIMEOUT_MS / 1000} s; results are incomplete`);
+  const text = `${body}\n\n[${summary}${notes.length ? `; ${notes.join('; ')}` : ''}.]`;
+  const limited = limitOutput(text, { host: ctx.host, label: 'grep', toolUseId: ctx.toolUseId });
+  const stats =
+    input.output_mode === 'files_with_matches'
+      ? { files: files.length }
+      : { files: files.length, matched_lines: matchedLines };
+  return truncated || limited.truncated ? partial(data, limited.text, stats) : ok(data, limited.text, stats);
+}
+
+export function createGrepTool(): ToolDefinition<GrepInput, GrepData> {
+  return {
+    name: 'Grep',
+    description: DESCRIPTION,
+    inputSchema: grepInputSchema,
+    readOnly: true,
+    execute: (input, ctx) => runTool(ctx, () => grep(input, ctx)),
+  };
+}

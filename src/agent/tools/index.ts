@@ -1,0 +1,35 @@
+import type { TodoItem } from '../events.ts';
+import type { Host } from '../host.ts';
+import { createBashTool } from './bash.ts';
+import { createEditTool } from './edit.ts';
+import { createGlobTool } from './glob.ts';
+import { createGrepTool } from './grep.ts';
+import { createLsTool } from './ls.ts';
+import { createMultiEditTool } from './multiEdit.ts';
+import type { AnyToolDefinition } from './protocol.ts';
+import { createReadTool } from './read.ts';
+import { createTodoWriteTool } from './todoWrite.ts';
+import { createWriteTool } from './write.ts';
+
+export interface ToolsetOptions {
+  readonly host: Host;
+  /** Untrusted workspace (or a read-only request): only tools that change nothing. */
+  readonly readOnly: boolean;
+  readonly todos: { current: () => readonly TodoItem[]; onChange: (todos: TodoItem[]) => void };
+}
+
+/** Every built-in tool, one factory each. The registry sorts them (P1). */
+export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
+  const all = [
+    createLsTool(),
+    createGlobTool(),
+    createGrepTool(),
+    createReadTool(),
+    createEditTool(),
+    createMultiEditTool(),
+    createWriteTool(),
+    createBashTool(),
+    createTodoWriteTool(options.todos),
+  ] as AnyToolDefinition[];
+  return options.readOnly ? all.filter((t) => t.readOnly) : all;
+}

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import {
+  commit,
+  decodeLoaded,
+  encodeOrFail,
+  loadExisting,
+  resolveTarget,
+  runEditTool,
+  statTarget,
+} from './editing/apply.ts';
+import { createWriteGate, type WriteGate } from './editing/gate.ts';
+import type { MatchLevel } from './editing/normalize.ts';
+import { applyEdit } from './editing/replace.ts';
+import { type EditResultData, editResult } from './editing/result.ts';
+import { type ToolDefinition, ToolFailure } from './protocol.ts';
+
+export const multiEditInputSchema = z.object({
+  path: z.string().describe('File to edit, relative to the workspace root.'),
+  edits: z
+    .array(
+      z.object({
+        old_string: z.string().describe('Exact text to replace, as it reads after the previous edits.'),
+        new_string: z.string().describe('Replacement text.'),
+        replace_all: z.boolean().optional().describe('Replace every occurrence.'),
+      }),
+    )
+    .min(1)
+    .max(100)
+    .describe('Applied in order; each sees the result of the previous ones.'),
+});
+export type MultiEditInput = z.infer<typeof multiEditInputSchema>;
+
+const DESCRIPTION = `Make several replacements in one existing file, all or nothing.
+Use for 2+ changes to one file you have Read in this session. Edits apply in order, each to the result of the previous one; each old_string must match exactly one place unless replace_all is true. If any edit fails, none is written.
+Do not use for a single change (use Edit), for new files or full rewrites (use Write).
+Example: {"path":"src/a.ts","edits":[{"old_string":"import { x } from './x';","new_string":"import { x, y } from './x';"},{"old_string":"return x();","new_string":"return y(x());"}]}`;
+
+export interface MultiEditToolOptions {
+  readonly gate?: WriteGate;
+}
+
+export function createMultiEditTool(
+  options: MultiEditToolOptions = {},
+): ToolDefinition<MultiEditInput, EditResultData | null> {
+  const gate = options.gate ?? createWriteGate();
+  return {
+    name: 'MultiEdit',
+    description: DESCRIPTION,
+    inputSchema: multiEditInputSchema,
+    readOnly: false,
+    execute: (input, ctx) =>
+      runEditTool(ctx, async () => {
+        const target = resolveTarget(ctx, input.path);
+        const stat = await statTarget(ctx, target);
+        if (!stat) {
+          throw new ToolFailure(
+            'NOT_FOUND',
+            `${target.display} does not exist.`,
+            'Check the path (Glob can find it), or use Write to create a new file.',
+          );
+        }
+        const loaded = decodeLoaded(target, await loadExisting(ctx, target, stat.mode));
+        let text = loaded.text;
+        const lines: number[] = [];
+        const levels: MatchLevel[] = [];
+        input.edits.forEach((edit, i) => {
+          const label = `${target.display} (edit ${i + 1} of ${input.edits.length}; no edit was applied)`;
+          const applied = applyEdit(text, loaded.format.eol, edit, label);
+          text = applied.text;
+          lines.push(...applied.lines);
+          levels.push(applied.level);
+        });
+        if (text === loaded.text) {
+          throw new ToolFailure(
+            'INVALID_PARAM',
+            `Together the edits leave ${target.display} unchanged; nothing was written.`,
+            'Check that later edits do not undo earlier ones.',
+          );
+        }
+        const bytes = encodeOrFail(target, text, loaded.format);
+        await commit(ctx, { tool: 'MultiEdit', target, gate, before: loaded, bytes });
+        return editResult({
+          verb: 'Edited',
+          display: target.display,
+          action: 'modify',
+          before: loaded.text,
+          after: text,
+          lines,
+          levels,
+          edits: input.edits.length,
+        });
+      }),
+  };
+}

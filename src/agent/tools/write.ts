@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import {
+  commit,
+  decodeLoaded,
+  encodeOrFail,
+  type Loaded,
+  loadExisting,
+  resolveTarget,
+  runEditTool,
+  statTarget,
+} from './editing/apply.ts';
+import { convertEol, DEFAULT_FORMAT, decodeText, type TextFormat } from './editing/codec.ts';
+import { createWriteGate, type WriteGate } from './editing/gate.ts';
+import { type EditResultData, editResult } from './editing/result.ts';
+import { type ToolDefinition, ToolFailure } from './protocol.ts';
+
+export const writeInputSchema = z.object({
+  path: z.string().describe('File to create or overwrite, relative to the workspace root.'),
+  content: z.string().describe('The complete new content of the file.'),
+});
+export type WriteInput = z.infer<typeof writeInputSchema>;
+
+const DESCRIPTION = `Create a new file, or replace the entire content of an existing one.
+Use for new files (missing parent folders are created) and for complete rewrites. Overwriting an existing file requires having Read it in this session. Line endings, BOM and encoding of an existing file are kept.
+Do not use to change part of a file (use Edit or MultiEdit: cheaper and safer), or to create folders only.
+Example: {"path":"src/util/slug.ts","content":"export const slug = (s: string) => s.toLowerCase();\\n"}`;
+
+export interface WriteToolOptions {
+  readonly gate?: WriteGate;
+}
+
+export function createWriteTool(
+  options: WriteToolOptions = {},
+): ToolDefinition<WriteInput, EditResultData | null> {
+  const gate = options.gate ?? createWriteGate();
+  return {
+    name: 'Write',
+    description: DESCRIPTION,
+    inputSchema: writeInputSchema,
+    readOnly: false,
+    execute: (input, ctx) =>
+      runEditTool(ctx, async () => {
+        const target = resolveTarget(ctx, input.path);
+        const stat = await statTarget(ctx, target);
+        let before: Loaded | undefined;
+        let beforeText = '';
+        let format: TextFormat = DEFAULT_FORMAT;
+        let content = input.content;
+        if (stat) {
+          before = await loadExisting(ctx, target, stat.mode);
+          if (decodeText(before.bytes).ok) {
+            const decoded = decodeLoaded(target, before);
+            beforeText = decoded.text;
+            format = decoded.format;
+            // A file that has line breaks keeps its style; one without adopts what the model wrote.
+            content = convertEol(content, format.eol);
+          }
+          // A binary file being replaced by text: the old format tells us nothing; write plain UTF-8.
+        }
+        const bytes = encodeOrFail(target, content, format);
+        if (before && Buffer.from(bytes).equals(Buffer.from(before.bytes))) {
+          throw new ToolFailure(
+            'INVALID_PARAM',
+            `${target.display} already has exactly this content; nothing was written.`,
+            'No write is needed; continue with the next step.',
+          );
+        }
+        await commit(ctx, { tool: 'Write', target, gate, before, bytes });
+        return editResult({
+          verb: before ? 'Wrote' : 'Created',
+          display: target.display,
+          action: before ? 'modify' : 'create',
+          before: beforeText,
+          after: content,
+          lines: [],
+          levels: [],
+        });
+      }),
+  };
+}

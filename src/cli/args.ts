@@ -1,0 +1,105 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+// The CLI contract (stable: other tools and checks drive Keel through it).
+export const USAGE = `Usage:
+  keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
+           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
+  keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
+  keel trace SESSION-ID|FILE [--workspace DIR]
+
+Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
+Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
+
+export class UsageError extends Error {}
+
+const approve = z.enum(['never', 'safe', 'all']);
+const positiveInt = (name: string) =>
+  z.string().regex(/^\d+$/, `${name} must be a positive whole number`).transform(Number).pipe(z.number().int().positive());
+
+const runSchema = z.object({
+  command: z.literal('run'),
+  workspace: z.string().optional(),
+  model: z.string().min(1).optional(),
+  fallbackModels: z.array(z.string().min(1)),
+  maxTurns: positiveInt('--max-turns').optional(),
+  approve: approve.optional(),
+  json: z.boolean(),
+  resume: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, '--resume takes a session id (letters, digits, - and _)').optional(),
+  contextWindow: positiveInt('--context-window').optional(),
+  demo: z.boolean(),
+  prompt: z.string(),
+});
+const toolSchema = z.object({
+  command: z.literal('tool'),
+  name: z.string().min(1),
+  input: z.string(),
+  workspace: z.string().optional(),
+  approve: approve.optional(),
+});
+const traceSchema = z.object({ command: z.literal('trace'), target: z.string().min(1), workspace: z.string().optional() });
+
+export type RunArgs = z.infer<typeof runSchema>;
+export type ToolArgs = z.infer<typeof toolSchema>;
+export type TraceArgs = z.infer<typeof traceSchema>;
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | { command: 'help' };
+
+function check<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join('; '));
+  return parsed.data;
+}
+
+export function parseCli(argv: readonly string[]): CliArgs {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        workspace: { type: 'string' },
+        model: { type: 'string' },
+        'fallback-model': { type: 'string', multiple: true },
+        'max-turns': { type: 'string' },
+        approve: { type: 'string' },
+        json: { type: 'boolean' },
+        resume: { type: 'string' },
+        'context-window': { type: 'string' },
+        demo: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
+  const pos = parsed.positionals;
+  const allowedFor = (allowed: string[]) => {
+    const extra = Object.keys(v).filter((k) => v[k] !== undefined && !allowed.includes(k));
+    if (extra.length > 0) throw new UsageError(`keel ${command} does not take --${extra.join(', --')}`);
+  };
+  switch (command) {
+    case 'run': {
+      if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
+        throw new UsageError(pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)');
+      }
+      return check(runSchema, {
+        command, workspace: v.workspace, model: v.model, fallbackModels: v['fallback-model'] ?? [],
+        maxTurns: v['max-turns'], approve: v.approve, json: v.json === true, resume: v.resume,
+        contextWindow: v['context-window'], demo: v.demo === true, prompt: pos[0] ?? '',
+      });
+    }
+    case 'tool':
+      allowedFor(['workspace', 'approve']);
+      if (pos.length !== 2) throw new UsageError("keel tool takes NAME and 'JSON-INPUT'");
+      return check(toolSchema, { command, name: pos[0], input: pos[1], workspace: v.workspace, approve: v.approve });
+    case 'trace':
+      allowedFor(['workspace']);
+      if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
+      return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+    default:
+      throw new UsageError(`Unknown command: ${command}`);
+  }
+}

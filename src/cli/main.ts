@@ -1,0 +1,131 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { rgPath } from '@vscode/ripgrep';
+import type { ApprovalsPort, Host } from '../agent/host.ts';
+import { createNodeHost } from '../agent/node/nodeHost.ts';
+import { createPolicyApprovals } from '../agent/safety/approvals.ts';
+import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
+import type { RunOutcome } from '../agent/session/types.ts';
+import { traceMetrics } from '../agent/trace/trace.ts';
+import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import { progressLine } from './render.ts';
+import { runToolOnce } from './toolCommand.ts';
+import { createTtyApprovals } from './ttyApprovals.ts';
+
+const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
+const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
+  if (policy) return createPolicyApprovals(policy);
+  return process.stdin.isTTY ? createTtyApprovals() : createPolicyApprovals('never');
+}
+
+function workspaceDir(dir: string | undefined): string {
+  const resolved = path.resolve(dir ?? process.cwd());
+  if (!fs.existsSync(resolved) || !fs.statSync(resolved).isDirectory()) throw new UsageError(`Workspace is not a directory: ${resolved}`);
+  return resolved;
+}
+
+function makeHost(workspace: string, approvals: ApprovalsPort): Host {
+  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath });
+}
+
+async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
+  const { startEmulator } = await import('../../test/emulator/server.ts');
+  const demoScenario = (await import('../../test/emulator/scenarios/demo.json', { with: { type: 'json' } })).default;
+  const emulator = await startEmulator({ scenario: demoScenario as Parameters<typeof startEmulator>[0] extends infer O ? O extends { scenario?: infer S } ? S : never : never });
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-'));
+  fs.writeFileSync(path.join(workspace, 'README.md'), '# Demo project\n\nA tiny workspace created by `keel run --demo`.\n');
+  fs.mkdirSync(path.join(workspace, 'src'));
+  fs.writeFileSync(path.join(workspace, 'src', 'index.ts'), 'export const answer = 42;\n');
+  process.stderr.write(
+    `\n*** DEMO MODE: no real model. Keel is talking to its bundled API emulator at ${emulator.url}\n` +
+      `*** with a scripted conversation, in a scratch workspace ${workspace}.\n\n`,
+  );
+  return { baseURL: emulator.url, workspace, close: () => emulator.close() };
+}
+
+async function run(args: RunArgs): Promise<number> {
+  const demo = args.demo ? await startDemo() : undefined;
+  try {
+    const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
+    const host = makeHost(workspace, approvalsFor(args.approve));
+    const session = createAgentSession({
+      host,
+      model: args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL,
+      fallbackModels: args.fallbackModels,
+      ...(demo ? { apiKey: 'demo', baseURL: demo.baseURL } : {}),
+      ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+      ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
+      ...(args.resume ? { resumeId: args.resume } : {}),
+    });
+    session.subscribe((event) => {
+      if (args.json) process.stdout.write(`${JSON.stringify(event)}\n`);
+      else {
+        const line = progressLine(event);
+        if (line) process.stderr.write(`${line}\n`);
+      }
+    });
+    process.stderr.write(`keel: session ${session.id} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`);
+    let interrupts = 0;
+    const onSigint = () => {
+      interrupts++;
+      if (interrupts > 1) process.exit(EXIT.aborted);
+      process.stderr.write('\nkeel: aborting (Ctrl-C again to exit at once)\n');
+      session.abort('interrupted by the user');
+    };
+    process.on('SIGINT', onSigint);
+    const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
+    const outcome: RunOutcome = await session.prompt(prompt);
+    process.off('SIGINT', onSigint);
+    if (!args.json && outcome.finalText) process.stdout.write(`${outcome.finalText}\n`);
+    if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);
+    return outcome.status === 'finished' ? EXIT.finished : outcome.status === 'aborted' ? EXIT.aborted : EXIT.failed;
+  } finally {
+    await demo?.close();
+  }
+}
+
+async function tool(args: ToolArgs): Promise<number> {
+  const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve));
+  const result = await runToolOnce(host, args.name, args.input);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  return result.status === 'error' ? EXIT.failed : EXIT.finished;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let args: CliArgs;
+  try {
+    args = parseCli(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`keel: ${error.message}\n\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  try {
+    switch (args.command) {
+      case 'help':
+        process.stdout.write(`${USAGE}\n`);
+        return EXIT.finished;
+      case 'run':
+        return await run(args);
+      case 'tool':
+        return await tool(args);
+      case 'trace': {
+        const stateDir = path.join(workspaceDir(args.workspace), '.keel');
+        process.stdout.write(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
+        return EXIT.finished;
+      }
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof SessionConfigError) {
+      process.stderr.write(`keel: ${error.message}\n`);
+      return error instanceof UsageError ? EXIT.usage : EXIT.failed;
+    }
+    process.stderr.write(`keel: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT.failed;
+  }
+}

@@ -1,0 +1,46 @@
+import * as path from 'node:path';
+import type { Host } from '../agent/host.ts';
+import { createAuditLog } from '../agent/safety/audit.ts';
+import { withSessionMemory } from '../agent/safety/approvals.ts';
+import { createPathGuard } from '../agent/safety/pathGuard.ts';
+import { createReadLedger } from '../agent/safety/readLedger.ts';
+import { createToolset } from '../agent/tools/index.ts';
+import { fail, type ToolResult } from '../agent/tools/protocol.ts';
+import { createToolRegistry } from '../agent/tools/registry.ts';
+
+/** `keel tool NAME JSON`: one call through the same registry, guards and policies as a session. */
+export async function runToolOnce(baseHost: Host, name: string, inputJson: string): Promise<ToolResult> {
+  let input: unknown;
+  try {
+    input = JSON.parse(inputJson);
+  } catch (error) {
+    return fail('INVALID_PARAM', `The tool input is not valid JSON: ${(error as Error).message}`, `Pass one JSON object, e.g. '{"path":"README.md"}'.`);
+  }
+  const host: Host = { ...baseHost, approvals: withSessionMemory(baseHost.approvals) };
+  let todos: readonly import('../agent/events.ts').TodoItem[] = [];
+  const tools = createToolset({
+    host,
+    readOnly: !host.workspace.isTrusted(),
+    todos: { current: () => todos, onChange: (next) => { todos = next; } },
+  });
+  const registry = createToolRegistry(tools);
+  const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), () => host.clock.now());
+  const controller = new AbortController();
+  const onSigint = () => controller.abort('interrupted');
+  process.once('SIGINT', onSigint);
+  try {
+    const executed = await registry.execute(name, input, {
+      host,
+      sessionId: 'cli-tool',
+      toolUseId: `toolu_cli_${Date.now()}`,
+      signal: controller.signal,
+      ledger: createReadLedger(),
+      guard: createPathGuard({ roots: host.workspace.roots, stateDir: host.stateDir }),
+      audit: (entry) => audit.write({ ...entry, session: 'cli-tool' }),
+      update: () => {},
+    });
+    return executed.result;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}

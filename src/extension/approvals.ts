@@ -1,0 +1,45 @@
+import * as vscode from 'vscode';
+import type { ApprovalDecision, ApprovalRequest, ApprovalsPort } from '../agent/host.ts';
+import type { ApprovalPolicy } from './settings.ts';
+
+// Approvals through VS Code's own modal dialog. The decision is code: a per-category policy from the
+// settings may answer without asking; closing the dialog (Escape, the X, Cancel) is a denial.
+// "Allow for this session" is remembered by the core session (withSessionMemory), not here.
+
+export const ALLOW_ONCE = 'Allow once';
+export const ALLOW_SESSION = 'Allow for this session';
+
+export interface ModalApprovalsOptions {
+  /** Reads the current policy for a request's category (settings can change at any time). */
+  readonly policyFor: (kind: ApprovalRequest['kind']) => ApprovalPolicy;
+  readonly log?: (message: string) => void;
+}
+
+export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsPort {
+  return {
+    async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+      if (signal?.aborted) return 'deny';
+      const policy = request.kind === 'other' ? 'ask' : options.policyFor(request.kind);
+      if (policy === 'deny') {
+        options.log?.(`approval denied by policy (${request.kind}): ${request.title}`);
+        return 'deny';
+      }
+      if (policy === 'allow') return 'allow_once';
+      const risk = request.risk === 'high' ? ' (high risk)' : '';
+      const dialog = vscode.window.showWarningMessage(
+        `Keel: ${request.title}${risk}`,
+        { modal: true, detail: request.detail },
+        ALLOW_ONCE,
+        ALLOW_SESSION,
+      );
+      // An aborted run must not hang on a dialog nobody will answer; the dialog's later answer is ignored.
+      const aborted = new Promise<undefined>((resolve) => {
+        signal?.addEventListener('abort', () => resolve(undefined), { once: true });
+      });
+      const choice = await Promise.race([dialog, aborted]);
+      if (choice === ALLOW_SESSION) return 'allow_session';
+      if (choice === ALLOW_ONCE) return 'allow_once';
+      return 'deny';
+    },
+  };
+}

@@ -1,0 +1,289 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { type HostMessage, parseWebviewMessage, type ReviewFile, type WebviewMessage } from '../shared/webviewProtocol.ts';
+import { openReviewDiff } from './editReview/reviewUi.ts';
+import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import type { Proposals } from './editReview/proposals.ts';
+import type { SessionController } from './sessionController.ts';
+
+// The chat panel's host side: HTML with a strict nonce CSP, and a message pump that validates every
+// message from the webview (zod) before acting. No agent logic lives here or in the webview.
+// No retainContextWhenHidden: a re-shown webview sends `ready {afterSeq}` and catches up.
+
+export const CHAT_VIEW_ID = 'keel.chatView';
+export const PROPOSAL_HUNK = 'proposal';
+
+export interface ChatViewDeps {
+  readonly extensionUri: vscode.Uri;
+  readonly controller: SessionController;
+  readonly review: ReviewManager;
+  readonly proposals: Proposals;
+  readonly roots: () => readonly string[];
+  readonly log: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable {
+  /** Post to the webview if it is showing (hidden webviews catch up on `ready`). */
+  post(message: HostMessage): void;
+  /** Prefill the chat input (and reveal the panel). */
+  setInput(text: string, mentions: readonly string[]): Promise<void>;
+  reveal(): Promise<void>;
+}
+
+export function nonce(): string {
+  return randomBytes(16).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+}
+
+export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+  const n = nonce();
+  const dist = vscode.Uri.joinPath(extensionUri, 'dist');
+  const asset = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(dist, name)).toString();
+  const styles = ['webview-style.css', 'webview.css']
+    .filter((f) => fs.existsSync(path.join(dist.fsPath, f)))
+    .map((f) => `<link rel="stylesheet" nonce="${n}" href="${asset(f)}">`)
+    .join('\n    ');
+  const csp = [
+    "default-src 'none'",
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource}`,
+    // Lit (vscode-elements) uses constructable stylesheets; no inline <style> without the nonce.
+    `style-src ${webview.cspSource} 'nonce-${n}'`,
+    `script-src 'nonce-${n}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="UTF-8">
+    <meta http-equiv="Content-Security-Policy" content="${csp}">
+    <meta name="viewport" content="width=device-width, initial-scale=1.0">
+    ${styles}
+    <title>Keel</title>
+  </head>
+  <body>
+    <div id="app" data-nonce="${n}"></div>
+    <script nonce="${n}" src="${asset('webview.js')}"></script>
+  </body>
+</html>`;
+}
+
+async function fileCompletions(query: string, roots: readonly string[]): Promise<string[]> {
+  const safe = query.replace(/[[\]{}()*?!\\]/g, '');
+  const pattern = safe ? `**/*${safe}*` : '**/*';
+  const uris = await vscode.workspace.findFiles(pattern, '{**/node_modules/**,**/.git/**,**/.keel/**}', 50);
+  return uris.map((u) => relativeTo(roots, u.fsPath)).sort((a, b) => a.length - b.length || a.localeCompare(b));
+}
+
+export function createChatView(deps: ChatViewDeps): ChatView {
+  let view: vscode.WebviewView | undefined;
+  const disposables: vscode.Disposable[] = [];
+  const abs = (rel: string) => {
+    const root = deps.roots()[0] ?? '';
+    return path.isAbsolute(rel) ? rel : path.join(root, rel);
+  };
+
+  const post = (message: HostMessage) => {
+    if (!view) return;
+    void view.webview.postMessage(message).then(undefined, () => undefined);
+  };
+
+  const reviewState = async (): Promise<ReviewFile[]> => {
+    const files: ReviewFile[] = [];
+    for (const file of deps.review.pending()) {
+      const hunks = await deps.review.hunks(file.path);
+      files.push({
+        path: relativeTo(deps.roots(), file.path),
+        hunks: hunks.map((h) => ({ id: h.id, startLine: h.line + 1, added: h.added, removed: h.removed })),
+      });
+    }
+    for (const proposal of deps.proposals.pending()) {
+      files.push({
+        path: relativeTo(deps.roots(), proposal.path),
+        hunks: [{ id: PROPOSAL_HUNK, startLine: 1, added: proposal.after.split('\n').length, removed: proposal.before ? proposal.before.split('\n').length : 0 }],
+      });
+    }
+    return files;
+  };
+  const postReview = async () => post({ type: 'review', files: await reviewState() });
+  const postSessions = async () => {
+    const items = await deps.controller.list();
+    post({
+      type: 'sessions',
+      items: items.map((s) => ({ id: s.id, title: s.title || '(untitled)', updatedAt: s.updatedAt, messageCount: s.messageCount })),
+      ...(deps.controller.current ? { currentId: deps.controller.current.id } : {}),
+    });
+  };
+  const postSnapshot = (afterSeq: number, sessionId: string | undefined) => {
+    const session = deps.controller.current;
+    if (!session) return;
+    const sameSession = sessionId === session.id;
+    post({
+      type: 'snapshot',
+      sessionId: session.id,
+      replace: !sameSession,
+      events: session.eventsSince(sameSession ? afterSeq : 0),
+      todos: session.todos,
+      running: session.running,
+      model: deps.controller.model,
+      contextWindow: deps.controller.contextWindow,
+    });
+  };
+  const postUsage = () => post({ type: 'usage', ...deps.controller.usage, cacheHitPct: Math.min(100, Math.max(0, deps.controller.usage.cacheHitPct)) });
+
+  const decide = async (accept: boolean, rel: string, hunkId?: string) => {
+    const p = abs(rel);
+    if (hunkId === PROPOSAL_HUNK || (!deps.review.get(p) && deps.proposals.pending().some((x) => x.path === p))) {
+      deps.proposals.decide(p, accept);
+      return;
+    }
+    const id = hunkId ?? FILE_HUNK;
+    const done = accept ? await deps.review.accept(p, id === FILE_HUNK ? undefined : id) : await deps.review.reject(p, id === FILE_HUNK ? undefined : id);
+    if (!done) void vscode.window.showWarningMessage(`Keel: that change to ${rel} is no longer pending.`);
+  };
+
+  const handle = async (message: WebviewMessage) => {
+    switch (message.type) {
+      case 'ready':
+        if (deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
+        postUsage();
+        await postReview();
+        await postSessions();
+        return;
+      case 'submit': {
+        const result = await deps.controller.submit(message.text, {
+          mentions: message.mentions,
+          idempotencyKey: message.idempotencyKey,
+        });
+        post({ type: 'submitResult', idempotencyKey: message.idempotencyKey, ok: result.ok, ...(result.error ? { error: result.error } : {}) });
+        if (!result.ok) {
+          post({
+            type: 'hostNotice',
+            level: 'error',
+            text: result.error ?? 'Could not send the message.',
+            ...(result.code ? { code: result.code } : {}),
+            ...(result.suggestion ? { suggestion: result.suggestion } : {}),
+          });
+        }
+        return;
+      }
+      case 'stop':
+        deps.controller.stop();
+        return;
+      case 'newChat':
+        deps.controller.newChat();
+        return;
+      case 'openSession':
+        try {
+          await deps.controller.open(message.id);
+        } catch (error) {
+          post({ type: 'hostNotice', level: 'error', text: `Could not reopen session: ${(error as Error).message}` });
+        }
+        return;
+      case 'listSessions':
+        await postSessions();
+        return;
+      case 'accept':
+      case 'reject':
+        await decide(message.type === 'accept', message.path, message.hunkId);
+        return;
+      case 'acceptAll':
+        await vscode.commands.executeCommand('keel.acceptAllEdits');
+        return;
+      case 'rejectAll':
+        await vscode.commands.executeCommand('keel.rejectAllEdits');
+        return;
+      case 'openDiff':
+        await openReviewDiff(deps.review, abs(message.path));
+        return;
+      case 'openFile': {
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs(message.path)));
+        const line = Math.min((message.line ?? 1) - 1, doc.lineCount - 1);
+        await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, line, 0), preview: true });
+        return;
+      }
+      case 'copyCode':
+        await vscode.env.clipboard.writeText(message.code);
+        return;
+      case 'insertCode': {
+        const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+        if (!editor) {
+          void vscode.window.showInformationMessage('Keel: open an editor to insert the code into.');
+          return;
+        }
+        await editor.edit((b) => {
+          for (const sel of editor.selections) b.replace(sel, message.code);
+        });
+        return;
+      }
+      case 'requestFileCompletions':
+        post({ type: 'fileCompletions', query: message.query, items: await fileCompletions(message.query, deps.roots()) });
+        return;
+    }
+  };
+
+  disposables.push(
+    deps.controller.onDidChange((e) => {
+      if (e.type === 'event') post({ type: 'event', event: e.event });
+      else if (e.type === 'usage') postUsage();
+      else if (e.type === 'switched') {
+        const session = deps.controller.current;
+        if (session) postSnapshot(0, undefined);
+        else
+          post({
+            type: 'snapshot',
+            sessionId: 'new',
+            replace: true,
+            events: [],
+            todos: [],
+            running: false,
+            model: deps.controller.model,
+            contextWindow: deps.controller.contextWindow,
+          });
+        void postSessions();
+      }
+    }),
+    deps.review.onDidChange(() => void postReview()),
+    deps.proposals.onDidChange(() => void postReview()),
+  );
+
+  const chatView: ChatView = {
+    resolveWebviewView(webviewView) {
+      view = webviewView;
+      const webview = webviewView.webview;
+      webview.options = {
+        enableScripts: true,
+        localResourceRoots: [vscode.Uri.joinPath(deps.extensionUri, 'dist'), vscode.Uri.joinPath(deps.extensionUri, 'media')],
+      };
+      webview.html = chatHtml(webview, deps.extensionUri);
+      const sub = webview.onDidReceiveMessage((raw: unknown) => {
+        const parsed = parseWebviewMessage(raw);
+        if (!parsed.ok) {
+          deps.log('warn', `ignored malformed webview message: ${parsed.error}`);
+          return;
+        }
+        handle(parsed.value).catch((error: unknown) => {
+          deps.log('error', `webview message ${parsed.value.type} failed: ${String(error)}`);
+          post({ type: 'hostNotice', level: 'error', text: error instanceof Error ? error.message : String(error) });
+        });
+      });
+      webviewView.onDidDispose(() => {
+        sub.dispose();
+        if (view === webviewView) view = undefined;
+      });
+    },
+    post,
+    async setInput(text, mentions) {
+      await chatView.reveal();
+      // The webview may be loading; it asks for state on `ready`, and this arrives after.
+      post({ type: 'setInput', text, mentions: [...mentions] });
+    },
+    async reveal() {
+      await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+    },
+    dispose() {
+      for (const d of disposables) d.dispose();
+    },
+  };
+  return chatView;
+}

@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { deletePath, readCurrentText, renamePath, writeContent } from './fileOps.ts';
+import { acceptHunk, computeHunks, decodeExact, encodeText, type Hunk, rejectHunk, splitLines } from './hunks.ts';
+
+// Pending review of agent edits. For each file Keel changed, the baseline ("original") is what the
+// file held before Keel's first unreviewed change; hunks are recomputed from (baseline, current
+// content) every time, so they survive later edits elsewhere in the file. Accepting folds a hunk
+// into the baseline; rejecting writes the baseline's lines back for that hunk only.
+
+/** Pseudo hunk id for whole-file operations (a delete, a rename, a non-text file). */
+export const FILE_HUNK = 'file';
+
+export interface PendingFile {
+  readonly reviewId: string;
+  /** Canonical absolute path where the file is now (or was, for a delete). */
+  readonly path: string;
+  readonly kind: 'modify' | 'create' | 'delete';
+  /** Baseline text ('' for a created file); undefined when the original was not UTF-8 text. */
+  readonly original: string | undefined;
+  /** Exact original bytes (undefined for a created file). */
+  readonly originalBytes: Uint8Array | undefined;
+  /** Set when Keel renamed the file: where it was. */
+  readonly renamedFrom?: string;
+}
+
+export interface ReviewHunkView {
+  readonly id: string;
+  /** 0-based line in the current file. */
+  readonly line: number;
+  readonly added: number;
+  readonly removed: number;
+  readonly hunk?: Hunk;
+}
+
+export interface RejectionNote {
+  readonly path: string;
+  readonly description: string;
+}
+
+export interface ReviewManager extends vscode.Disposable {
+  readonly onDidChange: vscode.Event<void>;
+  pending(): readonly PendingFile[];
+  get(path: string): PendingFile | undefined;
+  /** Call BEFORE Keel writes `path`: records the baseline unless one is pending already. */
+  beforeWrite(path: string, before: Uint8Array | undefined): void;
+  beforeDelete(path: string, before: Uint8Array): void;
+  afterRename(from: string, to: string, content: Uint8Array | undefined): void;
+  /** Call after any Keel change, so views refresh. */
+  changed(): void;
+  hunks(path: string): Promise<ReviewHunkView[]>;
+  accept(path: string, hunkId?: string): Promise<boolean>;
+  reject(path: string, hunkId?: string): Promise<boolean>;
+  acceptAll(): Promise<number>;
+  rejectAll(): Promise<number>;
+  /** Drops a file from review without touching it (e.g. the user deleted it). */
+  forget(path: string): void;
+}
+
+export interface ReviewManagerOptions {
+  /** Told to the agent at its next turn. */
+  readonly onRejected?: (note: RejectionNote) => void;
+  readonly log?: (message: string) => void;
+  /** Display path for messages (workspace-relative). */
+  readonly display: (path: string) => string;
+}
+
+function describeLines(hunk: Hunk): string {
+  const first = hunk.oldStart + 1;
+  if (hunk.oldLines.length === 0) return `the ${hunk.newLines.length} line(s) you inserted at line ${first}`;
+  const last = hunk.oldStart + hunk.oldLines.length;
+  return `your change to line${first === last ? ` ${first}` : `s ${first}-${last}`}`;
+}
+
+export function createReviewManager(options: ReviewManagerOptions): ReviewManager {
+  const files = new Map<string, PendingFile>();
+  const emitter = new vscode.EventEmitter<void>();
+  const changed = () => emitter.fire();
+
+  const set = (file: PendingFile) => {
+    files.set(file.path, file);
+    changed();
+  };
+
+  const remove = (p: string) => {
+    if (files.delete(p)) changed();
+  };
+
+  const textHunks = async (file: PendingFile): Promise<Hunk[] | undefined> => {
+    if (file.original === undefined || file.kind === 'delete') return undefined;
+    const current = await readCurrentText(file.path);
+    if (current === undefined) return undefined;
+    return computeHunks(file.original, current);
+  };
+
+  const hunks = async (p: string): Promise<ReviewHunkView[]> => {
+    const file = files.get(p);
+    if (!file) return [];
+    const text = await textHunks(file);
+    if (text === undefined) {
+      const removed = file.original !== undefined ? splitLines(file.original).length : 0;
+      return [{ id: FILE_HUNK, line: 0, added: 0, removed: file.kind === 'delete' ? removed : 0 }];
+    }
+    const views: ReviewHunkView[] = text.map((h) => ({
+      id: h.id,
+      line: h.newStart,
+      added: h.newLines.length,
+      removed: h.oldLines.length,
+      hunk: h,
+    }));
+    if (views.length === 0 && file.renamedFrom) return [{ id: FILE_HUNK, line: 0, added: 0, removed: 0 }];
+    return views;
+  };
+
+  const settleIfClean = async (file: PendingFile) => {
+    const text = await textHunks(file);
+    if (text !== undefined && text.length === 0 && !file.renamedFrom) remove(file.path);
+  };
+
+  const restoreWholeFile = async (file: PendingFile) => {
+    if (file.kind === 'create') {
+      await deletePath(file.path);
+    } else if (file.kind === 'delete') {
+      await writeContent(file.path, file.originalBytes ?? new Uint8Array());
+    } else {
+      const target = file.renamedFrom ?? file.path;
+      if (file.renamedFrom) await renamePath(file.path, file.renamedFrom);
+      if (file.originalBytes) await writeContent(target, file.originalBytes);
+    }
+  };
+
+  const manager: ReviewManager = {
+    onDidChange: emitter.event,
+    pending: () => [...files.values()],
+    get: (p) => files.get(p),
+    beforeWrite(p, before) {
+      if (files.has(p)) return;
+      if (before === undefined) {
+        set({ reviewId: randomUUID(), path: p, kind: 'create', original: '', originalBytes: undefined });
+      } else {
+        set({ reviewId: randomUUID(), path: p, kind: 'modify', original: decodeExact(before), originalBytes: before });
+      }
+    },
+    beforeDelete(p, before) {
+      const existing = files.get(p);
+      if (existing?.kind === 'create') {
+        // Keel created and deleted it: nothing left to review.
+        remove(p);
+        return;
+      }
+      set({
+        reviewId: existing?.reviewId ?? randomUUID(),
+        path: p,
+        kind: 'delete',
+        original: existing?.original ?? decodeExact(before),
+        originalBytes: existing?.originalBytes ?? before,
+        ...(existing?.renamedFrom ? { renamedFrom: existing.renamedFrom } : {}),
+      });
+    },
+    afterRename(from, to, content) {
+      const existing = files.get(from);
+      files.delete(from);
+      if (existing) {
+        set({ ...existing, path: to, ...(existing.kind === 'create' ? {} : { renamedFrom: existing.renamedFrom ?? from }) });
+        return;
+      }
+      set({
+        reviewId: randomUUID(),
+        path: to,
+        kind: 'modify',
+        original: content ? decodeExact(content) : undefined,
+        originalBytes: content,
+        renamedFrom: from,
+      });
+    },
+    changed,
+    hunks,
+    async accept(p, hunkId) {
+      const file = files.get(p);
+      if (!file) return false;
+      if (hunkId === undefined || hunkId === FILE_HUNK) {
+        remove(p);
+        return true;
+      }
+      const hunk = (await textHunks(file))?.find((h) => h.id === hunkId);
+      if (!hunk || file.original === undefined) return false;
+      const original = acceptHunk(file.original, hunk);
+      // Once part of a created file is accepted, rejecting the rest must keep that part: it is a modify now.
+      const kind = file.kind === 'create' && original !== '' ? 'modify' : file.kind;
+      const next: PendingFile = {
+        ...file,
+        kind,
+        original,
+        originalBytes: kind === 'create' ? undefined : encodeText(original),
+      };
+      set(next);
+      await settleIfClean(next);
+      return true;
+    },
+    async reject(p, hunkId) {
+      const file = files.get(p);
+      if (!file) return false;
+      const shown = options.display(p);
+      if (hunkId === undefined || hunkId === FILE_HUNK) {
+        await restoreWholeFile(file);
+        remove(p);
+        const what =
+          file.kind === 'create'
+            ? `deleted ${shown}, which you created`
+            : file.kind === 'delete'
+              ? `restored ${shown}, which you deleted`
+              : file.renamedFrom
+                ? `moved ${shown} back to ${options.display(file.renamedFrom)} with its original content`
+                : `restored ${shown} to its content before your edits`;
+        options.onRejected?.({ path: shown, description: `The user rejected your changes to ${shown}: Keel ${what}.` });
+        return true;
+      }
+      const hunk = (await textHunks(file))?.find((h) => h.id === hunkId);
+      if (!hunk) return false;
+      const current = await readCurrentText(p);
+      if (current === undefined) return false;
+      const reverted = rejectHunk(current, hunk);
+      if (file.kind === 'create' && reverted === '' && file.original === '') {
+        await deletePath(p);
+        remove(p);
+      } else {
+        await writeContent(p, encodeText(reverted));
+        await settleIfClean(file);
+      }
+      changed();
+      options.onRejected?.({
+        path: shown,
+        description: `The user rejected ${describeLines(hunk)} in ${shown}; those lines are back to what they were before. Read the file again before editing it.`,
+      });
+      return true;
+    },
+    async acceptAll() {
+      const n = files.size;
+      files.clear();
+      changed();
+      return n;
+    },
+    async rejectAll() {
+      let n = 0;
+      for (const file of [...files.values()]) {
+        try {
+          if (await manager.reject(file.path)) n++;
+        } catch (error) {
+          options.log?.(`reject ${file.path} failed: ${(error as Error).message}`);
+        }
+      }
+      return n;
+    },
+    forget: remove,
+    dispose: () => emitter.dispose(),
+  };
+  return manager;
+}
+
+export function relativeTo(roots: readonly string[], p: string): string {
+  for (const root of roots) {
+    const rel = path.relative(root, p);
+    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).join('/');
+  }
+  return p;
+}

@@ -1,0 +1,163 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ORIGINAL_SCHEME, PROPOSED_SCHEME, type Proposals } from './proposals.ts';
+import type { ReviewHunkView, ReviewManager } from './reviewManager.ts';
+
+// What the user sees of pending agent edits: green added lines, a red marker where lines were
+// removed, CodeLens "Accept | Reject | Open diff" per hunk, the original as a read-only virtual
+// document for `vscode.diff`, and context keys that drive the editor-title buttons.
+
+const BOM = '\uFEFF';
+
+export const COMMANDS = {
+  acceptHunk: 'keel.acceptHunk',
+  rejectHunk: 'keel.rejectHunk',
+  openDiff: 'keel.openDiff',
+} as const;
+
+export function originalUri(p: string, reviewId: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: p, query: `review=${reviewId}` });
+}
+
+export async function openReviewDiff(review: ReviewManager, p: string): Promise<boolean> {
+  const file = review.get(p);
+  if (!file) return false;
+  const right = file.kind === 'delete' ? originalUri(p, 'deleted') : vscode.Uri.file(p);
+  await vscode.commands.executeCommand(
+    'vscode.diff',
+    originalUri(p, file.reviewId),
+    right,
+    `${path.basename(p)} (before Keel) ↔ ${file.kind === 'delete' ? 'deleted' : 'now'}`,
+  );
+  return true;
+}
+
+function originalProvider(review: ReviewManager, proposals: Proposals): vscode.TextDocumentContentProvider {
+  const emitter = new vscode.EventEmitter<vscode.Uri>();
+  return {
+    onDidChange: emitter.event,
+    provideTextDocumentContent(uri) {
+      const query = new URLSearchParams(uri.query);
+      const proposalId = query.get('proposal');
+      if (proposalId) {
+        const proposal = proposals.pending().find((x) => x.id === proposalId);
+        if (!proposal) return '';
+        const text = uri.scheme === PROPOSED_SCHEME ? proposal.after : proposal.before;
+        return text.startsWith(BOM) ? text.slice(1) : text;
+      }
+      if (query.get('review') === 'deleted') return '';
+      const file = review.pending().find((f) => f.path === uri.path || f.path === uri.fsPath);
+      const text = file?.original ?? '';
+      return text.startsWith(BOM) ? text.slice(1) : text;
+    },
+  };
+}
+
+function lensesFor(doc: vscode.TextDocument, hunks: readonly ReviewHunkView[]): vscode.CodeLens[] {
+  const out: vscode.CodeLens[] = [];
+  const p = doc.uri.fsPath;
+  for (const h of hunks) {
+    const line = Math.min(h.line, Math.max(doc.lineCount - 1, 0));
+    const range = new vscode.Range(line, 0, line, 0);
+    const summary = `Keel: +${h.added} −${h.removed}`;
+    out.push(new vscode.CodeLens(range, { title: summary, command: '' }));
+    out.push(new vscode.CodeLens(range, { title: 'Accept', command: COMMANDS.acceptHunk, arguments: [p, h.id] }));
+    out.push(new vscode.CodeLens(range, { title: 'Reject', command: COMMANDS.rejectHunk, arguments: [p, h.id] }));
+    out.push(new vscode.CodeLens(range, { title: 'Open diff', command: COMMANDS.openDiff, arguments: [p] }));
+  }
+  return out;
+}
+
+export function registerReviewUi(review: ReviewManager, proposals: Proposals): vscode.Disposable {
+  const disposables: vscode.Disposable[] = [];
+  const added = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.addedForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+  });
+  const removed = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    borderColor: new vscode.ThemeColor('diffEditor.removedTextBorder'),
+    borderStyle: 'solid none none none',
+    borderWidth: '2px 0 0 0',
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.deletedForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+  });
+  disposables.push(added, removed);
+
+  const decorate = async (editor: vscode.TextEditor) => {
+    if (editor.document.uri.scheme !== 'file') return;
+    const hunks = review.get(editor.document.uri.fsPath) ? await review.hunks(editor.document.uri.fsPath) : [];
+    const addRanges: vscode.Range[] = [];
+    const removedOptions: vscode.DecorationOptions[] = [];
+    const lastLine = Math.max(editor.document.lineCount - 1, 0);
+    for (const h of hunks) {
+      if (h.added > 0) addRanges.push(new vscode.Range(h.line, 0, Math.min(h.line + h.added - 1, lastLine), 0));
+      if (h.removed > 0) {
+        const first = h.hunk?.oldLines[0]?.replace(/\r?\n$/, '') ?? '';
+        const line = Math.min(h.line + h.added, lastLine);
+        removedOptions.push({
+          range: new vscode.Range(line, 0, line, 0),
+          hoverMessage: new vscode.MarkdownString().appendText(`Keel removed ${h.removed} line(s):\n`).appendCodeblock(
+            (h.hunk?.oldLines ?? []).join('').slice(0, 4000),
+          ),
+          renderOptions: {
+            before: {
+              contentText: `− ${h.removed} line(s) removed${first ? `: ${first.trim().slice(0, 60)}` : ''}  `,
+              color: new vscode.ThemeColor('editorGhostText.foreground'),
+              fontStyle: 'italic',
+            },
+          },
+        });
+      }
+    }
+    editor.setDecorations(added, addRanges);
+    editor.setDecorations(removed, removedOptions);
+  };
+  const decorateAll = () => {
+    for (const editor of vscode.window.visibleTextEditors) void decorate(editor);
+  };
+
+  const lensEmitter = new vscode.EventEmitter<void>();
+  disposables.push(lensEmitter);
+  disposables.push(
+    vscode.languages.registerCodeLensProvider(
+      { scheme: 'file' },
+      {
+        onDidChangeCodeLenses: lensEmitter.event,
+        async provideCodeLenses(doc) {
+          if (!review.get(doc.uri.fsPath)) return [];
+          return lensesFor(doc, await review.hunks(doc.uri.fsPath));
+        },
+      },
+    ),
+  );
+
+  const provider = originalProvider(review, proposals);
+  disposables.push(vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, provider));
+  disposables.push(vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider));
+
+  const updateContext = () => {
+    const paths = review.pending().map((f) => f.path);
+    void vscode.commands.executeCommand('setContext', 'keel.hasPendingEdits', paths.length > 0 || proposals.pending().length > 0);
+    void vscode.commands.executeCommand('setContext', 'keel.pendingEditPaths', paths);
+  };
+
+  const refresh = () => {
+    decorateAll();
+    lensEmitter.fire();
+    updateContext();
+  };
+  disposables.push(review.onDidChange(refresh), proposals.onDidChange(updateContext));
+  disposables.push(vscode.window.onDidChangeVisibleTextEditors(decorateAll));
+  disposables.push(
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (!review.get(e.document.uri.fsPath)) return;
+      for (const editor of vscode.window.visibleTextEditors) if (editor.document === e.document) void decorate(editor);
+      lensEmitter.fire();
+    }),
+  );
+  updateContext();
+  return vscode.Disposable.from(...disposables);
+}

@@ -1,0 +1,227 @@
+import * as vscode from 'vscode';
+import type { AgentEvent, ModelCallRecord } from '../agent/events.ts';
+import type { Host } from '../agent/host.ts';
+import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
+import type { KeelSettings } from './settings.ts';
+
+// Owns the current AgentSession: creates it lazily (the core is loaded on first use, not at
+// activation), forwards its events to subscribers (chat view, status bar), switches sessions
+// (new chat, reopen from history) and relays review rejections to the agent.
+
+export interface Usage {
+  readonly contextTokens: number;
+  readonly contextWindow: number;
+  readonly cacheHitPct: number;
+  readonly costUsd: number;
+}
+
+export interface SessionListItem {
+  readonly id: string;
+  readonly title: string;
+  readonly updatedAt: number;
+  readonly messageCount: number;
+}
+
+export type ControllerEvent =
+  | { readonly type: 'event'; readonly event: AgentEvent }
+  | { readonly type: 'switched' }
+  | { readonly type: 'usage'; readonly usage: Usage };
+
+export interface SubmitResult {
+  readonly ok: boolean;
+  readonly error?: string;
+  readonly code?: string;
+  readonly suggestion?: string;
+  readonly outcome?: Promise<RunOutcome>;
+}
+
+export interface SessionController extends vscode.Disposable {
+  readonly onDidChange: vscode.Event<ControllerEvent>;
+  /** The session if one exists (never creates one). */
+  readonly current: AgentSession | undefined;
+  readonly usage: Usage;
+  readonly model: string;
+  readonly contextWindow: number;
+  /** Creates the session on first use. */
+  ensure(): Promise<AgentSession>;
+  submit(text: string, options?: { mentions?: readonly string[]; idempotencyKey?: string }): Promise<SubmitResult>;
+  stop(): void;
+  newChat(): void;
+  open(id: string): Promise<void>;
+  list(): Promise<SessionListItem[]>;
+  notify(text: string, source: string): void;
+}
+
+export interface SessionControllerOptions {
+  readonly host: () => Host;
+  readonly settings: () => KeelSettings;
+  readonly apiKey: () => Promise<string | undefined>;
+  readonly log: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+}
+
+const DEFAULT_WINDOW = 200_000;
+
+function usageFrom(records: readonly ModelCallRecord[], fallbackWindow: number): Usage {
+  const last = records.at(-1);
+  const costUsd = records.reduce((sum, r) => sum + r.cost_usd, 0);
+  if (!last) return { contextTokens: 0, contextWindow: fallbackWindow, cacheHitPct: 0, costUsd };
+  const prompt = last.input + last.cache_read + last.cache_write;
+  return {
+    contextTokens: prompt > 0 ? prompt + last.output : last.est_tokens,
+    contextWindow: last.context_window || fallbackWindow,
+    cacheHitPct: prompt > 0 ? Math.round((last.cache_read / prompt) * 1000) / 10 : 0,
+    costUsd,
+  };
+}
+
+export function createSessionController(options: SessionControllerOptions): SessionController {
+  const emitter = new vscode.EventEmitter<ControllerEvent>();
+  let session: AgentSession | undefined;
+  let creating: Promise<AgentSession> | undefined;
+  let subscription: { dispose(): void } | undefined;
+  let records: ModelCallRecord[] = [];
+  // Notes (e.g. review rejections) that arrive before any session exists wait here.
+  const pendingNotes: { text: string; source: string }[] = [];
+
+  const windowSetting = () => options.settings().contextWindow ?? DEFAULT_WINDOW;
+
+  const attach = (next: AgentSession) => {
+    subscription?.dispose();
+    session = next;
+    records = next.eventsSince(0).flatMap((e) => (e.type === 'model_call' ? [e.record] : []));
+    for (const note of pendingNotes.splice(0)) next.notify(note.text, note.source);
+    subscription = next.subscribe((event) => {
+      emitter.fire({ type: 'event', event });
+      if (event.type === 'model_call') {
+        records.push(event.record);
+        emitter.fire({ type: 'usage', usage: usageFrom(records, windowSetting()) });
+      }
+    });
+    emitter.fire({ type: 'switched' });
+    emitter.fire({ type: 'usage', usage: usageFrom(records, windowSetting()) });
+  };
+
+  const create = async (resumeId?: string): Promise<AgentSession> => {
+    // Loaded on demand: activation stays cheap, the core (SDK, tools) is evaluated on first use.
+    const { createAgentSession } = await import('../agent/session/session.ts');
+    const settings = options.settings();
+    const host = options.host();
+    const apiKey = await options.apiKey();
+    const trusted = vscode.workspace.isTrusted;
+    const created = createAgentSession({
+      host,
+      model: settings.model,
+      fallbackModels: settings.fallbackModels,
+      ...(apiKey ? { apiKey } : {}),
+      ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),
+      ...(settings.maxTurns ? { maxTurns: settings.maxTurns } : {}),
+      ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
+      ...(resumeId ? { resumeId } : {}),
+      readOnly: !trusted,
+    });
+    options.log('info', `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`);
+    return created;
+  };
+
+  const controller: SessionController = {
+    onDidChange: emitter.event,
+    get current() {
+      return session;
+    },
+    get usage() {
+      return usageFrom(records, windowSetting());
+    },
+    get model() {
+      return options.settings().model;
+    },
+    get contextWindow() {
+      return usageFrom(records, windowSetting()).contextWindow;
+    },
+    async ensure() {
+      if (session) return session;
+      creating ??= create().then(
+        (s) => {
+          attach(s);
+          creating = undefined;
+          return s;
+        },
+        (error: unknown) => {
+          creating = undefined;
+          throw error;
+        },
+      );
+      return creating;
+    },
+    async submit(text, submitOptions) {
+      const apiKey = await options.apiKey();
+      if (!apiKey && !options.settings().baseUrl) {
+        return {
+          ok: false,
+          code: 'NO_API_KEY',
+          error: 'No Anthropic API key is set.',
+          suggestion: 'Run "Keel: Set API Key" from the Command Palette (the key is kept in VS Code\'s secret storage).',
+        };
+      }
+      let s: AgentSession;
+      try {
+        s = await controller.ensure();
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        options.log('error', `could not start a session: ${message}`);
+        return { ok: false, code: 'SESSION_START_FAILED', error: message, suggestion: 'Check the Keel settings (model, base URL, context window).' };
+      }
+      const outcome = s.prompt(text, {
+        ...(submitOptions?.mentions?.length ? { mentions: submitOptions.mentions } : {}),
+        ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),
+      });
+      outcome.then(
+        (o) => options.log('info', `run ended: ${o.status}${o.error ? ` (${o.error})` : ''}`),
+        (error: unknown) => options.log('error', `run failed: ${String(error)}`),
+      );
+      return { ok: true, outcome };
+    },
+    stop() {
+      session?.abort('stopped by the user');
+    },
+    newChat() {
+      subscription?.dispose();
+      subscription = undefined;
+      session?.dispose();
+      session = undefined;
+      records = [];
+      emitter.fire({ type: 'switched' });
+      emitter.fire({ type: 'usage', usage: usageFrom(records, windowSetting()) });
+    },
+    async open(id) {
+      if (session?.id === id) return;
+      const next = await create(id);
+      session?.dispose();
+      attach(next);
+    },
+    async list() {
+      const { listSessions } = await import('../agent/session/log.ts');
+      let stateDir: string;
+      try {
+        stateDir = options.host().stateDir;
+      } catch {
+        return [];
+      }
+      return listSessions(stateDir).map((s) => ({
+        id: s.id,
+        title: s.title,
+        updatedAt: s.updatedAt,
+        messageCount: s.messageCount,
+      }));
+    },
+    notify(text, source) {
+      if (session) session.notify(text, source);
+      else pendingNotes.push({ text, source });
+    },
+    dispose() {
+      subscription?.dispose();
+      session?.dispose();
+      emitter.dispose();
+    },
+  };
+  return controller;
+}

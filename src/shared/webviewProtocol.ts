@@ -1,0 +1,305 @@
+import { z } from 'zod';
+import type { AgentEvent, AgentEventType, TodoItem } from '../agent/events.ts';
+import type { AgentMessage } from '../agent/messages.ts';
+
+// The one typed channel between the extension host and the chat webview. Both sides validate
+// everything they receive with these schemas (the webview is a separate, untrusted-ish JS context;
+// the host must never act on a malformed message). Agent events are validated loosely: the envelope
+// ({type, seq, sessionId, ts}) strictly, plus the fields the UI reads; anything else passes through
+// so the protocol does not have to mirror every event field.
+
+/** Every AgentEvent type; the compile-time check below fails if events.ts grows a new one. */
+export const AGENT_EVENT_TYPES = [
+  'agent_start',
+  'turn_start',
+  'message_start',
+  'message_delta',
+  'message_end',
+  'user_message',
+  'tool_start',
+  'tool_update',
+  'tool_end',
+  'turn_end',
+  'agent_end',
+  'retry',
+  'model_call',
+  'discarded',
+  'todo',
+  'message_appended',
+  'notice',
+  'error',
+] as const satisfies readonly AgentEventType[];
+
+type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
+const exhaustive: [MissingEventTypes] extends [never] ? true : MissingEventTypes = true;
+void exhaustive;
+
+// Bounds keep a misbehaving peer from making the other side allocate without limit.
+const MAX_TEXT = 200_000;
+const MAX_CODE = 1_000_000;
+const MAX_PATH = 4096;
+
+const id = z.string().min(1).max(512);
+const relPath = z.string().min(1).max(MAX_PATH);
+const count = z.number().int().nonnegative();
+
+// ---------- agent events (host → webview, inside `event` and `snapshot`) ----------
+
+const envelope = {
+  seq: count,
+  sessionId: id,
+  ts: z.number(),
+};
+
+const toolResultSchema = z.looseObject({
+  status: z.enum(['success', 'partial', 'error']),
+  text: z.string(),
+  error: z.looseObject({ code: z.string(), message: z.string(), suggestion: z.string() }).optional(),
+  stats: z.looseObject({}),
+  ui: z.record(z.string(), z.unknown()).optional(),
+});
+
+const assistantBlockSchema = z.looseObject({ type: z.string() });
+
+const todoSchema = z.looseObject({
+  id: z.string(),
+  content: z.string(),
+  status: z.enum(['pending', 'in_progress', 'completed']),
+});
+
+const ev = <T extends (typeof AGENT_EVENT_TYPES)[number], S extends z.ZodRawShape>(type: T, shape: S) =>
+  z.looseObject({ type: z.literal(type), ...envelope, ...shape });
+
+export const agentEventSchema = z.discriminatedUnion('type', [
+  ev('agent_start', { runId: z.string(), prompt: z.string() }),
+  ev('turn_start', { turn: z.number() }),
+  ev('message_start', { messageId: z.string(), model: z.string() }),
+  ev('message_delta', {
+    messageId: z.string(),
+    blockIndex: count,
+    kind: z.enum(['text', 'thinking', 'tool_input']),
+    delta: z.string(),
+  }),
+  ev('message_end', {
+    message: z.looseObject({
+      id: z.string(),
+      role: z.literal('assistant'),
+      content: z.array(assistantBlockSchema),
+    }),
+  }),
+  ev('user_message', {
+    message: z.looseObject({
+      id: z.string(),
+      role: z.literal('user'),
+      text: z.string(),
+      mentions: z.array(z.string()).optional(),
+      steering: z.boolean().optional(),
+    }),
+    queued: z.boolean(),
+  }),
+  ev('tool_start', { toolUseId: z.string(), name: z.string(), input: z.unknown() }),
+  ev('tool_update', { toolUseId: z.string(), text: z.string() }),
+  ev('tool_end', {
+    toolUseId: z.string(),
+    name: z.string(),
+    result: toolResultSchema,
+    durationMs: z.number(),
+  }),
+  ev('turn_end', { turn: z.number(), stopReason: z.string().nullable() }),
+  ev('agent_end', {
+    runId: z.string(),
+    status: z.enum(['finished', 'failed', 'aborted', 'max_turns', 'stopped']),
+    finalText: z.string(),
+    error: z.string().optional(),
+  }),
+  ev('retry', { attempt: z.number(), delayMs: z.number(), reason: z.string(), model: z.string() }),
+  ev('model_call', {
+    record: z.looseObject({
+      est_tokens: z.number(),
+      context_window: z.number(),
+      cache_read: z.number(),
+      cache_write: z.number(),
+      input: z.number(),
+      output: z.number(),
+      cost_usd: z.number(),
+      model: z.string(),
+    }),
+  }),
+  ev('discarded', { model: z.string(), content: z.array(assistantBlockSchema), reason: z.string() }),
+  ev('todo', { todos: z.array(todoSchema) }),
+  ev('message_appended', { message: z.looseObject({ id: z.string(), role: z.string() }) }),
+  ev('notice', { level: z.enum(['info', 'warn', 'error']), text: z.string() }),
+  ev('error', { code: z.string(), message: z.string() }),
+]);
+
+// ---------- host → webview ----------
+
+const sessionSummarySchema = z.strictObject({
+  id,
+  title: z.string().max(MAX_TEXT),
+  /** Epoch milliseconds. */
+  updatedAt: z.number(),
+  messageCount: count,
+});
+
+const hunkSchema = z.strictObject({
+  id,
+  /** 1-based first line of the hunk in the current file. */
+  startLine: z.number().int().positive(),
+  /** Number of added / removed lines. */
+  added: count,
+  removed: count,
+});
+
+export const hostMessageSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('event'), event: agentEventSchema }),
+  z.strictObject({
+    type: z.literal('snapshot'),
+    sessionId: id,
+    /**
+     * true: the webview discards its view and rebuilds from `events` (new chat, other session, or a
+     * webview that asked for a session the host no longer holds). false: `events` are the ones after
+     * the webview's `afterSeq` and are appended.
+     */
+    replace: z.boolean(),
+    events: z.array(agentEventSchema),
+    todos: z.array(todoSchema),
+    running: z.boolean(),
+    model: z.string(),
+    contextWindow: count,
+    /**
+     * Optional transcript for sessions reopened from a log whose events are not available: the
+     * webview renders these messages (before `events`) when `replace` is true.
+     */
+    messages: z.array(z.looseObject({ id: z.string(), role: z.string() })).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('sessions'),
+    items: z.array(sessionSummarySchema),
+    currentId: id.optional(),
+  }),
+  z.strictObject({
+    type: z.literal('fileCompletions'),
+    query: z.string().max(MAX_PATH),
+    items: z.array(relPath),
+  }),
+  z.strictObject({
+    type: z.literal('review'),
+    /** Every file with pending (not yet accepted/rejected) agent edits; an empty list = nothing pending. */
+    files: z.array(z.strictObject({ path: relPath, hunks: z.array(hunkSchema) })),
+  }),
+  z.strictObject({
+    type: z.literal('usage'),
+    contextTokens: count,
+    contextWindow: count,
+    /** 0..100 */
+    cacheHitPct: z.number().min(0).max(100),
+    costUsd: z.number().nonnegative(),
+  }),
+  /** Answer to a `submit`: accepted (the run or steering message is under way) or refused with a reason. */
+  z.strictObject({
+    type: z.literal('submitResult'),
+    idempotencyKey: id,
+    ok: z.boolean(),
+    error: z.string().max(MAX_TEXT).optional(),
+  }),
+  /** Prefill the input (e.g. "Ask Keel About Selection" when the user should edit before sending). */
+  z.strictObject({ type: z.literal('setInput'), text: z.string().max(MAX_TEXT), mentions: z.array(relPath) }),
+  /** A host-side problem outside any session event (no API key, session failed to start). */
+  z.strictObject({
+    type: z.literal('hostNotice'),
+    level: z.enum(['info', 'warn', 'error']),
+    text: z.string().max(MAX_TEXT),
+    code: z.string().max(100).optional(),
+    suggestion: z.string().max(MAX_TEXT).optional(),
+  }),
+]);
+
+// ---------- webview → host ----------
+
+const reviewTarget = { path: relPath, hunkId: id.optional() };
+
+export const webviewMessageSchema = z.discriminatedUnion('type', [
+  /** Sent on every load/re-show: "send me everything after this seq of this session". */
+  z.strictObject({ type: z.literal('ready'), afterSeq: count, sessionId: id.optional() }),
+  z.strictObject({
+    type: z.literal('submit'),
+    text: z.string().min(1).max(MAX_TEXT),
+    mentions: z.array(relPath).max(200),
+    /** A double-send with the same key runs once. */
+    idempotencyKey: id,
+  }),
+  z.strictObject({ type: z.literal('stop') }),
+  z.strictObject({ type: z.literal('newChat') }),
+  z.strictObject({ type: z.literal('openSession'), id }),
+  z.strictObject({ type: z.literal('listSessions') }),
+  z.strictObject({ type: z.literal('accept'), ...reviewTarget }),
+  z.strictObject({ type: z.literal('reject'), ...reviewTarget }),
+  z.strictObject({ type: z.literal('acceptAll') }),
+  z.strictObject({ type: z.literal('rejectAll') }),
+  z.strictObject({ type: z.literal('openDiff'), path: relPath }),
+  /** Open a workspace file (paths in tool cards are links); line is 1-based. */
+  z.strictObject({
+    type: z.literal('openFile'),
+    path: relPath,
+    line: z.number().int().positive().optional(),
+  }),
+  z.strictObject({ type: z.literal('copyCode'), code: z.string().max(MAX_CODE) }),
+  z.strictObject({ type: z.literal('insertCode'), code: z.string().max(MAX_CODE) }),
+  z.strictObject({ type: z.literal('requestFileCompletions'), query: z.string().max(MAX_PATH) }),
+]);
+
+// ---------- types ----------
+
+type HostMessageWire = z.infer<typeof hostMessageSchema>;
+type Narrow<U extends HostMessageWire['type']> = Extract<HostMessageWire, { type: U }>;
+
+/**
+ * Snapshot as the host builds it: events, todos and messages typed as the core's own types (the
+ * schema checks the envelope and the fields the UI reads; the fixtures in
+ * test/unit/webviewProtocol.test.ts keep the two in step).
+ */
+export type SnapshotMessage = Omit<Narrow<'snapshot'>, 'events' | 'todos' | 'messages'> & {
+  events: readonly AgentEvent[];
+  todos: readonly TodoItem[];
+  messages?: readonly AgentMessage[];
+};
+
+/** Host → webview. */
+export type HostMessage =
+  | { type: 'event'; event: AgentEvent }
+  | SnapshotMessage
+  | Exclude<HostMessageWire, { type: 'event' | 'snapshot' }>;
+export type WebviewMessage = z.infer<typeof webviewMessageSchema>;
+export type HostMessageType = HostMessage['type'];
+export type WebviewMessageType = WebviewMessage['type'];
+export type SessionSummary = z.infer<typeof sessionSummarySchema>;
+export type ReviewHunk = z.infer<typeof hunkSchema>;
+export type ReviewFile = Narrow<'review'>['files'][number];
+export type UsageMessage = Narrow<'usage'>;
+
+export type ParseResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: string };
+
+function parseWith<T>(schema: z.ZodType, data: unknown): ParseResult<T> {
+  const result = schema.safeParse(data);
+  if (!result.success) return { ok: false, error: z.prettifyError(result.error) };
+  // The schema has checked every field the receiver reads; the declared type is the richer contract.
+  return { ok: true, value: result.data as T };
+}
+
+/** Validate a message the webview received from the host. */
+export function parseHostMessage(data: unknown): ParseResult<HostMessage> {
+  return parseWith<HostMessage>(hostMessageSchema, data);
+}
+
+/** Validate a message the host received from the webview. */
+export function parseWebviewMessage(data: unknown): ParseResult<WebviewMessage> {
+  return parseWith<WebviewMessage>(webviewMessageSchema, data);
+}
+
+/** Validate one agent event (e.g. when replaying a log). */
+export function parseAgentEvent(data: unknown): ParseResult<AgentEvent> {
+  return parseWith<AgentEvent>(agentEventSchema, data);
+}

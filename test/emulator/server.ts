@@ -1,0 +1,368 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { countInputTokens, createPromptCache, DEFAULT_MIN_CACHEABLE_TOKENS } from './cache.ts';
+import { createIds, createRng } from './ids.ts';
+import { checkExpectation, createReplyCursor, type ReplyCursor } from './scenario.ts';
+import {
+  buildContent,
+  defaultStopReason,
+  estimateOutputTokens,
+  formatSse,
+  type OutMessage,
+  type SseEvent,
+  streamEvents,
+} from './sse.ts';
+import type { Fault, MessagesRequest, RecordedRequest, Scenario, UsageOut } from './types.ts';
+import { validateRequest } from './validate.ts';
+
+export type {
+  Fault,
+  MessagesRequest,
+  RecordedRequest,
+  ReplyExpectation,
+  Scenario,
+  ScriptedBlock,
+  ScriptedReply,
+  UsageOut,
+} from './types.ts';
+
+export interface EmulatorOptions {
+  scenario?: Scenario;
+  /** Default 0 (ephemeral); the server binds 127.0.0.1 only. */
+  port?: number;
+  /** Injectable clock for cache TTL tests. */
+  now?: () => number;
+  /** Default 300_000 (the API's 5-minute TTL); `ttl: '1h'` breakpoints always live one hour. */
+  cacheTtlMs?: number;
+  /** Tokens; a larger prompt gets 400 "prompt is too long". Default 200_000. */
+  contextWindow?: number;
+  /** Seeds the PRNG that splits deltas and makes ids. */
+  chunkSeed?: number;
+  /** Addition beyond the contract: smallest cacheable prefix (default 1024, as the API for most models). */
+  minCacheableTokens?: number;
+}
+
+export interface Emulator {
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  setScenario(s: Scenario): void;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const DEFAULT_FAULT_AFTER_EVENTS = 4;
+
+type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'not_found_error'
+  | 'request_too_large'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'overloaded_error';
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) reject(new BodyTooLarge());
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function headerMap(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+function errorBody(type: ErrorType, message: string, requestId: string) {
+  return { type: 'error', error: { type, message }, request_id: requestId };
+}
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const seed = options.chunkSeed ?? 0x5eed;
+  const contextWindow = options.contextWindow ?? 200_000;
+  const ids = createIds(createRng(seed ^ 0x9e3779b9));
+  const cache = createPromptCache({
+    now: options.now ?? Date.now,
+    ttlMs: options.cacheTtlMs ?? 300_000,
+    minCacheableTokens: options.minCacheableTokens ?? DEFAULT_MIN_CACHEABLE_TOKENS,
+  });
+  const requests: RecordedRequest[] = [];
+  const active = new Set<AbortController>();
+  let scenario = options.scenario;
+  let cursor: ReplyCursor = createReplyCursor(scenario);
+  let generated = 0;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = ids.request();
+    res.setHeader('request-id', requestId);
+    const path = (req.url ?? '').split('?')[0];
+    const isMessages = path === '/v1/messages';
+    const isCount = path === '/v1/messages/count_tokens';
+    const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(payload));
+    };
+    if (req.method !== 'POST' || (!isMessages && !isCount)) {
+      send(404, errorBody('not_found_error', `Not Found: ${req.method} ${path}`, requestId));
+      return;
+    }
+
+    let raw: string;
+    try {
+      raw = await readBody(req);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) {
+        send(413, errorBody('request_too_large', 'Request exceeds the maximum allowed number of bytes.', requestId));
+      }
+      return;
+    }
+    let body: unknown = raw;
+    let jsonOk = true;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      jsonOk = false;
+    }
+    const headers = headerMap(req);
+    const record: RecordedRequest = { body, headers, status: 0, requestId };
+    if (isMessages) requests.push(record);
+    const fail = (status: number, type: ErrorType, message: string, extra: Record<string, string> = {}) => {
+      record.status = status;
+      record.error = { type, message };
+      send(status, errorBody(type, message, requestId), extra);
+    };
+
+    if (!headers['x-api-key'] && !headers['authorization']) {
+      return fail(401, 'authentication_error', 'x-api-key header is required');
+    }
+    if (!headers['anthropic-version']) return fail(400, 'invalid_request_error', 'anthropic-version: header is required');
+    if (!jsonOk) return fail(400, 'invalid_request_error', 'There was an error parsing the body as JSON');
+
+    const countBody = isCount && typeof body === 'object' && body !== null ? { max_tokens: 1, ...body } : body;
+    const validation = validateRequest(countBody);
+    if (!validation.ok) return fail(400, 'invalid_request_error', validation.message);
+    const request = validation.request;
+    record.request = request;
+    record.stream = request.stream === true;
+    const total = countInputTokens(request);
+    if (isCount) {
+      record.status = 200;
+      return send(200, { input_tokens: total });
+    }
+    if (total > contextWindow) {
+      return fail(400, 'invalid_request_error', `prompt is too long: ${total} tokens > ${contextWindow} maximum`);
+    }
+
+    const pick = cursor.peek(request);
+    if (pick.kind === 'exhausted') {
+      return fail(
+        400,
+        'invalid_request_error',
+        `scenario exhausted: all ${pick.consumed} scripted replies of ${scenario?.name ?? 'the scenario'} were used`,
+      );
+    }
+    const reply = pick.reply;
+    // A reply scripted for another model is left for the fallback model; this one looks overloaded.
+    if (reply.model !== undefined && reply.model !== request.model) return fail(529, 'overloaded_error', 'Overloaded');
+    const unmet = checkExpectation(reply.expect, request);
+    if (unmet) return fail(400, 'invalid_request_error', `scenario expectation failed: reply #${pick.index}: ${unmet}`);
+    pick.consume();
+
+    const fault = reply.fault;
+    record.fault = fault?.type;
+    switch (fault?.type) {
+      case 'overloaded':
+        return fail(529, 'overloaded_error', 'Overloaded');
+      case 'rate_limit':
+        return fail(
+          429,
+          'rate_limit_error',
+          'This request would exceed the rate limit for your organization. Please retry after the time in the retry-after header.',
+          { 'retry-after': String(fault.retryAfterSeconds ?? 1) },
+        );
+      case 'server_error':
+        return fail(fault.status ?? 500, 'api_error', 'Internal server error');
+      case 'prompt_too_long':
+        return fail(
+          400,
+          'invalid_request_error',
+          `prompt is too long: ${Math.max(total, contextWindow + 1)} tokens > ${contextWindow} maximum`,
+        );
+      case 'invalid_tool_json':
+        if (!reply.content?.some((b) => b.type === 'tool_use')) {
+          return fail(400, 'invalid_request_error', 'scenario error: invalid_tool_json needs a tool_use block');
+        }
+        break;
+      default:
+        break;
+    }
+
+    const content = buildContent(reply, ids);
+    const usage: UsageOut = {
+      ...cache.account(request),
+      output_tokens: estimateOutputTokens(content),
+      service_tier: 'standard',
+    };
+    record.usage = usage;
+    const stopReason = defaultStopReason(reply);
+    const message: OutMessage = {
+      id: ids.message(),
+      type: 'message',
+      role: 'assistant',
+      model: request.model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: stopReason === 'stop_sequence' ? (request.stop_sequences?.[0] ?? null) : null,
+      usage,
+    };
+
+    const abort = new AbortController();
+    active.add(abort);
+    let cutByUs = false;
+    const cut = () => {
+      cutByUs = true;
+      res.destroy();
+    };
+    res.on('close', () => {
+      // A scripted cut closes the socket itself; only a client that leaves early counts as a disconnect.
+      if (!res.writableFinished && !cutByUs) record.clientDisconnected = true;
+      abort.abort();
+      active.delete(abort);
+    });
+    const slow = fault?.type === 'slow' ? fault : undefined;
+
+    if (!record.stream) {
+      if (fault?.type === 'cut_stream') return cut();
+      if (fault?.type === 'mid_stream_error') return fail(529, 'overloaded_error', 'Overloaded');
+      if (slow && !(await pause(slow.delayMs, abort.signal))) return;
+      const payload =
+        fault?.type === 'invalid_tool_json' ? { ...message, content: corruptNonStreaming(message.content) } : message;
+      record.status = 200;
+      send(200, payload);
+      record.finished = true;
+      return;
+    }
+
+    const events = streamEvents(message, createRng(seed * 1_000_003 + generated++), {
+      corruptToolJson: fault?.type === 'invalid_tool_json',
+    });
+    await writeStream(res, record, events, fault, abort.signal, requestId, cut);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      const message = e instanceof Error ? e.message : String(e);
+      process.stderr.write(`emulator: internal error: ${message}\n`);
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(errorBody('api_error', `emulator internal error: ${message}`, 'req_internal')));
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setScenario(s) {
+      scenario = s;
+      cursor = createReplyCursor(s);
+    },
+    close() {
+      for (const a of active) a.abort();
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Resolves false when the client went away during the pause. */
+async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (ms <= 0) return !signal.aborted;
+  try {
+    await sleep(ms, undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Non-streaming has no partial JSON to break, so the tool input arrives as the unparseable raw string.
+function corruptNonStreaming(content: OutMessage['content']): unknown[] {
+  let done = false;
+  return content.map((b) => {
+    if (b.type !== 'tool_use' || done) return b;
+    done = true;
+    return { ...b, input: `${JSON.stringify(b.input).slice(0, -1)}, "oops": ]]` };
+  });
+}
+
+async function writeStream(
+  res: ServerResponse,
+  record: RecordedRequest,
+  events: SseEvent[],
+  fault: Fault | undefined,
+  signal: AbortSignal,
+  requestId: string,
+  cut: () => void,
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+  record.status = 200;
+  record.eventsWritten = 0;
+  const breakAt =
+    fault?.type === 'mid_stream_error' || fault?.type === 'cut_stream'
+      ? Math.min(fault.afterEvents ?? DEFAULT_FAULT_AFTER_EVENTS, events.length - 1)
+      : -1;
+  const write = (chunk: string) =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      res.write(chunk, () => resolve());
+    });
+
+  for (const [i, event] of events.entries()) {
+    if (i === breakAt) {
+      if (fault?.type === 'mid_stream_error') {
+        const err = errorBody('overloaded_error', 'Overloaded', requestId);
+        await write(`event: error\ndata: ${JSON.stringify(err)}\n\n`);
+        record.error = err.error;
+        res.end();
+        record.finished = true;
+      } else {
+        // Destroying the socket skips the terminating chunk: the client sees the connection die mid-body.
+        cut();
+      }
+      return;
+    }
+    if (fault?.type === 'slow' && i > 0) {
+      const ms = i === 1 ? fault.delayMs : (fault.perChunkDelayMs ?? fault.delayMs);
+      if (!(await pause(ms, signal))) return;
+    }
+    if (signal.aborted) return;
+    await write(formatSse(event));
+    record.eventsWritten = (record.eventsWritten ?? 0) + 1;
+  }
+  res.end();
+  record.finished = true;
+}

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+
+// The request schema is deliberately loose (unknown fields pass through, as the API tolerates many
+// optional parameters); the rules the real API enforces beyond shape live in validate.ts.
+export const ContentBlockInSchema = z.looseObject({ type: z.string() });
+export const MessageInSchema = z.looseObject({
+  role: z.string(),
+  content: z.union([z.string(), z.array(ContentBlockInSchema)]),
+});
+export const ToolInSchema = z.looseObject({ name: z.string(), type: z.string().optional() });
+export const MessagesRequestSchema = z.looseObject({
+  model: z.string(),
+  max_tokens: z.number().int().min(1),
+  messages: z.array(MessageInSchema),
+  system: z.union([z.string(), z.array(ContentBlockInSchema)]).optional(),
+  tools: z.array(ToolInSchema).optional(),
+  stream: z.boolean().optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  thinking: z.looseObject({ type: z.string(), budget_tokens: z.number().optional() }).optional(),
+});
+
+export type ContentBlockIn = z.infer<typeof ContentBlockInSchema>;
+export type MessageIn = z.infer<typeof MessageInSchema>;
+export type ToolIn = z.infer<typeof ToolInSchema>;
+/** Typed view of a /v1/messages request body that passed validation. */
+export type MessagesRequest = z.infer<typeof MessagesRequestSchema>;
+
+export type ScriptedBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string }
+  | { type: 'tool_use'; name: string; input: unknown; id?: string };
+
+export type Fault =
+  | { type: 'overloaded' }
+  | { type: 'rate_limit'; retryAfterSeconds?: number }
+  | { type: 'server_error'; status?: 500 | 502 | 503 | 504 }
+  | { type: 'mid_stream_error'; afterEvents?: number }
+  | { type: 'cut_stream'; afterEvents?: number }
+  | { type: 'invalid_tool_json' }
+  | { type: 'prompt_too_long' }
+  | { type: 'slow'; delayMs: number; perChunkDelayMs?: number };
+
+export interface ReplyExpectation {
+  /** The text of the last user message (text blocks and tool_result contents) contains this. */
+  lastUserContains?: string;
+  /** Some tool_result in the last user message contains this. */
+  toolResultContains?: string;
+  /** Every tool_result in the last user message has this is_error (absent counts as false). */
+  toolResultIsError?: boolean;
+}
+
+export interface ScriptedReply {
+  content?: ScriptedBlock[];
+  stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence';
+  expect?: ReplyExpectation;
+  fault?: Fault;
+  model?: string;
+}
+
+export type Scenario =
+  | { name?: string; replies: ScriptedReply[]; onExhausted?: 'error' | 'repeat_last' | 'echo' }
+  | { name?: string; respond: (req: MessagesRequest, index: number) => ScriptedReply };
+
+export interface UsageOut {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  service_tier: 'standard';
+}
+
+export interface RecordedRequest {
+  /** The parsed JSON body (or the raw text when it was not JSON). */
+  body: unknown;
+  /** Typed view of `body`, present when the request passed validation. */
+  request?: MessagesRequest;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  /** HTTP status sent (0 while the response has not started). */
+  status: number;
+  usage?: UsageOut;
+  requestId: string;
+  /** Additions beyond the lead's contract (backwards-compatible): observability for fault tests. */
+  stream?: boolean;
+  error?: { type: string; message: string };
+  fault?: Fault['type'];
+  /** SSE events written so far (streaming only). */
+  eventsWritten?: number;
+  /** The client went away before the response finished; the server stopped writing. */
+  clientDisconnected?: boolean;
+  /** The response was completely written. */
+  finished?: boolean;
+}

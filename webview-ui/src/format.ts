@@ -1,0 +1,137 @@
+// Pure formatting helpers shared by the reducer and the renderer.
+
+const EDIT_TOOLS = new Set(['Edit', 'MultiEdit', 'Write']);
+
+function field(input: unknown, ...keys: string[]): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const record = input as Record<string, unknown>;
+  for (const key of keys) {
+    const value = record[key];
+    if (typeof value === 'string' && value.length > 0) return value;
+  }
+  return undefined;
+}
+
+export function isEditTool(name: string): boolean {
+  return EDIT_TOOLS.has(name);
+}
+
+/** The file an edit tool call targets, if any. */
+export function editPath(name: string, input: unknown): string | undefined {
+  return isEditTool(name) ? field(input, 'path', 'file_path', 'filePath') : undefined;
+}
+
+/** The one argument that says what a tool call is about (shown on the collapsed card). */
+export function keyArgument(name: string, input: unknown): string {
+  let value: string | undefined;
+  switch (name) {
+    case 'Bash':
+      value = field(input, 'command');
+      break;
+    case 'Grep':
+    case 'Glob':
+      value = field(input, 'pattern', 'query');
+      break;
+    case 'TodoWrite': {
+      const todos = typeof input === 'object' && input !== null ? (input as Record<string, unknown>)['todos'] : undefined;
+      value = Array.isArray(todos) ? `${todos.length} item${todos.length === 1 ? '' : 's'}` : undefined;
+      break;
+    }
+    case 'Skill':
+      value = field(input, 'name', 'skill');
+      break;
+    case 'MemorySearch':
+      value = field(input, 'query');
+      break;
+    case 'Task':
+      value = field(input, 'description', 'prompt');
+      break;
+    default:
+      value = field(input, 'path', 'file_path', 'filePath');
+  }
+  if (value === undefined && typeof input === 'object' && input !== null) {
+    value = Object.values(input as Record<string, unknown>).find((v): v is string => typeof v === 'string');
+  }
+  const oneLine = (value ?? '').replace(/\s+/g, ' ').trim();
+  return oneLine.length > 120 ? `${oneLine.slice(0, 119)}…` : oneLine;
+}
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} m ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}K`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatCost(usd: number): string {
+  if (usd === 0) return '$0.00';
+  if (usd < 0.01) return '<$0.01';
+  return `$${usd.toFixed(2)}`;
+}
+
+/** Percent of the context window in use, clamped to 0..100. */
+export function contextPercent(tokens: number, window: number): number {
+  if (window <= 0) return 0;
+  return Math.max(0, Math.min(100, Math.round((tokens / window) * 100)));
+}
+
+const TOOL_ICONS: Record<string, string> = {
+  Read: 'file',
+  Write: 'new-file',
+  Edit: 'edit',
+  MultiEdit: 'edit',
+  Bash: 'terminal',
+  Grep: 'search',
+  Glob: 'files',
+  LS: 'folder',
+  TodoWrite: 'checklist',
+  Skill: 'book',
+  MemorySearch: 'history',
+  Task: 'rocket',
+};
+
+export function toolIcon(name: string): string {
+  return TOOL_ICONS[name] ?? 'tools';
+}
+
+export interface DiffLine {
+  readonly kind: 'add' | 'del' | 'ctx' | 'hunk' | 'meta';
+  readonly text: string;
+}
+
+/** Classify unified-diff lines for display. */
+export function parseUnifiedDiff(diff: string): DiffLine[] {
+  const lines = diff.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.map((text): DiffLine => {
+    if (text.startsWith('@@')) return { kind: 'hunk', text };
+    if (text.startsWith('+++') || text.startsWith('---') || text.startsWith('Index:') || text.startsWith('===')) {
+      return { kind: 'meta', text };
+    }
+    if (text.startsWith('+')) return { kind: 'add', text };
+    if (text.startsWith('-')) return { kind: 'del', text };
+    if (text.startsWith('\\')) return { kind: 'meta', text };
+    return { kind: 'ctx', text };
+  });
+}
+
+/** Normalise a path for comparison between tool inputs (maybe absolute) and review paths (relative). */
+export function samePath(a: string, b: string): boolean {
+  const norm = (p: string) => p.replace(/\\/g, '/').replace(/^\.\//, '').replace(/\/+$/, '');
+  const x = norm(a);
+  const y = norm(b);
+  return x === y || x.endsWith(`/${y}`) || y.endsWith(`/${x}`);
+}
+
+/** The slice of a long list that is rendered: the last `limit` items; the rest sit behind "Show earlier". */
+export function visibleRange(total: number, limit: number): { start: number; hidden: number } {
+  const start = Math.max(0, total - Math.max(1, limit));
+  return { start, hidden: start };
+}

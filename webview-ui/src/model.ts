@@ -1,0 +1,133 @@
+import type { AgentEvent, TodoItem } from '../../src/agent/events.ts';
+import type { AgentMessage } from '../../src/agent/messages.ts';
+import type { ReviewFile, SessionSummary } from '../../src/shared/webviewProtocol.ts';
+
+// The chat panel's view model. Pure data, built only by the reducers in reducer.ts, so the whole
+// event → view pipeline runs (and is tested) in Node without a DOM. Items that change are replaced
+// by new objects, never mutated: the renderer re-renders exactly the items whose identity changed.
+
+export type ToolStatus = 'pending' | 'running' | 'success' | 'partial' | 'error' | 'cancelled';
+
+export interface UserItem {
+  readonly kind: 'user';
+  readonly id: string;
+  readonly text: string;
+  readonly mentions: readonly string[];
+  readonly steering: boolean;
+}
+
+export interface AssistantBlockView {
+  readonly kind: 'text' | 'thinking';
+  readonly text: string;
+}
+
+export interface AssistantItem {
+  readonly kind: 'assistant';
+  readonly id: string;
+  readonly model: string;
+  readonly blocks: readonly AssistantBlockView[];
+  /** Still receiving deltas. */
+  readonly streaming: boolean;
+}
+
+export interface ToolErrorView {
+  readonly code: string;
+  readonly message: string;
+  readonly suggestion: string;
+}
+
+export interface ToolItem {
+  readonly kind: 'tool';
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+  readonly status: ToolStatus;
+  readonly startedAt?: number;
+  readonly durationMs?: number;
+  /** Live output streamed by tool_update (tail only, bounded). */
+  readonly stream: string;
+  readonly streamTruncated: boolean;
+  /** What the tool returned (rendered on demand: can be large). */
+  readonly resultText?: string;
+  readonly error?: ToolErrorView;
+  /** Unified diff from `result.ui.diff` (edit tools). */
+  readonly diff?: string;
+  /** Workspace path the tool touched (edit tools), for review/accept/reject. */
+  readonly path?: string;
+}
+
+export interface NoticeItem {
+  readonly kind: 'notice';
+  readonly id: string;
+  readonly level: 'info' | 'warn' | 'error';
+  readonly text: string;
+}
+
+export interface ErrorItem {
+  readonly kind: 'error';
+  readonly id: string;
+  readonly code: string;
+  readonly message: string;
+  readonly suggestion?: string;
+}
+
+export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem;
+
+/** A message the user sent that the agent has not taken in yet. */
+export interface QueuedMessage {
+  readonly id: string;
+  readonly text: string;
+  /** Set for submissions from this webview until the host echoes them. */
+  readonly idempotencyKey?: string;
+  /** 'sending': not yet acknowledged by the host; 'queued': waiting for the agent's next turn. */
+  readonly state: 'sending' | 'queued';
+}
+
+export interface UsageView {
+  readonly contextTokens: number;
+  readonly contextWindow: number;
+  /** Of the last model call's prompt, percent served from the cache (0..100). */
+  readonly cacheHitPct: number;
+  /** Session total. */
+  readonly costUsd: number;
+  readonly calls: number;
+}
+
+export interface ViewState {
+  readonly sessionId: string | null;
+  /** Highest event seq applied; the webview asks the host for everything after it. */
+  readonly lastSeq: number;
+  readonly running: boolean;
+  readonly model: string;
+  readonly items: readonly Item[];
+  /** Item id → index in `items` (kept in step by the reducer). */
+  readonly index: Readonly<Record<string, number>>;
+  readonly queue: readonly QueuedMessage[];
+  readonly todos: readonly TodoItem[];
+  readonly usage: UsageView;
+  readonly review: readonly ReviewFile[];
+  readonly sessions: readonly SessionSummary[];
+  /** Host-level problem (no API key …) shown above the input until the next submit. */
+  readonly banner?: { readonly level: 'info' | 'warn' | 'error'; readonly text: string; readonly code?: string; readonly suggestion?: string };
+  /** Set when an event for another session arrived: the webview should ask the host to resync. */
+  readonly needsResync: boolean;
+}
+
+export function initialState(): ViewState {
+  return {
+    sessionId: null,
+    lastSeq: 0,
+    running: false,
+    model: '',
+    items: [],
+    index: {},
+    queue: [],
+    todos: [],
+    usage: { contextTokens: 0, contextWindow: 0, cacheHitPct: 0, costUsd: 0, calls: 0 },
+    review: [],
+    sessions: [],
+    needsResync: false,
+  };
+}
+
+export type { AgentEvent, AgentMessage, TodoItem };

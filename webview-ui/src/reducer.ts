@@ -1,0 +1,417 @@
+import type { AgentEvent } from '../../src/agent/events.ts';
+import type { AgentMessage } from '../../src/agent/messages.ts';
+import type { HostMessage } from '../../src/shared/webviewProtocol.ts';
+import { editPath } from './format.ts';
+import {
+  type AssistantBlockView,
+  type AssistantItem,
+  initialState,
+  type Item,
+  type QueuedMessage,
+  type ToolItem,
+  type ToolStatus,
+  type ViewState,
+} from './model.ts';
+
+// Pure reducers: (state, input) → new state; the input state is never mutated. A batch of events
+// copies the top-level arrays once and then edits the copies, so replaying thousands of events
+// (snapshot catch-up) stays linear.
+
+/** Live tool output kept per card; older output is in the tool's result and the session log. */
+export const STREAM_TAIL_CHARS = 16_000;
+
+interface Draft {
+  sessionId: string | null;
+  lastSeq: number;
+  running: boolean;
+  model: string;
+  items: Item[];
+  index: Record<string, number>;
+  queue: QueuedMessage[];
+  todos: ViewState['todos'];
+  usage: ViewState['usage'];
+  review: ViewState['review'];
+  sessions: ViewState['sessions'];
+  banner: ViewState['banner'];
+  needsResync: boolean;
+}
+
+function draftOf(state: ViewState): Draft {
+  return { ...state, items: [...state.items], index: { ...state.index }, queue: [...state.queue] };
+}
+
+function freeze(draft: Draft): ViewState {
+  return draft;
+}
+
+function put(draft: Draft, item: Item): void {
+  const at = draft.index[item.id];
+  if (at === undefined) {
+    draft.index[item.id] = draft.items.length;
+    draft.items.push(item);
+  } else {
+    draft.items[at] = item;
+  }
+}
+
+function get<K extends Item['kind']>(draft: Draft, id: string, kind: K): Extract<Item, { kind: K }> | undefined {
+  const at = draft.index[id];
+  const item = at === undefined ? undefined : draft.items[at];
+  return item?.kind === kind ? (item as Extract<Item, { kind: K }>) : undefined;
+}
+
+function removeAt(draft: Draft, at: number): void {
+  draft.items.splice(at, 1);
+  draft.index = {};
+  draft.items.forEach((item, i) => {
+    draft.index[item.id] = i;
+  });
+}
+
+function appendToBlock(item: AssistantItem, blockIndex: number, kind: 'text' | 'thinking', delta: string): AssistantItem {
+  const blocks = [...item.blocks];
+  // Stream block indexes include tool_use blocks we don't show; keep a sparse slot per index.
+  while (blocks.length <= blockIndex) blocks.push({ kind: 'text', text: '' });
+  const block = blocks[blockIndex]!;
+  blocks[blockIndex] = { kind, text: (block.kind === kind ? block.text : '') + delta };
+  return { ...item, blocks };
+}
+
+const isSettled = (status: ToolStatus) => status !== 'pending' && status !== 'running';
+
+function settleOpenTools(draft: Draft): void {
+  draft.items.forEach((item, i) => {
+    if (item.kind === 'tool' && !isSettled(item.status)) draft.items[i] = { ...item, status: 'cancelled' };
+  });
+}
+
+function toolFromUse(id: string, name: string, input: unknown): ToolItem {
+  return { kind: 'tool', id, name, input, status: 'pending', stream: '', streamTruncated: false, path: editPath(name, input) };
+}
+
+function applyEvent(draft: Draft, event: AgentEvent): void {
+  if (draft.sessionId === null) draft.sessionId = event.sessionId;
+  if (event.sessionId !== draft.sessionId) {
+    draft.needsResync = true;
+    return;
+  }
+  // Catch-up and live delivery can overlap; an event is applied once.
+  if (event.seq <= draft.lastSeq) return;
+  draft.lastSeq = event.seq;
+  switch (event.type) {
+    case 'agent_start':
+      draft.running = true;
+      break;
+    case 'agent_end':
+      draft.running = false;
+      settleOpenTools(draft);
+      if (event.status === 'failed') {
+        put(draft, { kind: 'error', id: `end:${event.runId}`, code: 'RUN_FAILED', message: event.error ?? 'The run failed.' });
+      } else if (event.status !== 'finished') {
+        const text = { aborted: 'Stopped.', stopped: 'Stopped.', max_turns: 'Stopped: reached the turn limit.' }[event.status];
+        put(draft, { kind: 'notice', id: `end:${event.runId}`, level: 'warn', text });
+      }
+      break;
+    case 'message_start':
+      draft.model = event.model || draft.model;
+      put(draft, { kind: 'assistant', id: event.messageId, model: event.model, blocks: [], streaming: true });
+      break;
+    case 'message_delta': {
+      if (event.kind === 'tool_input') break;
+      const item = get(draft, event.messageId, 'assistant') ?? {
+        kind: 'assistant',
+        id: event.messageId,
+        model: draft.model,
+        blocks: [],
+        streaming: true,
+      };
+      put(draft, appendToBlock(item, event.blockIndex, event.kind, event.delta));
+      break;
+    }
+    case 'message_end': {
+      const { message } = event;
+      const blocks: AssistantBlockView[] = [];
+      for (const block of message.content) {
+        if (block.type === 'text' && block.text.length > 0) blocks.push({ kind: 'text', text: block.text });
+        else if (block.type === 'thinking') blocks.push({ kind: 'thinking', text: block.thinking });
+      }
+      put(draft, { kind: 'assistant', id: message.id, model: message.model, blocks, streaming: false });
+      for (const block of message.content) {
+        if (block.type === 'tool_use' && get(draft, block.id, 'tool') === undefined) {
+          put(draft, toolFromUse(block.id, block.name, block.input));
+        }
+      }
+      break;
+    }
+    case 'discarded': {
+      // The partial reply was thrown away (stream failed, retried): drop what was shown of it.
+      for (let i = draft.items.length - 1; i >= 0; i--) {
+        const item = draft.items[i]!;
+        if (item.kind === 'assistant' && item.streaming) {
+          removeAt(draft, i);
+          break;
+        }
+      }
+      break;
+    }
+    case 'user_message': {
+      const { message } = event;
+      const mine = draft.queue.findIndex((q) => q.state === 'sending' && q.text === message.text);
+      if (mine >= 0) draft.queue.splice(mine, 1);
+      const queuedAt = draft.queue.findIndex((q) => q.id === message.id);
+      if (event.queued) {
+        const entry: QueuedMessage = { id: message.id, text: message.text, state: 'queued' };
+        if (queuedAt >= 0) draft.queue[queuedAt] = entry;
+        else draft.queue.push(entry);
+        break;
+      }
+      if (queuedAt >= 0) draft.queue.splice(queuedAt, 1);
+      put(draft, {
+        kind: 'user',
+        id: message.id,
+        text: message.text,
+        mentions: message.mentions ?? [],
+        steering: message.steering ?? false,
+      });
+      break;
+    }
+    case 'tool_start': {
+      const prev = get(draft, event.toolUseId, 'tool') ?? toolFromUse(event.toolUseId, event.name, event.input);
+      put(draft, { ...prev, name: event.name, input: event.input, status: 'running', startedAt: event.ts });
+      break;
+    }
+    case 'tool_update': {
+      const prev = get(draft, event.toolUseId, 'tool');
+      if (!prev) break;
+      let stream = prev.stream + event.text;
+      const truncated = stream.length > STREAM_TAIL_CHARS;
+      if (truncated) stream = stream.slice(stream.length - STREAM_TAIL_CHARS);
+      put(draft, { ...prev, stream, streamTruncated: prev.streamTruncated || truncated });
+      break;
+    }
+    case 'tool_end': {
+      const prev = get(draft, event.toolUseId, 'tool') ?? toolFromUse(event.toolUseId, event.name, undefined);
+      const { result } = event;
+      const diff = result.ui?.['diff'];
+      const uiPath = result.ui?.['path'];
+      put(draft, {
+        ...prev,
+        status: result.status,
+        durationMs: event.durationMs,
+        resultText: result.text,
+        error: result.error
+          ? { code: result.error.code, message: result.error.message, suggestion: result.error.suggestion }
+          : undefined,
+        diff: typeof diff === 'string' && diff.length > 0 ? diff : undefined,
+        path: typeof uiPath === 'string' && uiPath.length > 0 ? uiPath : prev.path,
+      });
+      break;
+    }
+    case 'model_call': {
+      const r = event.record;
+      const prompt = r.input + r.cache_read + r.cache_write;
+      draft.model = r.model || draft.model;
+      draft.usage = {
+        contextTokens: prompt > 0 ? prompt : r.est_tokens,
+        contextWindow: r.context_window || draft.usage.contextWindow,
+        cacheHitPct: prompt > 0 ? Math.round((r.cache_read / prompt) * 1000) / 10 : draft.usage.cacheHitPct,
+        costUsd: draft.usage.costUsd + (Number.isFinite(r.cost_usd) ? r.cost_usd : 0),
+        calls: draft.usage.calls + 1,
+      };
+      break;
+    }
+    case 'todo':
+      draft.todos = event.todos;
+      break;
+    case 'retry':
+      put(draft, {
+        kind: 'notice',
+        id: `seq:${event.seq}`,
+        level: 'warn',
+        text: `Retrying ${event.model} (attempt ${event.attempt}) in ${Math.round(event.delayMs / 100) / 10}s: ${event.reason}`,
+      });
+      break;
+    case 'notice':
+      addNotice(draft, `seq:${event.seq}`, event.level, event.text);
+      break;
+    case 'message_appended': {
+      const { message } = event;
+      if (message.role === 'notice') addNotice(draft, message.id, message.level, message.text);
+      else if (message.role === 'summary') {
+        addNotice(draft, message.id, 'info', 'Earlier conversation was summarised to free context space.');
+      }
+      break;
+    }
+    case 'error':
+      put(draft, { kind: 'error', id: `seq:${event.seq}`, code: event.code, message: event.message, suggestion: suggestionFor(event.code) });
+      break;
+    case 'turn_start':
+    case 'turn_end':
+      break;
+  }
+}
+
+// A notice may reach us both as a `notice` event and as the appended notice message: show it once.
+function addNotice(draft: Draft, id: string, level: 'info' | 'warn' | 'error', text: string): void {
+  const last = draft.items[draft.items.length - 1];
+  if (last?.kind === 'notice' && last.level === level && last.text === text) return;
+  put(draft, { kind: 'notice', id, level, text });
+}
+
+const SUGGESTIONS: Record<string, string> = {
+  authentication_error: 'Run "Keel: Set API Key" and try again.',
+  NO_API_KEY: 'Run "Keel: Set API Key" and try again.',
+  rate_limit_error: 'Wait a moment, then send again.',
+  overloaded_error: 'The model is overloaded; try again shortly or configure a fallback model.',
+  CONTEXT_TOO_SMALL: 'Raise keel.contextWindow or choose a model with a larger window.',
+};
+
+export function suggestionFor(code: string): string | undefined {
+  return SUGGESTIONS[code];
+}
+
+/** Apply events in order (pure). */
+export function reduceMany(state: ViewState, events: readonly AgentEvent[]): ViewState {
+  if (events.length === 0) return state;
+  const draft = draftOf(state);
+  for (const event of events) applyEvent(draft, event);
+  return freeze(draft);
+}
+
+/** Apply one event (pure). */
+export function reduce(state: ViewState, event: AgentEvent): ViewState {
+  return reduceMany(state, [event]);
+}
+
+/** Items for a transcript reopened from a log whose events are not available. */
+export function itemsFromMessages(messages: readonly AgentMessage[]): Item[] {
+  const draft = draftOf(initialState());
+  for (const message of messages) {
+    switch (message.role) {
+      case 'user':
+        put(draft, {
+          kind: 'user',
+          id: message.id,
+          text: message.text,
+          mentions: message.mentions ?? [],
+          steering: message.steering ?? false,
+        });
+        break;
+      case 'assistant': {
+        const blocks: AssistantBlockView[] = [];
+        for (const block of message.content) {
+          if (block.type === 'text' && block.text.length > 0) blocks.push({ kind: 'text', text: block.text });
+          else if (block.type === 'thinking') blocks.push({ kind: 'thinking', text: block.thinking });
+        }
+        put(draft, { kind: 'assistant', id: message.id, model: message.model, blocks, streaming: false });
+        for (const block of message.content) {
+          if (block.type === 'tool_use') put(draft, { ...toolFromUse(block.id, block.name, block.input), status: 'cancelled' });
+        }
+        break;
+      }
+      case 'tool_result': {
+        const prev = get(draft, message.toolUseId, 'tool') ?? toolFromUse(message.toolUseId, message.toolName, undefined);
+        const { result } = message;
+        const diff = result.ui?.['diff'];
+        put(draft, {
+          ...prev,
+          status: result.status,
+          resultText: result.text,
+          durationMs: result.stats.time_ms,
+          error: result.error,
+          diff: typeof diff === 'string' && diff.length > 0 ? diff : undefined,
+        });
+        break;
+      }
+      case 'notice':
+        addNotice(draft, message.id, message.level, message.text);
+        break;
+      case 'summary':
+        addNotice(draft, message.id, 'info', 'Earlier conversation was summarised to free context space.');
+        break;
+      case 'reminder':
+      case 'context_edit':
+        break;
+    }
+  }
+  return draft.items;
+}
+
+/** Record a submission from this webview (shown as "sending" until the host echoes it). */
+export function addPending(state: ViewState, text: string, idempotencyKey: string): ViewState {
+  const entry: QueuedMessage = { id: `pending:${idempotencyKey}`, text, idempotencyKey, state: 'sending' };
+  return { ...state, banner: undefined, queue: [...state.queue, entry] };
+}
+
+/** Apply a (validated) host message (pure). */
+export function applyHostMessage(state: ViewState, message: HostMessage): ViewState {
+  switch (message.type) {
+    case 'event':
+      return reduce(state, message.event);
+    case 'snapshot': {
+      let base: ViewState = state;
+      if (message.replace || message.sessionId !== state.sessionId) {
+        const items = message.messages ? itemsFromMessages(message.messages) : [];
+        const index: Record<string, number> = {};
+        items.forEach((item, i) => {
+          index[item.id] = i;
+        });
+        base = {
+          ...initialState(),
+          sessions: state.sessions,
+          review: state.review,
+          // Our own unacknowledged submissions survive a resync.
+          queue: state.queue.filter((q) => q.state === 'sending'),
+          sessionId: message.sessionId,
+          items,
+          index,
+          usage: { ...initialState().usage, contextWindow: message.contextWindow },
+        };
+      }
+      const next = reduceMany({ ...base, needsResync: false }, message.events);
+      return {
+        ...next,
+        running: message.running,
+        todos: message.todos,
+        model: message.model || next.model,
+        usage: { ...next.usage, contextWindow: next.usage.contextWindow || message.contextWindow },
+      };
+    }
+    case 'sessions':
+      return { ...state, sessions: message.items };
+    case 'review':
+      return { ...state, review: message.files };
+    case 'usage':
+      return {
+        ...state,
+        usage: {
+          ...state.usage,
+          contextTokens: message.contextTokens,
+          contextWindow: message.contextWindow,
+          cacheHitPct: message.cacheHitPct,
+          costUsd: message.costUsd,
+        },
+      };
+    case 'submitResult': {
+      const at = state.queue.findIndex((q) => q.idempotencyKey === message.idempotencyKey);
+      if (message.ok) {
+        if (at < 0 || !state.running) return state;
+        // Accepted while running: it is a steering message waiting for the next turn.
+        const queue = [...state.queue];
+        queue[at] = { ...queue[at]!, state: 'queued' };
+        return { ...state, queue };
+      }
+      return {
+        ...state,
+        queue: state.queue.filter((q) => q.idempotencyKey !== message.idempotencyKey),
+        banner: { level: 'error', text: message.error ?? 'The message could not be sent.' },
+      };
+    }
+    case 'hostNotice':
+      return { ...state, banner: { level: message.level, text: message.text, code: message.code, suggestion: message.suggestion } };
+    case 'fileCompletions':
+    case 'setInput':
+      // UI-local concerns, handled by the input component.
+      return state;
+  }
+}

@@ -1,0 +1,186 @@
+import { button, h, setDisabled } from '../dom.ts';
+import { insertMention, type MentionQuery, mentionAt, mentionsInText } from '../mentions.ts';
+
+// The message input: Enter sends, Shift+Enter is a newline, '@' opens a keyboard-navigable file
+// list (the host answers `requestFileCompletions`). While the agent runs, a sent message steers it.
+
+export interface ComposerOptions {
+  submit(text: string, mentions: string[]): void;
+  stop(): void;
+  requestCompletions(query: string): void;
+  /** Draft changed (persisted so a re-shown panel keeps it). */
+  changed(draft: { text: string; mentions: string[] }): void;
+}
+
+export interface Composer {
+  readonly element: HTMLElement;
+  setRunning(running: boolean): void;
+  showCompletions(query: string, items: readonly string[]): void;
+  setInput(text: string, mentions: readonly string[]): void;
+  focus(): void;
+}
+
+const MAX_OPTIONS = 50;
+
+export function createComposer(options: ComposerOptions): Composer {
+  const listId = 'mention-list';
+  const textarea = h('textarea', {
+    id: 'message-input',
+    class: 'input',
+    rows: 3,
+    'aria-label': 'Message Keel',
+    'aria-autocomplete': 'list',
+    'aria-controls': listId,
+    placeholder: 'Ask Keel — @ to mention a file, Enter to send, Shift+Enter for a new line',
+  });
+  const listbox = h('ul', { id: listId, class: 'mention-list', role: 'listbox', 'aria-label': 'Files', hidden: true });
+  const send = button('Send', () => doSubmit(), { icon: 'send', className: 'send' });
+  const stop = button('Stop', () => options.stop(), { icon: 'debug-stop', secondary: true, className: 'stop' });
+  const element = h(
+    'div',
+    { class: 'composer' },
+    listbox,
+    textarea,
+    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }), stop, send),
+  );
+  textarea.setAttribute('aria-describedby', 'composer-hint');
+
+  let chosen: string[] = [];
+  let running = false;
+  let mention: MentionQuery | undefined;
+  let items: readonly string[] = [];
+  let active = -1;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const hint = element.querySelector<HTMLElement>('#composer-hint')!;
+
+  function refresh(): void {
+    setDisabled(send, textarea.value.trim().length === 0);
+    setDisabled(stop, !running);
+    hint.textContent = running ? 'Keel is working — your message will steer it before its next step.' : '';
+  }
+
+  function closeList(): void {
+    mention = undefined;
+    items = [];
+    active = -1;
+    listbox.hidden = true;
+    listbox.replaceChildren();
+    textarea.removeAttribute('aria-activedescendant');
+  }
+
+  function renderList(): void {
+    listbox.replaceChildren(
+      ...items.map((path, i) => {
+        const option = h(
+          'li',
+          { id: `mention-${i}`, role: 'option', class: 'mention-option', 'aria-selected': i === active ? 'true' : 'false', 'data-path': path },
+          path,
+        );
+        // mousedown, not click: keep focus in the textarea.
+        option.addEventListener('mousedown', (event) => {
+          event.preventDefault();
+          choose(i);
+        });
+        return option;
+      }),
+    );
+    listbox.hidden = items.length === 0;
+    if (active >= 0) {
+      textarea.setAttribute('aria-activedescendant', `mention-${active}`);
+      listbox.children[active]?.scrollIntoView({ block: 'nearest' });
+    } else textarea.removeAttribute('aria-activedescendant');
+  }
+
+  function choose(i: number): void {
+    const path = items[i];
+    if (!mention || path === undefined) return;
+    const next = insertMention(textarea.value, mention, textarea.selectionStart, path);
+    textarea.value = next.text;
+    textarea.setSelectionRange(next.caret, next.caret);
+    if (!chosen.includes(path)) chosen.push(path);
+    closeList();
+    changed();
+  }
+
+  function changed(): void {
+    refresh();
+    options.changed({ text: textarea.value, mentions: mentionsInText(textarea.value, chosen) });
+  }
+
+  function doSubmit(): void {
+    const text = textarea.value.trim();
+    if (!text) return;
+    const mentions = mentionsInText(text, chosen);
+    // Clear first: a second Enter/click in the same tick finds nothing to send (no double-submit).
+    textarea.value = '';
+    chosen = [];
+    closeList();
+    changed();
+    options.submit(text, mentions);
+  }
+
+  textarea.addEventListener('input', () => {
+    mention = mentionAt(textarea.value, textarea.selectionStart);
+    if (mention) {
+      const query = mention.query;
+      clearTimeout(timer);
+      timer = setTimeout(() => options.requestCompletions(query), 80);
+    } else closeList();
+    changed();
+  });
+
+  textarea.addEventListener('keydown', (event) => {
+    const listOpen = !listbox.hidden && items.length > 0;
+    if (listOpen && (event.key === 'ArrowDown' || event.key === 'ArrowUp')) {
+      event.preventDefault();
+      const delta = event.key === 'ArrowDown' ? 1 : -1;
+      active = (active + delta + items.length) % items.length;
+      renderList();
+      return;
+    }
+    if (listOpen && (event.key === 'Enter' || event.key === 'Tab') && !event.shiftKey) {
+      event.preventDefault();
+      choose(Math.max(0, active));
+      return;
+    }
+    if (listOpen && event.key === 'Escape') {
+      event.preventDefault();
+      closeList();
+      return;
+    }
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      doSubmit();
+    }
+  });
+  textarea.addEventListener('blur', () => setTimeout(closeList, 150));
+
+  refresh();
+  return {
+    element,
+    setRunning(value) {
+      running = value;
+      refresh();
+    },
+    showCompletions(query, paths) {
+      // Ignore stale answers: only the query still being typed counts.
+      const current = mentionAt(textarea.value, textarea.selectionStart);
+      if (!current || current.query !== query) return;
+      mention = current;
+      items = paths.slice(0, MAX_OPTIONS);
+      active = items.length > 0 ? 0 : -1;
+      renderList();
+    },
+    setInput(text, mentions) {
+      textarea.value = text;
+      chosen = [...mentions];
+      textarea.setSelectionRange(text.length, text.length);
+      changed();
+      textarea.focus();
+    },
+    focus() {
+      textarea.focus();
+    },
+  };
+}

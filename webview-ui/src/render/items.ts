@@ -1,0 +1,103 @@
+import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
+import { h, icon } from '../dom.ts';
+import { renderMarkdown } from '../markdown.ts';
+import type { AssistantItem, ErrorItem, Item, NoticeItem, UserItem } from '../model.ts';
+import { renderToolCard } from './toolCard.ts';
+
+export interface RenderContext {
+  post(message: WebviewMessage): void;
+  /** Pending review hunks for a path (0 = nothing to accept or reject). */
+  pendingHunks(path: string): number;
+}
+
+function renderUser(item: UserItem): HTMLElement {
+  return h(
+    'div',
+    { class: `msg user${item.steering ? ' steering' : ''}`, 'data-id': item.id, role: 'article', 'aria-label': 'You' },
+    h('div', { class: 'msg-author' }, icon('account'), 'You', item.steering ? h('span', { class: 'tag' }, 'steering') : null),
+    h('div', { class: 'msg-text' }, item.text),
+    item.mentions.length > 0
+      ? h(
+          'div',
+          { class: 'mentions' },
+          ...item.mentions.map((path) => h('span', { class: 'mention-chip', title: path }, icon('file'), path)),
+        )
+      : null,
+  );
+}
+
+function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
+  const el = h('div', {
+    class: `msg assistant${item.streaming ? ' streaming' : ''}`,
+    'data-id': item.id,
+    role: 'article',
+    'aria-label': 'Keel',
+    'aria-busy': item.streaming ? 'true' : null,
+  });
+  el.append(h('div', { class: 'msg-author' }, icon('hubot'), 'Keel'));
+  const actions = {
+    copy: (code: string) => ctx.post({ type: 'copyCode', code }),
+    insert: (code: string) => ctx.post({ type: 'insertCode', code }),
+  };
+  for (const block of item.blocks) {
+    if (block.text.length === 0) continue;
+    if (block.kind === 'thinking') {
+      const details = h('details', { class: 'thinking' }, h('summary', {}, icon('lightbulb'), 'Thinking'));
+      const body = h('div', { class: 'thinking-text' });
+      // Rendered on first open: thinking can be long and is rarely read.
+      details.addEventListener('toggle', () => {
+        if (details.open && body.childElementCount === 0 && body.textContent === '') body.textContent = block.text;
+      });
+      details.append(body);
+      el.append(details);
+    } else {
+      const body = h('div', { class: 'markdown' });
+      renderMarkdown(body, block.text, actions);
+      el.append(body);
+    }
+  }
+  if (item.streaming && item.blocks.every((b) => b.text.length === 0)) {
+    el.append(h('div', { class: 'typing' }, h('vscode-progress-ring', { 'aria-label': 'Keel is responding' })));
+  }
+  return el;
+}
+
+function renderNotice(item: NoticeItem): HTMLElement {
+  const glyph = { info: 'info', warn: 'warning', error: 'error' }[item.level];
+  return h(
+    'div',
+    { class: `notice ${item.level}`, 'data-id': item.id, role: item.level === 'info' ? 'status' : 'alert' },
+    icon(glyph),
+    h('span', {}, item.text),
+  );
+}
+
+export function renderError(item: Pick<ErrorItem, 'code' | 'message' | 'suggestion'>, id?: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'error-card', 'data-id': id, 'data-code': item.code, role: 'alert' },
+    icon('error'),
+    h(
+      'div',
+      {},
+      h('span', { class: 'error-code' }, item.code),
+      h('span', { class: 'error-message' }, item.message),
+      item.suggestion ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), item.suggestion) : null,
+    ),
+  );
+}
+
+export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
+  switch (item.kind) {
+    case 'user':
+      return renderUser(item);
+    case 'assistant':
+      return renderAssistant(item, ctx);
+    case 'tool':
+      return renderToolCard(item, ctx);
+    case 'notice':
+      return renderNotice(item);
+    case 'error':
+      return renderError(item, item.id);
+  }
+}

@@ -1,0 +1,162 @@
+import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
+import { button, h, icon } from '../dom.ts';
+import { contextPercent, formatCost, formatTokens } from '../format.ts';
+import type { ViewState } from '../model.ts';
+import { renderError } from './items.ts';
+
+// The panel chrome around the transcript: toolbar + history, todo list, pending review, queued
+// messages, host banner, and the context meter. Each is re-rendered whole (they are small).
+
+type Post = (message: WebviewMessage) => void;
+
+export function renderHistory(target: HTMLElement, state: ViewState, post: Post, close: () => void): void {
+  target.replaceChildren();
+  target.append(h('div', { class: 'panel-title' }, icon('history'), 'Past chats'));
+  if (state.sessions.length === 0) {
+    target.append(h('p', { class: 'muted' }, 'No past chats in this workspace yet.'));
+    return;
+  }
+  const list = h('ul', { class: 'history-list', 'aria-label': 'Past chats' });
+  for (const session of state.sessions) {
+    const when = new Date(session.updatedAt).toLocaleString();
+    const current = session.id === state.sessionId;
+    const open = h(
+      'button',
+      {
+        class: `history-item${current ? ' current' : ''}`,
+        type: 'button',
+        'data-session': session.id,
+        'aria-current': current ? 'true' : null,
+        'aria-label': `${session.title || 'Untitled chat'}, ${session.messageCount} messages, ${when}`,
+      },
+      h('span', { class: 'history-title' }, session.title || 'Untitled chat'),
+      h('span', { class: 'history-meta' }, `${session.messageCount} msgs · ${when}`),
+    );
+    open.addEventListener('click', () => {
+      post({ type: 'openSession', id: session.id });
+      close();
+    });
+    list.append(h('li', {}, open));
+  }
+  target.append(list);
+}
+
+export function renderTodos(target: HTMLElement, state: ViewState): void {
+  target.hidden = state.todos.length === 0;
+  if (target.hidden) return target.replaceChildren();
+  const done = state.todos.filter((t) => t.status === 'completed').length;
+  const details = h(
+    'details',
+    { class: 'todos', open: true },
+    h('summary', {}, icon('checklist'), `Plan (${done}/${state.todos.length})`),
+  );
+  const list = h('ul', { class: 'todo-list', 'aria-label': 'Plan' });
+  for (const todo of state.todos) {
+    const glyph = { pending: 'circle-large-outline', in_progress: 'sync', completed: 'pass-filled' }[todo.status];
+    list.append(
+      h('li', { class: `todo ${todo.status}`, 'data-status': todo.status }, icon(glyph), h('span', {}, todo.content)),
+    );
+  }
+  details.append(list);
+  target.replaceChildren(details);
+}
+
+export function renderReview(target: HTMLElement, state: ViewState, post: Post): void {
+  const files = state.review.filter((f) => f.hunks.length > 0);
+  target.hidden = files.length === 0;
+  if (target.hidden) return target.replaceChildren();
+  const hunks = files.reduce((n, f) => n + f.hunks.length, 0);
+  const head = h(
+    'div',
+    { class: 'review-head' },
+    h('span', {}, icon('diff'), `${hunks} change${hunks === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'} to review`),
+    button('Accept all', () => post({ type: 'acceptAll' }), { icon: 'check-all' }),
+    button('Reject all', () => post({ type: 'rejectAll' }), { icon: 'discard', secondary: true }),
+  );
+  const details = h('details', { class: 'review-files' }, h('summary', {}, 'Show changes'));
+  for (const file of files) {
+    const open = h('a', { href: '#', class: 'review-path', title: `Open diff of ${file.path}` }, file.path);
+    open.addEventListener('click', (event) => {
+      event.preventDefault();
+      post({ type: 'openDiff', path: file.path });
+    });
+    const row = h('div', { class: 'review-file', 'data-path': file.path }, open);
+    for (const hunk of file.hunks) {
+      row.append(
+        h(
+          'div',
+          { class: 'review-hunk', 'data-hunk': hunk.id },
+          h('span', { class: 'hunk-label' }, `Line ${hunk.startLine}: +${hunk.added} −${hunk.removed}`),
+          button('Accept', () => post({ type: 'accept', path: file.path, hunkId: hunk.id }), { icon: 'check', iconOnly: true, title: `Accept change at line ${hunk.startLine}` }),
+          button('Reject', () => post({ type: 'reject', path: file.path, hunkId: hunk.id }), { icon: 'discard', iconOnly: true, secondary: true, title: `Reject change at line ${hunk.startLine}` }),
+        ),
+      );
+    }
+    details.append(row);
+  }
+  target.replaceChildren(head, details);
+}
+
+export function renderQueue(target: HTMLElement, state: ViewState): void {
+  target.hidden = state.queue.length === 0;
+  target.replaceChildren(
+    ...state.queue.map((q) =>
+      h(
+        'div',
+        { class: 'queued-msg', 'data-state': q.state, role: 'status' },
+        icon(q.state === 'sending' ? 'loading' : 'clock', q.state === 'sending' ? 'codicon-modifier-spin' : ''),
+        h('span', { class: 'queued-label' }, q.state === 'sending' ? 'Sending' : 'Queued'),
+        h('span', { class: 'queued-text' }, q.text),
+      ),
+    ),
+  );
+}
+
+export function renderBanner(target: HTMLElement, state: ViewState): void {
+  const banner = state.banner;
+  target.hidden = !banner;
+  if (!banner) return target.replaceChildren();
+  if (banner.level === 'error' && banner.code) {
+    target.replaceChildren(renderError({ code: banner.code, message: banner.text, suggestion: banner.suggestion }));
+    return;
+  }
+  target.replaceChildren(
+    h(
+      'div',
+      { class: `notice ${banner.level}`, role: banner.level === 'info' ? 'status' : 'alert' },
+      icon(banner.level === 'info' ? 'info' : banner.level === 'warn' ? 'warning' : 'error'),
+      h('span', {}, banner.text),
+      banner.suggestion ? h('span', { class: 'error-suggestion' }, banner.suggestion) : null,
+    ),
+  );
+}
+
+export function renderMeter(target: HTMLElement, state: ViewState): void {
+  const { contextTokens, contextWindow, cacheHitPct, costUsd } = state.usage;
+  const pct = contextPercent(contextTokens, contextWindow);
+  const level = pct >= 70 ? 'high' : pct >= 50 ? 'mid' : 'low';
+  const bar = h('div', {
+    class: `meter-bar ${level}`,
+    role: 'meter',
+    'aria-label': 'Context used',
+    'aria-valuemin': 0,
+    'aria-valuemax': 100,
+    'aria-valuenow': pct,
+  });
+  const fill = h('div', { class: 'meter-fill' });
+  // CSSOM, not a style attribute: the CSP forbids inline styles.
+  fill.style.width = `${pct}%`;
+  bar.append(fill);
+  const windowText = contextWindow > 0 ? ` / ${formatTokens(contextWindow)}` : '';
+  target.replaceChildren(
+    bar,
+    h(
+      'div',
+      { class: 'meter-text' },
+      h('span', { class: 'meter-context', title: 'Context tokens used / window' }, `${formatTokens(contextTokens)}${windowText} (${pct}%)`),
+      h('span', { class: 'meter-cache', title: 'Share of the last prompt read from the prompt cache' }, icon('database'), `cache ${Math.round(cacheHitPct)}%`),
+      h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
+      state.model ? h('span', { class: 'meter-model', title: 'Model' }, state.model) : null,
+    ),
+  );
+}

@@ -1,0 +1,124 @@
+import { button, h, icon } from '../dom.ts';
+import { formatDuration, keyArgument, parseUnifiedDiff, toolIcon } from '../format.ts';
+import type { ToolItem, ToolStatus } from '../model.ts';
+import type { RenderContext } from './items.ts';
+
+// A tool call as a compact card: icon, tool, key argument, status, duration. The result is rendered
+// only when the card is expanded (tool output can be large); edit cards show their diff with
+// Accept / Reject while the edit is pending review.
+
+/** Diff lines shown before a "Show all" control. */
+export const DIFF_PREVIEW_LINES = 200;
+/** Live output lines shown on a running card. */
+const STREAM_PREVIEW_LINES = 12;
+
+const STATUS_LABEL: Record<ToolStatus, string> = {
+  pending: 'Pending',
+  running: 'Running',
+  success: 'Done',
+  partial: 'Partial',
+  error: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+function statusGlyph(status: ToolStatus): HTMLElement {
+  if (status === 'running') return h('vscode-progress-ring', { class: 'tool-spinner', 'aria-label': 'Running' });
+  const glyph = { pending: 'circle-outline', success: 'check', partial: 'warning', error: 'error', cancelled: 'circle-slash' }[
+    status
+  ];
+  return icon(glyph, `status-${status}`);
+}
+
+function renderDiff(diff: string): HTMLElement {
+  const lines = parseUnifiedDiff(diff);
+  const pre = h('pre', { class: 'diff', 'aria-label': 'Diff' });
+  const show = (count: number) => {
+    pre.replaceChildren(...lines.slice(0, count).map((line) => h('span', { class: `diff-line diff-${line.kind}` }, line.text)));
+  };
+  show(DIFF_PREVIEW_LINES);
+  if (lines.length <= DIFF_PREVIEW_LINES) return pre;
+  const more = button(
+    `Show all ${lines.length} lines`,
+    () => {
+      show(lines.length);
+      more.remove();
+    },
+    { secondary: true },
+  );
+  return h('div', {}, pre, more);
+}
+
+function renderBody(item: ToolItem, body: HTMLElement): void {
+  if (item.input !== undefined) {
+    body.append(h('div', { class: 'tool-section' }, 'Input'), h('pre', { class: 'tool-input' }, JSON.stringify(item.input, null, 2)));
+  }
+  if (item.resultText !== undefined) {
+    body.append(h('div', { class: 'tool-section' }, 'Result'), h('pre', { class: 'tool-result' }, item.resultText || '(empty)'));
+  } else if (item.stream) {
+    body.append(h('div', { class: 'tool-section' }, 'Output so far'), h('pre', { class: 'tool-result' }, item.stream));
+  }
+}
+
+export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement {
+  const arg = keyArgument(item.name, item.input);
+  const card = h('div', {
+    class: 'tool-card',
+    'data-id': item.id,
+    'data-tool': item.name,
+    'data-status': item.status,
+    role: 'group',
+    'aria-label': `${item.name}${arg ? `: ${arg}` : ''} (${STATUS_LABEL[item.status]})`,
+  });
+  const summary = h(
+    'summary',
+    { class: 'tool-header' },
+    icon(toolIcon(item.name), 'tool-icon'),
+    h('span', { class: 'tool-name' }, item.name),
+    h('span', { class: 'tool-arg', title: arg }, arg),
+    h('span', { class: 'tool-status', title: STATUS_LABEL[item.status] }, statusGlyph(item.status)),
+    h('span', { class: 'tool-duration' }, formatDuration(item.durationMs)),
+  );
+  const details = h('details', { class: 'tool-details' }, summary);
+  const body = h('div', { class: 'tool-body' });
+  details.append(body);
+  details.addEventListener('toggle', () => {
+    if (details.open && body.childElementCount === 0) renderBody(item, body);
+  });
+  card.append(details);
+
+  if (item.status === 'running' && item.stream) {
+    const lines = item.stream.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    card.append(h('pre', { class: 'tool-stream', 'aria-live': 'off' }, lines.slice(-STREAM_PREVIEW_LINES).join('\n')));
+  }
+  if (item.error) {
+    card.append(
+      h(
+        'div',
+        { class: 'tool-error', 'data-code': item.error.code },
+        h('span', { class: 'error-code' }, item.error.code),
+        h('span', { class: 'error-message' }, item.error.message),
+        item.error.suggestion ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), item.error.suggestion) : null,
+      ),
+    );
+  }
+  if (item.diff) {
+    card.append(renderDiff(item.diff));
+    const path = item.path;
+    if (path) {
+      const pending = ctx.pendingHunks(path);
+      const actions = h('div', { class: 'edit-actions' });
+      if (pending > 0) {
+        actions.append(
+          h('span', { class: 'review-state' }, `${pending} change${pending === 1 ? '' : 's'} pending review`),
+          button('Accept', () => ctx.post({ type: 'accept', path }), { icon: 'check' }),
+          button('Reject', () => ctx.post({ type: 'reject', path }), { icon: 'discard', secondary: true }),
+        );
+      }
+      actions.append(button('Open diff', () => ctx.post({ type: 'openDiff', path }), { icon: 'diff', secondary: true }));
+      card.append(actions);
+      card.dataset['review'] = pending > 0 ? 'pending' : 'settled';
+    }
+  }
+  return card;
+}
