@@ -5,7 +5,13 @@ import * as esbuild from 'esbuild';
 
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
-const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning', legalComments: 'none' };
+const common = {
+  bundle: true,
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'warning',
+  legalComments: 'none',
+};
 // Packages with native binaries or GopherJS runtimes stay outside the bundle.
 const nodeExternals = ['@vscode/ripgrep', '@vscode/ripgrep-*', 'mvdan-sh'];
 
@@ -20,7 +26,9 @@ const builds = [
     target: 'node20',
     external: nodeExternals,
     // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
-    banner: { js: "import { createRequire as __keelCreateRequire } from 'node:module'; const require = __keelCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __keelCreateRequire } from 'node:module'; const require = __keelCreateRequire(import.meta.url);",
+    },
   },
 ];
 if (existsSync('src/extension/extension.ts')) {
@@ -38,7 +46,10 @@ if (existsSync('src/extension/extension.ts')) {
 if (existsSync('webview-ui/src/main.ts')) {
   builds.push({
     ...common,
-    entryPoints: { webview: 'webview-ui/src/main.ts', ...(existsSync('webview-ui/src/styles.css') ? { 'webview-style': 'webview-ui/src/styles.css' } : {}) },
+    entryPoints: {
+      webview: 'webview-ui/src/main.ts',
+      ...(existsSync('webview-ui/src/styles.css') ? { 'webview-style': 'webview-ui/src/styles.css' } : {}),
+    },
     outdir: 'dist',
     platform: 'browser',
     format: 'iife',

@@ -11,8 +11,12 @@ const stages = [
   { name: 'typecheck', cmd: ['npm', 'run', '-s', 'typecheck'] },
   { name: 'build', cmd: ['npm', 'run', '-s', 'build'] },
   { name: 'unit', cmd: ['npm', 'run', '-s', 'test:unit'], counts: true },
-  ...(scripts['test:ext'] && !skipSlow ? [{ name: 'extension', cmd: ['npm', 'run', '-s', 'test:ext'], counts: true }] : []),
-  ...(scripts['test:e2e'] && !skipSlow ? [{ name: 'e2e', cmd: ['npm', 'run', '-s', 'test:e2e'], counts: true }] : []),
+  ...(scripts['test:ext'] && !skipSlow
+    ? [{ name: 'extension', cmd: ['npm', 'run', '-s', 'test:ext'], counts: true }]
+    : []),
+  ...(scripts['test:e2e'] && !skipSlow
+    ? [{ name: 'e2e', cmd: ['npm', 'run', '-s', 'test:e2e'], counts: true }]
+    : []),
 ];
 
 function run(cmd) {
@@ -55,7 +59,9 @@ for (const stage of stages) {
     if (code !== 0 && counts.failed === 0) failed += 1; // the runner itself failed
   } else if (code === 0) passed += 1;
   else failed += 1;
-  summary.push(`${stage.name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}${counts ? ` — ${counts.passed} passed, ${counts.failed} failed` : ''} in ${seconds} s`);
+  summary.push(
+    `${stage.name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}${counts ? ` — ${counts.passed} passed, ${counts.failed} failed` : ''} in ${seconds} s`,
+  );
 }
 process.stdout.write(`\n=== summary\n${summary.join('\n')}\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);

@@ -34,12 +34,32 @@ export interface LoopDeps {
 
 const MAX_OVERFLOW_RETRIES = 3;
 
-function toolResultMessage(deps: LoopDeps, id: string, name: string, result: ToolResult, content: string): ToolResultMessage {
+function toolResultMessage(
+  deps: LoopDeps,
+  id: string,
+  name: string,
+  result: ToolResult,
+  content: string,
+): ToolResultMessage {
   const isError = result.status === 'error';
-  return { role: 'tool_result', id: deps.newId('res'), ts: deps.now(), toolUseId: id, toolName: name, result, content, isError };
+  return {
+    role: 'tool_result',
+    id: deps.newId('res'),
+    ts: deps.now(),
+    toolUseId: id,
+    toolName: name,
+    result,
+    content,
+    isError,
+  };
 }
 
-const skipped = (): ToolResult => ({ status: 'error', data: null, text: '[Skipped] The user sent a new message before this call ran.', stats: { time_ms: 0 } });
+const skipped = (): ToolResult => ({
+  status: 'error',
+  data: null,
+  text: '[Skipped] The user sent a new message before this call ran.',
+  stats: { time_ms: 0 },
+});
 
 export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
   let lastCallAt: number | undefined;
@@ -51,7 +71,13 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     for (const message of deps.takeSteering()) deps.append(message);
 
     const overflow = overflowRetries > 0;
-    const { request, appended } = await deps.engine.prepare({ transcript: deps.transcript(), now: deps.now(), lastCallAt, overflow, signal: deps.signal });
+    const { request, appended } = await deps.engine.prepare({
+      transcript: deps.transcript(),
+      now: deps.now(),
+      lastCallAt,
+      overflow,
+      signal: deps.signal,
+    });
     for (const message of appended) deps.append(message);
 
     let reply: Awaited<ReturnType<ModelClient['stream']>>;
@@ -59,7 +85,8 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     try {
       reply = await deps.model.stream({ ...request, maxTokens: deps.maxTokens }, deps.signal, {
         onStart: (_id, model) => deps.emit({ type: 'message_start', messageId, model }),
-        onDelta: (blockIndex, kind, delta) => deps.emit({ type: 'message_delta', messageId, blockIndex, kind, delta }),
+        onDelta: (blockIndex, kind, delta) =>
+          deps.emit({ type: 'message_delta', messageId, blockIndex, kind, delta }),
         onRetry: (info) => deps.emit({ type: 'retry', ...info }),
         onDiscard: (partial) => deps.emit({ type: 'discarded', ...partial }),
       });
@@ -68,11 +95,18 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
       if (e.kind === 'aborted' || deps.signal.aborted) return { status: 'aborted', finalText };
       if (e.kind === 'prompt_too_long' && overflowRetries < MAX_OVERFLOW_RETRIES) {
         overflowRetries++;
-        deps.emit({ type: 'notice', level: 'warn', text: `Prompt too long; compacting and retrying (${overflowRetries}/${MAX_OVERFLOW_RETRIES}).` });
+        deps.emit({
+          type: 'notice',
+          level: 'warn',
+          text: `Prompt too long; compacting and retrying (${overflowRetries}/${MAX_OVERFLOW_RETRIES}).`,
+        });
         turn--;
         continue;
       }
-      const message = e.kind === 'prompt_too_long' ? `The conversation no longer fits the model's context window, even after ${overflowRetries} compaction attempts: ${e.message}` : e.message;
+      const message =
+        e.kind === 'prompt_too_long'
+          ? `The conversation no longer fits the model's context window, even after ${overflowRetries} compaction attempts: ${e.message}`
+          : e.message;
       deps.emit({ type: 'error', code: e.kind, message });
       return { status: 'failed', finalText, error: message };
     }
@@ -82,12 +116,31 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     deps.emit({
       type: 'model_call',
       record: {
-        stage: request.stage, message_count: request.messages.length, est_tokens: request.estTokens, prefix_hash: request.prefixHash,
-        cache_read: u.cacheRead, cache_write: u.cacheWrite, input: u.input, output: u.output, latency_ms: reply.latencyMs,
-        ttft_ms: reply.ttftMs, model: reply.model, cost_usd: costUsd(reply.model, u), context_window: deps.contextWindow, ok: true,
+        stage: request.stage,
+        message_count: request.messages.length,
+        est_tokens: request.estTokens,
+        prefix_hash: request.prefixHash,
+        cache_read: u.cacheRead,
+        cache_write: u.cacheWrite,
+        input: u.input,
+        output: u.output,
+        latency_ms: reply.latencyMs,
+        ttft_ms: reply.ttftMs,
+        model: reply.model,
+        cost_usd: costUsd(reply.model, u),
+        context_window: deps.contextWindow,
+        ok: true,
       },
     });
-    const assistant: AssistantMessage = { role: 'assistant', id: messageId, ts: deps.now(), content: reply.content, model: reply.model, stopReason: reply.stopReason, usage: u };
+    const assistant: AssistantMessage = {
+      role: 'assistant',
+      id: messageId,
+      ts: deps.now(),
+      content: reply.content,
+      model: reply.model,
+      stopReason: reply.stopReason,
+      usage: u,
+    };
     deps.append(assistant);
     deps.emit({ type: 'message_end', message: assistant });
     finalText = assistantText(assistant) || finalText;
@@ -101,17 +154,34 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     let stopRun: string | undefined;
     for (const use of uses) {
       if (deps.hasSteering() || deps.signal.aborted || stopRun) {
-        const result = deps.signal.aborted ? fail('ABORTED', 'The run was aborted before this call ran.', 'Wait for the user.') : skipped();
+        const result = deps.signal.aborted
+          ? fail('ABORTED', 'The run was aborted before this call ran.', 'Wait for the user.')
+          : skipped();
         deps.append(toolResultMessage(deps, use.id, use.name, result, renderForModel(result)));
         continue;
       }
       deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
       const started = deps.now();
-      const executed = use.invalidJson !== undefined
-        ? { result: fail('INVALID_PARAM', `The input for ${use.name} was not valid JSON: ${use.invalidJson.slice(0, 200)}`, 'Send the tool input again as one valid JSON object.'), content: '', stopRun: undefined }
-        : await deps.registry.execute(use.name, use.input, deps.toolContext(use.id));
+      const executed =
+        use.invalidJson !== undefined
+          ? {
+              result: fail(
+                'INVALID_PARAM',
+                `The input for ${use.name} was not valid JSON: ${use.invalidJson.slice(0, 200)}`,
+                'Send the tool input again as one valid JSON object.',
+              ),
+              content: '',
+              stopRun: undefined,
+            }
+          : await deps.registry.execute(use.name, use.input, deps.toolContext(use.id));
       const content = executed.content || renderForModel(executed.result);
-      deps.emit({ type: 'tool_end', toolUseId: use.id, name: use.name, result: executed.result, durationMs: deps.now() - started });
+      deps.emit({
+        type: 'tool_end',
+        toolUseId: use.id,
+        name: use.name,
+        result: executed.result,
+        durationMs: deps.now() - started,
+      });
       deps.append(toolResultMessage(deps, use.id, use.name, executed.result, content));
       stopRun ??= executed.stopRun;
     }

@@ -15,7 +15,11 @@ export class UsageError extends Error {}
 
 const approve = z.enum(['never', 'safe', 'all']);
 const positiveInt = (name: string) =>
-  z.string().regex(/^\d+$/, `${name} must be a positive whole number`).transform(Number).pipe(z.number().int().positive());
+  z
+    .string()
+    .regex(/^\d+$/, `${name} must be a positive whole number`)
+    .transform(Number)
+    .pipe(z.number().int().positive());
 
 const runSchema = z.object({
   command: z.literal('run'),
@@ -25,7 +29,10 @@ const runSchema = z.object({
   maxTurns: positiveInt('--max-turns').optional(),
   approve: approve.optional(),
   json: z.boolean(),
-  resume: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, '--resume takes a session id (letters, digits, - and _)').optional(),
+  resume: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,80}$/, '--resume takes a session id (letters, digits, - and _)')
+    .optional(),
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
   prompt: z.string(),
@@ -37,7 +44,11 @@ const toolSchema = z.object({
   workspace: z.string().optional(),
   approve: approve.optional(),
 });
-const traceSchema = z.object({ command: z.literal('trace'), target: z.string().min(1), workspace: z.string().optional() });
+const traceSchema = z.object({
+  command: z.literal('trace'),
+  target: z.string().min(1),
+  workspace: z.string().optional(),
+});
 
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
@@ -83,18 +94,34 @@ export function parseCli(argv: readonly string[]): CliArgs {
   switch (command) {
     case 'run': {
       if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
-        throw new UsageError(pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)');
+        throw new UsageError(
+          pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)',
+        );
       }
       return check(runSchema, {
-        command, workspace: v.workspace, model: v.model, fallbackModels: v['fallback-model'] ?? [],
-        maxTurns: v['max-turns'], approve: v.approve, json: v.json === true, resume: v.resume,
-        contextWindow: v['context-window'], demo: v.demo === true, prompt: pos[0] ?? '',
+        command,
+        workspace: v.workspace,
+        model: v.model,
+        fallbackModels: v['fallback-model'] ?? [],
+        maxTurns: v['max-turns'],
+        approve: v.approve,
+        json: v.json === true,
+        resume: v.resume,
+        contextWindow: v['context-window'],
+        demo: v.demo === true,
+        prompt: pos[0] ?? '',
       });
     }
     case 'tool':
       allowedFor(['workspace', 'approve']);
       if (pos.length !== 2) throw new UsageError("keel tool takes NAME and 'JSON-INPUT'");
-      return check(toolSchema, { command, name: pos[0], input: pos[1], workspace: v.workspace, approve: v.approve });
+      return check(toolSchema, {
+        command,
+        name: pos[0],
+        input: pos[1],
+        workspace: v.workspace,
+        approve: v.approve,
+      });
     case 'trace':
       allowedFor(['workspace']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');

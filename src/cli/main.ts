@@ -14,7 +14,7 @@ import { runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
 const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
-const DEFAULT_MODEL = 'claude-sonnet-4-5';
+const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
   if (policy) return createPolicyApprovals(policy);
@@ -23,7 +23,8 @@ function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
 
 function workspaceDir(dir: string | undefined): string {
   const resolved = path.resolve(dir ?? process.cwd());
-  if (!fs.existsSync(resolved) || !fs.statSync(resolved).isDirectory()) throw new UsageError(`Workspace is not a directory: ${resolved}`);
+  if (!fs.existsSync(resolved) || !fs.statSync(resolved).isDirectory())
+    throw new UsageError(`Workspace is not a directory: ${resolved}`);
   return resolved;
 }
 
@@ -33,10 +34,20 @@ function makeHost(workspace: string, approvals: ApprovalsPort): Host {
 
 async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
   const { startEmulator } = await import('../../test/emulator/server.ts');
-  const demoScenario = (await import('../../test/emulator/scenarios/demo.json', { with: { type: 'json' } })).default;
-  const emulator = await startEmulator({ scenario: demoScenario as Parameters<typeof startEmulator>[0] extends infer O ? O extends { scenario?: infer S } ? S : never : never });
+  const demoScenario = (await import('../../test/emulator/scenarios/demo.json', { with: { type: 'json' } }))
+    .default;
+  const emulator = await startEmulator({
+    scenario: demoScenario as Parameters<typeof startEmulator>[0] extends infer O
+      ? O extends { scenario?: infer S }
+        ? S
+        : never
+      : never,
+  });
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-'));
-  fs.writeFileSync(path.join(workspace, 'README.md'), '# Demo project\n\nA tiny workspace created by `keel run --demo`.\n');
+  fs.writeFileSync(
+    path.join(workspace, 'README.md'),
+    '# Demo project\n\nA tiny workspace created by `keel run --demo`.\n',
+  );
   fs.mkdirSync(path.join(workspace, 'src'));
   fs.writeFileSync(path.join(workspace, 'src', 'index.ts'), 'export const answer = 42;\n');
   process.stderr.write(
@@ -67,7 +78,9 @@ async function run(args: RunArgs): Promise<number> {
         if (line) process.stderr.write(`${line}\n`);
       }
     });
-    process.stderr.write(`keel: session ${session.id} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`);
+    process.stderr.write(
+      `keel: session ${session.id} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,
+    );
     let interrupts = 0;
     const onSigint = () => {
       interrupts++;
@@ -81,7 +94,11 @@ async function run(args: RunArgs): Promise<number> {
     process.off('SIGINT', onSigint);
     if (!args.json && outcome.finalText) process.stdout.write(`${outcome.finalText}\n`);
     if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);
-    return outcome.status === 'finished' ? EXIT.finished : outcome.status === 'aborted' ? EXIT.aborted : EXIT.failed;
+    return outcome.status === 'finished'
+      ? EXIT.finished
+      : outcome.status === 'aborted'
+        ? EXIT.aborted
+        : EXIT.failed;
   } finally {
     await demo?.close();
   }

@@ -14,14 +14,23 @@ export async function runToolOnce(baseHost: Host, name: string, inputJson: strin
   try {
     input = JSON.parse(inputJson);
   } catch (error) {
-    return fail('INVALID_PARAM', `The tool input is not valid JSON: ${(error as Error).message}`, `Pass one JSON object, e.g. '{"path":"README.md"}'.`);
+    return fail(
+      'INVALID_PARAM',
+      `The tool input is not valid JSON: ${(error as Error).message}`,
+      `Pass one JSON object, e.g. '{"path":"README.md"}'.`,
+    );
   }
   const host: Host = { ...baseHost, approvals: withSessionMemory(baseHost.approvals) };
   let todos: readonly import('../agent/events.ts').TodoItem[] = [];
   const tools = createToolset({
     host,
     readOnly: !host.workspace.isTrusted(),
-    todos: { current: () => todos, onChange: (next) => { todos = next; } },
+    todos: {
+      current: () => todos,
+      onChange: (next) => {
+        todos = next;
+      },
+    },
   });
   const registry = createToolRegistry(tools);
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), () => host.clock.now());

@@ -12,10 +12,18 @@ export function createTtyApprovals(): ApprovalsPort {
           resolve(decision);
         };
         signal?.addEventListener('abort', () => done('deny'), { once: true });
-        process.stderr.write(`\n⚠ Keel asks: ${request.title} [${request.risk} risk]\n  ${request.detail.replace(/\n/g, '\n  ')}\n`);
+        process.stderr.write(
+          `\n⚠ Keel asks: ${request.title} [${request.risk} risk]\n  ${request.detail.replace(/\n/g, '\n  ')}\n`,
+        );
         rl.question('Allow? [o]nce / [s]ession / [N]o: ', (answer) => {
           const a = answer.trim().toLowerCase();
-          done(a === 'o' || a === 'once' || a === 'y' || a === 'yes' ? 'allow_once' : a === 's' || a === 'session' ? 'allow_session' : 'deny');
+          done(
+            a === 'o' || a === 'once' || a === 'y' || a === 'yes'
+              ? 'allow_once'
+              : a === 's' || a === 'session'
+                ? 'allow_session'
+                : 'deny',
+          );
         });
       });
     },

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type HostMessage, parseWebviewMessage, type ReviewFile, type WebviewMessage } from '../shared/webviewProtocol.ts';
+import {
+  type HostMessage,
+  parseWebviewMessage,
+  type ReviewFile,
+  type WebviewMessage,
+} from '../shared/webviewProtocol.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
 import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import type { Proposals } from './editReview/proposals.ts';
@@ -33,7 +38,9 @@ export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable 
 }
 
 export function nonce(): string {
-  return randomBytes(16).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+  return randomBytes(16)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '');
 }
 
 export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
@@ -72,7 +79,9 @@ async function fileCompletions(query: string, roots: readonly string[]): Promise
   const safe = query.replace(/[[\]{}()*?!\\]/g, '');
   const pattern = safe ? `**/*${safe}*` : '**/*';
   const uris = await vscode.workspace.findFiles(pattern, '{**/node_modules/**,**/.git/**,**/.keel/**}', 50);
-  return uris.map((u) => relativeTo(roots, u.fsPath)).sort((a, b) => a.length - b.length || a.localeCompare(b));
+  return uris
+    .map((u) => relativeTo(roots, u.fsPath))
+    .sort((a, b) => a.length - b.length || a.localeCompare(b));
 }
 
 export function createChatView(deps: ChatViewDeps): ChatView {
@@ -100,7 +109,14 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     for (const proposal of deps.proposals.pending()) {
       files.push({
         path: relativeTo(deps.roots(), proposal.path),
-        hunks: [{ id: PROPOSAL_HUNK, startLine: 1, added: proposal.after.split('\n').length, removed: proposal.before ? proposal.before.split('\n').length : 0 }],
+        hunks: [
+          {
+            id: PROPOSAL_HUNK,
+            startLine: 1,
+            added: proposal.after.split('\n').length,
+            removed: proposal.before ? proposal.before.split('\n').length : 0,
+          },
+        ],
       });
     }
     return files;
@@ -110,7 +126,12 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     const items = await deps.controller.list();
     post({
       type: 'sessions',
-      items: items.map((s) => ({ id: s.id, title: s.title || '(untitled)', updatedAt: s.updatedAt, messageCount: s.messageCount })),
+      items: items.map((s) => ({
+        id: s.id,
+        title: s.title || '(untitled)',
+        updatedAt: s.updatedAt,
+        messageCount: s.messageCount,
+      })),
       ...(deps.controller.current ? { currentId: deps.controller.current.id } : {}),
     });
   };
@@ -129,16 +150,26 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       contextWindow: deps.controller.contextWindow,
     });
   };
-  const postUsage = () => post({ type: 'usage', ...deps.controller.usage, cacheHitPct: Math.min(100, Math.max(0, deps.controller.usage.cacheHitPct)) });
+  const postUsage = () =>
+    post({
+      type: 'usage',
+      ...deps.controller.usage,
+      cacheHitPct: Math.min(100, Math.max(0, deps.controller.usage.cacheHitPct)),
+    });
 
   const decide = async (accept: boolean, rel: string, hunkId?: string) => {
     const p = abs(rel);
-    if (hunkId === PROPOSAL_HUNK || (!deps.review.get(p) && deps.proposals.pending().some((x) => x.path === p))) {
+    if (
+      hunkId === PROPOSAL_HUNK ||
+      (!deps.review.get(p) && deps.proposals.pending().some((x) => x.path === p))
+    ) {
       deps.proposals.decide(p, accept);
       return;
     }
     const id = hunkId ?? FILE_HUNK;
-    const done = accept ? await deps.review.accept(p, id === FILE_HUNK ? undefined : id) : await deps.review.reject(p, id === FILE_HUNK ? undefined : id);
+    const done = accept
+      ? await deps.review.accept(p, id === FILE_HUNK ? undefined : id)
+      : await deps.review.reject(p, id === FILE_HUNK ? undefined : id);
     if (!done) void vscode.window.showWarningMessage(`Keel: that change to ${rel} is no longer pending.`);
   };
 
@@ -155,7 +186,12 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           mentions: message.mentions,
           idempotencyKey: message.idempotencyKey,
         });
-        post({ type: 'submitResult', idempotencyKey: message.idempotencyKey, ok: result.ok, ...(result.error ? { error: result.error } : {}) });
+        post({
+          type: 'submitResult',
+          idempotencyKey: message.idempotencyKey,
+          ok: result.ok,
+          ...(result.error ? { error: result.error } : {}),
+        });
         if (!result.ok) {
           post({
             type: 'hostNotice',
@@ -177,7 +213,11 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         try {
           await deps.controller.open(message.id);
         } catch (error) {
-          post({ type: 'hostNotice', level: 'error', text: `Could not reopen session: ${(error as Error).message}` });
+          post({
+            type: 'hostNotice',
+            level: 'error',
+            text: `Could not reopen session: ${(error as Error).message}`,
+          });
         }
         return;
       case 'listSessions':
@@ -199,7 +239,10 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       case 'openFile': {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs(message.path)));
         const line = Math.min((message.line ?? 1) - 1, doc.lineCount - 1);
-        await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, line, 0), preview: true });
+        await vscode.window.showTextDocument(doc, {
+          selection: new vscode.Range(line, 0, line, 0),
+          preview: true,
+        });
         return;
       }
       case 'copyCode':
@@ -217,7 +260,11 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         return;
       }
       case 'requestFileCompletions':
-        post({ type: 'fileCompletions', query: message.query, items: await fileCompletions(message.query, deps.roots()) });
+        post({
+          type: 'fileCompletions',
+          query: message.query,
+          items: await fileCompletions(message.query, deps.roots()),
+        });
         return;
     }
   };
@@ -253,7 +300,10 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       const webview = webviewView.webview;
       webview.options = {
         enableScripts: true,
-        localResourceRoots: [vscode.Uri.joinPath(deps.extensionUri, 'dist'), vscode.Uri.joinPath(deps.extensionUri, 'media')],
+        localResourceRoots: [
+          vscode.Uri.joinPath(deps.extensionUri, 'dist'),
+          vscode.Uri.joinPath(deps.extensionUri, 'media'),
+        ],
       };
       webview.html = chatHtml(webview, deps.extensionUri);
       const sub = webview.onDidReceiveMessage((raw: unknown) => {
@@ -264,7 +314,11 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         }
         handle(parsed.value).catch((error: unknown) => {
           deps.log('error', `webview message ${parsed.value.type} failed: ${String(error)}`);
-          post({ type: 'hostNotice', level: 'error', text: error instanceof Error ? error.message : String(error) });
+          post({
+            type: 'hostNotice',
+            level: 'error',
+            text: error instanceof Error ? error.message : String(error),
+          });
         });
       });
       webviewView.onDidDispose(() => {

@@ -44,7 +44,10 @@ export interface SessionController extends vscode.Disposable {
   readonly contextWindow: number;
   /** Creates the session on first use. */
   ensure(): Promise<AgentSession>;
-  submit(text: string, options?: { mentions?: readonly string[]; idempotencyKey?: string }): Promise<SubmitResult>;
+  submit(
+    text: string,
+    options?: { mentions?: readonly string[]; idempotencyKey?: string },
+  ): Promise<SubmitResult>;
   stop(): void;
   newChat(): void;
   open(id: string): Promise<void>;
@@ -119,7 +122,10 @@ export function createSessionController(options: SessionControllerOptions): Sess
       ...(resumeId ? { resumeId } : {}),
       readOnly: !trusted,
     });
-    options.log('info', `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`);
+    options.log(
+      'info',
+      `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`,
+    );
     return created;
   };
 
@@ -159,7 +165,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
           ok: false,
           code: 'NO_API_KEY',
           error: 'No Anthropic API key is set.',
-          suggestion: 'Run "Keel: Set API Key" from the Command Palette (the key is kept in VS Code\'s secret storage).',
+          suggestion:
+            'Run "Keel: Set API Key" from the Command Palette (the key is kept in VS Code\'s secret storage).',
         };
       }
       let s: AgentSession;
@@ -168,7 +175,12 @@ export function createSessionController(options: SessionControllerOptions): Sess
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         options.log('error', `could not start a session: ${message}`);
-        return { ok: false, code: 'SESSION_START_FAILED', error: message, suggestion: 'Check the Keel settings (model, base URL, context window).' };
+        return {
+          ok: false,
+          code: 'SESSION_START_FAILED',
+          error: message,
+          suggestion: 'Check the Keel settings (model, base URL, context window).',
+        };
       }
       const outcome = s.prompt(text, {
         ...(submitOptions?.mentions?.length ? { mentions: submitOptions.mentions } : {}),

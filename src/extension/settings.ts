@@ -4,7 +4,13 @@ import { z } from 'zod';
 // Settings are a boundary (users type them into JSON): parse with zod, fall back per field, never
 // throw at the user because one value is wrong.
 
-export const APPROVAL_CATEGORIES = ['command', 'network', 'destructive', 'delete', 'protected_write'] as const;
+export const APPROVAL_CATEGORIES = [
+  'command',
+  'network',
+  'destructive',
+  'delete',
+  'protected_write',
+] as const;
 export type ApprovalCategory = (typeof APPROVAL_CATEGORIES)[number];
 
 const approvalPolicy = z.enum(['ask', 'allow', 'deny']);
@@ -39,7 +45,8 @@ export type KeelSettings = z.infer<typeof settingsSchema>;
 export function readSettings(): KeelSettings {
   const c = vscode.workspace.getConfiguration('keel');
   const approvals: Record<string, unknown> = {};
-  for (const k of APPROVAL_CATEGORIES) approvals[k] = c.get(`approvals.${k}`);
+  // Setting ids are camelCase (keel.approvals.protectedWrite); the core's kinds are snake_case.
+  for (const k of APPROVAL_CATEGORIES) approvals[k] = c.get(`approvals.${k.replace(/_(\w)/g, (_, ch: string) => ch.toUpperCase())}`);
   return settingsSchema.parse({
     model: c.get('model'),
     fallbackModels: c.get('fallbackModels'),

@@ -5,7 +5,13 @@ import type { ApprovalsPort, DirEntry, FileStat, Host, WorkspacePort } from '../
 import { createNodeStorage, createNodeWorkspace, ensureStateDir } from '../agent/node/nodeHost.ts';
 import { createNodeShell } from '../agent/node/nodeShell.ts';
 import { ToolFailure } from '../agent/tools/protocol.ts';
-import { deletePath, findOpenDocument, readCurrentBytes, renamePath, writeContent } from './editReview/fileOps.ts';
+import {
+  deletePath,
+  findOpenDocument,
+  readCurrentBytes,
+  renamePath,
+  writeContent,
+} from './editReview/fileOps.ts';
 import type { Proposals } from './editReview/proposals.ts';
 import type { ReviewManager } from './editReview/reviewManager.ts';
 
@@ -24,7 +30,10 @@ export interface VscodeHostOptions {
 }
 
 function notFound(p: string): Error {
-  return Object.assign(new Error(`ENOENT: no such file or directory, open '${p}'`), { code: 'ENOENT', path: p });
+  return Object.assign(new Error(`ENOENT: no such file or directory, open '${p}'`), {
+    code: 'ENOENT',
+    path: p,
+  });
 }
 
 export function workspaceRoots(): string[] {
@@ -73,7 +82,11 @@ export function createVscodeWorkspace(
       if (!onDisk || !doc?.isDirty) return onDisk;
       // The buffer is the truth: its size, and "now" as mtime, since it changed after the disk did.
       const bytes = await readCurrentBytes(p);
-      return { ...onDisk, size: bytes?.byteLength ?? onDisk.size, mtimeMs: Math.max(onDisk.mtimeMs, Date.now()) };
+      return {
+        ...onDisk,
+        size: bytes?.byteLength ?? onDisk.size,
+        mtimeMs: Math.max(onDisk.mtimeMs, Date.now()),
+      };
     },
     async readDirectory(p): Promise<DirEntry[]> {
       const entries = await vscode.workspace.fs.readDirectory(vscode.Uri.file(p));

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { AgentEvent, AgentEventType, TodoItem } from '../agent/events.ts';
 import type { AgentMessage } from '../agent/messages.ts';
 
@@ -39,9 +39,9 @@ const MAX_TEXT = 200_000;
 const MAX_CODE = 1_000_000;
 const MAX_PATH = 4096;
 
-const id = z.string().min(1).max(512);
-const relPath = z.string().min(1).max(MAX_PATH);
-const count = z.number().int().nonnegative();
+const id = z.string().check(z.minLength(1), z.maxLength(512));
+const relPath = z.string().check(z.minLength(1), z.maxLength(MAX_PATH));
+const count = z.int().check(z.nonnegative());
 
 // ---------- agent events (host → webview, inside `event` and `snapshot`) ----------
 
@@ -54,9 +54,9 @@ const envelope = {
 const toolResultSchema = z.looseObject({
   status: z.enum(['success', 'partial', 'error']),
   text: z.string(),
-  error: z.looseObject({ code: z.string(), message: z.string(), suggestion: z.string() }).optional(),
+  error: z.optional(z.looseObject({ code: z.string(), message: z.string(), suggestion: z.string() })),
   stats: z.looseObject({}),
-  ui: z.record(z.string(), z.unknown()).optional(),
+  ui: z.optional(z.record(z.string(), z.unknown())),
 });
 
 const assistantBlockSchema = z.looseObject({ type: z.string() });
@@ -67,7 +67,7 @@ const todoSchema = z.looseObject({
   status: z.enum(['pending', 'in_progress', 'completed']),
 });
 
-const ev = <T extends (typeof AGENT_EVENT_TYPES)[number], S extends z.ZodRawShape>(type: T, shape: S) =>
+const ev = <T extends (typeof AGENT_EVENT_TYPES)[number], S extends z.core.$ZodLooseShape>(type: T, shape: S) =>
   z.looseObject({ type: z.literal(type), ...envelope, ...shape });
 
 export const agentEventSchema = z.discriminatedUnion('type', [
@@ -92,8 +92,8 @@ export const agentEventSchema = z.discriminatedUnion('type', [
       id: z.string(),
       role: z.literal('user'),
       text: z.string(),
-      mentions: z.array(z.string()).optional(),
-      steering: z.boolean().optional(),
+      mentions: z.optional(z.array(z.string())),
+      steering: z.optional(z.boolean()),
     }),
     queued: z.boolean(),
   }),
@@ -105,12 +105,12 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     result: toolResultSchema,
     durationMs: z.number(),
   }),
-  ev('turn_end', { turn: z.number(), stopReason: z.string().nullable() }),
+  ev('turn_end', { turn: z.number(), stopReason: z.nullable(z.string()) }),
   ev('agent_end', {
     runId: z.string(),
     status: z.enum(['finished', 'failed', 'aborted', 'max_turns', 'stopped']),
     finalText: z.string(),
-    error: z.string().optional(),
+    error: z.optional(z.string()),
   }),
   ev('retry', { attempt: z.number(), delayMs: z.number(), reason: z.string(), model: z.string() }),
   ev('model_call', {
@@ -136,7 +136,7 @@ export const agentEventSchema = z.discriminatedUnion('type', [
 
 const sessionSummarySchema = z.strictObject({
   id,
-  title: z.string().max(MAX_TEXT),
+  title: z.string().check(z.maxLength(MAX_TEXT)),
   /** Epoch milliseconds. */
   updatedAt: z.number(),
   messageCount: count,
@@ -145,7 +145,7 @@ const sessionSummarySchema = z.strictObject({
 const hunkSchema = z.strictObject({
   id,
   /** 1-based first line of the hunk in the current file. */
-  startLine: z.number().int().positive(),
+  startLine: z.int().check(z.positive()),
   /** Number of added / removed lines. */
   added: count,
   removed: count,
@@ -171,16 +171,16 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
      * Optional transcript for sessions reopened from a log whose events are not available: the
      * webview renders these messages (before `events`) when `replace` is true.
      */
-    messages: z.array(z.looseObject({ id: z.string(), role: z.string() })).optional(),
+    messages: z.optional(z.array(z.looseObject({ id: z.string(), role: z.string() }))),
   }),
   z.strictObject({
     type: z.literal('sessions'),
     items: z.array(sessionSummarySchema),
-    currentId: id.optional(),
+    currentId: z.optional(id),
   }),
   z.strictObject({
     type: z.literal('fileCompletions'),
-    query: z.string().max(MAX_PATH),
+    query: z.string().check(z.maxLength(MAX_PATH)),
     items: z.array(relPath),
   }),
   z.strictObject({
@@ -193,39 +193,39 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     contextTokens: count,
     contextWindow: count,
     /** 0..100 */
-    cacheHitPct: z.number().min(0).max(100),
-    costUsd: z.number().nonnegative(),
+    cacheHitPct: z.number().check(z.minimum(0), z.maximum(100)),
+    costUsd: z.number().check(z.nonnegative()),
   }),
   /** Answer to a `submit`: accepted (the run or steering message is under way) or refused with a reason. */
   z.strictObject({
     type: z.literal('submitResult'),
     idempotencyKey: id,
     ok: z.boolean(),
-    error: z.string().max(MAX_TEXT).optional(),
+    error: z.optional(z.string().check(z.maxLength(MAX_TEXT))),
   }),
   /** Prefill the input (e.g. "Ask Keel About Selection" when the user should edit before sending). */
-  z.strictObject({ type: z.literal('setInput'), text: z.string().max(MAX_TEXT), mentions: z.array(relPath) }),
+  z.strictObject({ type: z.literal('setInput'), text: z.string().check(z.maxLength(MAX_TEXT)), mentions: z.array(relPath) }),
   /** A host-side problem outside any session event (no API key, session failed to start). */
   z.strictObject({
     type: z.literal('hostNotice'),
     level: z.enum(['info', 'warn', 'error']),
-    text: z.string().max(MAX_TEXT),
-    code: z.string().max(100).optional(),
-    suggestion: z.string().max(MAX_TEXT).optional(),
+    text: z.string().check(z.maxLength(MAX_TEXT)),
+    code: z.optional(z.string().check(z.maxLength(100))),
+    suggestion: z.optional(z.string().check(z.maxLength(MAX_TEXT))),
   }),
 ]);
 
 // ---------- webview → host ----------
 
-const reviewTarget = { path: relPath, hunkId: id.optional() };
+const reviewTarget = { path: relPath, hunkId: z.optional(id) };
 
 export const webviewMessageSchema = z.discriminatedUnion('type', [
   /** Sent on every load/re-show: "send me everything after this seq of this session". */
-  z.strictObject({ type: z.literal('ready'), afterSeq: count, sessionId: id.optional() }),
+  z.strictObject({ type: z.literal('ready'), afterSeq: count, sessionId: z.optional(id) }),
   z.strictObject({
     type: z.literal('submit'),
-    text: z.string().min(1).max(MAX_TEXT),
-    mentions: z.array(relPath).max(200),
+    text: z.string().check(z.minLength(1), z.maxLength(MAX_TEXT)),
+    mentions: z.array(relPath).check(z.maxLength(200)),
     /** A double-send with the same key runs once. */
     idempotencyKey: id,
   }),
@@ -242,11 +242,11 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('openFile'),
     path: relPath,
-    line: z.number().int().positive().optional(),
+    line: z.optional(z.int().check(z.positive())),
   }),
-  z.strictObject({ type: z.literal('copyCode'), code: z.string().max(MAX_CODE) }),
-  z.strictObject({ type: z.literal('insertCode'), code: z.string().max(MAX_CODE) }),
-  z.strictObject({ type: z.literal('requestFileCompletions'), query: z.string().max(MAX_PATH) }),
+  z.strictObject({ type: z.literal('copyCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),
+  z.strictObject({ type: z.literal('insertCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),
+  z.strictObject({ type: z.literal('requestFileCompletions'), query: z.string().check(z.maxLength(MAX_PATH)) }),
 ]);
 
 // ---------- types ----------
@@ -282,7 +282,7 @@ export type ParseResult<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly error: string };
 
-function parseWith<T>(schema: z.ZodType, data: unknown): ParseResult<T> {
+function parseWith<T>(schema: z.ZodMiniType, data: unknown): ParseResult<T> {
   const result = schema.safeParse(data);
   if (!result.success) return { ok: false, error: z.prettifyError(result.error) };
   // The schema has checked every field the receiver reads; the declared type is the richer contract.

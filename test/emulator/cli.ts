@@ -11,7 +11,8 @@ const USAGE = `usage: cli.ts [--scenario FILE|NAME] [--port N] [--seed N] [--con
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${value}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`--${name} must be a non-negative integer, got ${value}`);
   return n;
 }
 
@@ -50,7 +51,9 @@ async function main(): Promise<void> {
     setInterval(() => {
       for (; logged < emu.requests.length; logged++) {
         const r = emu.requests[logged]!;
-        process.stderr.write(`${r.requestId} ${r.status} ${r.error?.message ?? ''} ${JSON.stringify(r.usage ?? {})}\n`);
+        process.stderr.write(
+          `${r.requestId} ${r.status} ${r.error?.message ?? ''} ${JSON.stringify(r.usage ?? {})}\n`,
+        );
       }
     }, 200).unref();
   }

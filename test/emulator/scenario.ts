@@ -8,7 +8,12 @@ import { blocksOf } from './validate.ts';
 const BlockSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string().min(1) }),
   z.strictObject({ type: z.literal('thinking'), thinking: z.string() }),
-  z.strictObject({ type: z.literal('tool_use'), name: z.string(), input: z.unknown(), id: z.string().optional() }),
+  z.strictObject({
+    type: z.literal('tool_use'),
+    name: z.string(),
+    input: z.unknown(),
+    id: z.string().optional(),
+  }),
 ]);
 const FaultSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('overloaded') }),
@@ -17,7 +22,10 @@ const FaultSchema = z.discriminatedUnion('type', [
     type: z.literal('server_error'),
     status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(504)]).optional(),
   }),
-  z.strictObject({ type: z.literal('mid_stream_error'), afterEvents: z.number().int().nonnegative().optional() }),
+  z.strictObject({
+    type: z.literal('mid_stream_error'),
+    afterEvents: z.number().int().nonnegative().optional(),
+  }),
   z.strictObject({ type: z.literal('cut_stream'), afterEvents: z.number().int().nonnegative().optional() }),
   z.strictObject({ type: z.literal('invalid_tool_json') }),
   z.strictObject({ type: z.literal('prompt_too_long') }),
@@ -89,7 +97,8 @@ export function createReplyCursor(scenario: Scenario | undefined): ReplyCursor {
   return {
     peek(req) {
       if (!scenario) return { kind: 'reply', reply: ECHO_REPLY, index: next, consume };
-      if ('respond' in scenario) return { kind: 'reply', reply: scenario.respond(req, next), index: next, consume };
+      if ('respond' in scenario)
+        return { kind: 'reply', reply: scenario.respond(req, next), index: next, consume };
       const reply = scenario.replies[next];
       if (reply) return { kind: 'reply', reply, index: next, consume };
       const last = scenario.replies.at(-1);
@@ -117,13 +126,20 @@ function textOf(content: unknown): string {
   if (!Array.isArray(content)) return '';
   return content
     .map((b: { type?: unknown; text?: unknown; content?: unknown }) =>
-      b?.type === 'text' && typeof b.text === 'string' ? b.text : b?.type === 'tool_result' ? textOf(b.content) : '',
+      b?.type === 'text' && typeof b.text === 'string'
+        ? b.text
+        : b?.type === 'tool_result'
+          ? textOf(b.content)
+          : '',
     )
     .join('\n');
 }
 
 /** Returns why the request does not meet the scripted expectation, or undefined when it does. */
-export function checkExpectation(expect: ReplyExpectation | undefined, req: MessagesRequest): string | undefined {
+export function checkExpectation(
+  expect: ReplyExpectation | undefined,
+  req: MessagesRequest,
+): string | undefined {
   if (!expect) return undefined;
   const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
   const blocks = lastUser ? blocksOf(lastUser.content) : [];

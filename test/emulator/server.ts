@@ -13,7 +13,7 @@ import {
   type SseEvent,
   streamEvents,
 } from './sse.ts';
-import type { Fault, MessagesRequest, RecordedRequest, Scenario, UsageOut } from './types.ts';
+import type { Fault, RecordedRequest, Scenario, UsageOut } from './types.ts';
 import { validateRequest } from './validate.ts';
 
 export type {
@@ -125,7 +125,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       raw = await readBody(req);
     } catch (e) {
       if (e instanceof BodyTooLarge) {
-        send(413, errorBody('request_too_large', 'Request exceeds the maximum allowed number of bytes.', requestId));
+        send(
+          413,
+          errorBody('request_too_large', 'Request exceeds the maximum allowed number of bytes.', requestId),
+        );
       }
       return;
     }
@@ -148,10 +151,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (!headers['x-api-key'] && !headers['authorization']) {
       return fail(401, 'authentication_error', 'x-api-key header is required');
     }
-    if (!headers['anthropic-version']) return fail(400, 'invalid_request_error', 'anthropic-version: header is required');
+    if (!headers['anthropic-version'])
+      return fail(400, 'invalid_request_error', 'anthropic-version: header is required');
     if (!jsonOk) return fail(400, 'invalid_request_error', 'There was an error parsing the body as JSON');
 
-    const countBody = isCount && typeof body === 'object' && body !== null ? { max_tokens: 1, ...body } : body;
+    const countBody =
+      isCount && typeof body === 'object' && body !== null ? { max_tokens: 1, ...body } : body;
     const validation = validateRequest(countBody);
     if (!validation.ok) return fail(400, 'invalid_request_error', validation.message);
     const request = validation.request;
@@ -163,7 +168,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return send(200, { input_tokens: total });
     }
     if (total > contextWindow) {
-      return fail(400, 'invalid_request_error', `prompt is too long: ${total} tokens > ${contextWindow} maximum`);
+      return fail(
+        400,
+        'invalid_request_error',
+        `prompt is too long: ${total} tokens > ${contextWindow} maximum`,
+      );
     }
 
     const pick = cursor.peek(request);
@@ -176,9 +185,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     const reply = pick.reply;
     // A reply scripted for another model is left for the fallback model; this one looks overloaded.
-    if (reply.model !== undefined && reply.model !== request.model) return fail(529, 'overloaded_error', 'Overloaded');
+    if (reply.model !== undefined && reply.model !== request.model)
+      return fail(529, 'overloaded_error', 'Overloaded');
     const unmet = checkExpectation(reply.expect, request);
-    if (unmet) return fail(400, 'invalid_request_error', `scenario expectation failed: reply #${pick.index}: ${unmet}`);
+    if (unmet)
+      return fail(
+        400,
+        'invalid_request_error',
+        `scenario expectation failed: reply #${pick.index}: ${unmet}`,
+      );
     pick.consume();
 
     const fault = reply.fault;
@@ -203,7 +218,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         );
       case 'invalid_tool_json':
         if (!reply.content?.some((b) => b.type === 'tool_use')) {
-          return fail(400, 'invalid_request_error', 'scenario error: invalid_tool_json needs a tool_use block');
+          return fail(
+            400,
+            'invalid_request_error',
+            'scenario error: invalid_tool_json needs a tool_use block',
+          );
         }
         break;
       default:
@@ -249,7 +268,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (fault?.type === 'mid_stream_error') return fail(529, 'overloaded_error', 'Overloaded');
       if (slow && !(await pause(slow.delayMs, abort.signal))) return;
       const payload =
-        fault?.type === 'invalid_tool_json' ? { ...message, content: corruptNonStreaming(message.content) } : message;
+        fault?.type === 'invalid_tool_json'
+          ? { ...message, content: corruptNonStreaming(message.content) }
+          : message;
       record.status = 200;
       send(200, payload);
       record.finished = true;
@@ -268,7 +289,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       process.stderr.write(`emulator: internal error: ${message}\n`);
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(errorBody('api_error', `emulator internal error: ${message}`, 'req_internal')));
+        res.end(
+          JSON.stringify(errorBody('api_error', `emulator internal error: ${message}`, 'req_internal')),
+        );
       } else {
         res.destroy();
       }

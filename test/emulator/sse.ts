@@ -30,7 +30,7 @@ export function buildContent(reply: ScriptedReply, ids: IdSource): OutBlock[] {
         return { type: 'text', text: block.text, citations: null };
       case 'thinking':
         return { type: 'thinking', thinking: block.thinking, signature: signThinking(block.thinking) };
-      case 'tool_use':
+      default:
         return {
           type: 'tool_use',
           id: block.id ?? ids.toolUse(),
@@ -74,14 +74,24 @@ export function corruptJson(json: string): string {
  * The SSE sequence of the real API: message_start, then per block content_block_start (ping after the
  * first one), deltas split at arbitrary points, content_block_stop; then message_delta and message_stop.
  */
-export function streamEvents(message: OutMessage, rng: Rng, opts: { corruptToolJson?: boolean } = {}): SseEvent[] {
+export function streamEvents(
+  message: OutMessage,
+  rng: Rng,
+  opts: { corruptToolJson?: boolean } = {},
+): SseEvent[] {
   const events: SseEvent[] = [];
   const { usage } = message;
   events.push({
     event: 'message_start',
     data: {
       type: 'message_start',
-      message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     },
   });
   const ping: SseEvent = { event: 'ping', data: { type: 'ping' } };
@@ -99,7 +109,8 @@ export function streamEvents(message: OutMessage, rng: Rng, opts: { corruptToolJ
     if (block.type === 'text') {
       events.push(start({ type: 'text', text: '' }));
       if (index === 0) events.push(ping);
-      for (const piece of splitArbitrarily(block.text, rng)) events.push(delta({ type: 'text_delta', text: piece }));
+      for (const piece of splitArbitrarily(block.text, rng))
+        events.push(delta({ type: 'text_delta', text: piece }));
     } else if (block.type === 'thinking') {
       events.push(start({ type: 'thinking', thinking: '', signature: '' }));
       if (index === 0) events.push(ping);
@@ -108,7 +119,9 @@ export function streamEvents(message: OutMessage, rng: Rng, opts: { corruptToolJ
       }
       events.push(delta({ type: 'signature_delta', signature: block.signature }));
     } else {
-      events.push(start({ type: 'tool_use', id: block.id, name: block.name, input: {}, caller: block.caller }));
+      events.push(
+        start({ type: 'tool_use', id: block.id, name: block.name, input: {}, caller: block.caller }),
+      );
       if (index === 0) events.push(ping);
       let json = JSON.stringify(block.input ?? {});
       if (opts.corruptToolJson && !corrupted) {
@@ -118,7 +131,8 @@ export function streamEvents(message: OutMessage, rng: Rng, opts: { corruptToolJ
       // The API opens every tool input with an empty partial_json; `{}` input sends nothing else.
       events.push(delta({ type: 'input_json_delta', partial_json: '' }));
       if (json !== '{}') {
-        for (const piece of splitArbitrarily(json, rng)) events.push(delta({ type: 'input_json_delta', partial_json: piece }));
+        for (const piece of splitArbitrarily(json, rng))
+          events.push(delta({ type: 'input_json_delta', partial_json: piece }));
       }
     }
     events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });

@@ -26,7 +26,7 @@ function formatIssue(issue: z.core.$ZodIssue | undefined): string {
   if (!issue) return 'invalid request';
   const path = issue.path.join('.');
   const text =
-    issue.code === 'invalid_type' && !('input' in issue)
+    issue.code === 'invalid_type' && issue.input === undefined
       ? 'Field required'
       : issue.code === 'invalid_type'
         ? `Input should be a valid ${issue.expected === 'int' ? 'integer' : issue.expected}`
@@ -103,7 +103,12 @@ function checkMessages(messages: MessageIn[]): string | undefined {
   return undefined;
 }
 
-function checkBlock(block: ContentBlockIn, path: string, role: string, toolUseIds: Set<string>): string | undefined {
+function checkBlock(
+  block: ContentBlockIn,
+  path: string,
+  role: string,
+  toolUseIds: Set<string>,
+): string | undefined {
   switch (block.type) {
     case 'text':
       return checkTextBlock(block, path);
@@ -192,7 +197,8 @@ function checkPairing(messages: MessageIn[]): string | undefined {
       if (!offered.has(id)) {
         return `${where}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
       }
-      if (answered.has(id)) return `${where}: each \`tool_use\` block must have a single \`tool_result\` block: ${id}`;
+      if (answered.has(id))
+        return `${where}: each \`tool_use\` block must have a single \`tool_result\` block: ${id}`;
       if (sawOther) {
         return `${where}: \`tool_result\` blocks must come first in the user message that follows \`tool_use\` blocks; put any text after them.`;
       }
@@ -205,7 +211,9 @@ function checkPairing(messages: MessageIn[]): string | undefined {
     if (ids.length === 0) continue;
     const next = turns[t + 1];
     const answered = new Set(
-      (next?.blocks ?? []).filter((b) => b.block.type === 'tool_result').map((b) => String(b.block['tool_use_id'])),
+      (next?.blocks ?? [])
+        .filter((b) => b.block.type === 'tool_result')
+        .map((b) => String(b.block['tool_use_id'])),
     );
     const missing = ids.filter((id) => !answered.has(id));
     if (missing.length > 0) {

@@ -142,13 +142,23 @@ test('a snapshot carries events, todos and session state', () => {
 
 test('host messages other than events are validated strictly', () => {
   const good: HostMessage[] = [
-    { type: 'sessions', items: [{ id: 's1', title: 'Fix bug', updatedAt: 1, messageCount: 4 }], currentId: 's1' },
+    {
+      type: 'sessions',
+      items: [{ id: 's1', title: 'Fix bug', updatedAt: 1, messageCount: 4 }],
+      currentId: 's1',
+    },
     { type: 'fileCompletions', query: 'src/a', items: ['src/a.ts', 'src/ab.ts'] },
     { type: 'review', files: [{ path: 'a.ts', hunks: [{ id: 'h1', startLine: 3, added: 2, removed: 1 }] }] },
     { type: 'usage', contextTokens: 1000, contextWindow: 200000, cacheHitPct: 80, costUsd: 0.02 },
     { type: 'submitResult', idempotencyKey: 'k', ok: false, error: 'No API key' },
     { type: 'setInput', text: 'Explain', mentions: ['a.ts'] },
-    { type: 'hostNotice', level: 'error', text: 'No key', code: 'NO_API_KEY', suggestion: 'Run Keel: Set API Key' },
+    {
+      type: 'hostNotice',
+      level: 'error',
+      text: 'No key',
+      code: 'NO_API_KEY',
+      suggestion: 'Run Keel: Set API Key',
+    },
   ];
   for (const message of good) assert.ok(parseHostMessage(message).ok, message.type);
   const bad: unknown[] = [

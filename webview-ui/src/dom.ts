@@ -5,7 +5,7 @@ type Attrs = Record<string, string | number | boolean | null | undefined>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
-  attrs: Attrs = {},
+  attrs?: Attrs,
   ...children: Child[]
 ): HTMLElementTagNameMap[K];
 export function h(tag: string, attrs?: Attrs, ...children: Child[]): HTMLElement;
@@ -35,7 +35,13 @@ export function icon(name: string, extraClass = ''): HTMLElement {
 export function button(
   label: string,
   onClick: (event: Event) => void,
-  options: { icon?: string; secondary?: boolean; iconOnly?: boolean; className?: string; title?: string } = {},
+  options: {
+    icon?: string;
+    secondary?: boolean;
+    iconOnly?: boolean;
+    className?: string;
+    title?: string;
+  } = {},
 ): HTMLElement {
   const el = h('vscode-button', {
     'aria-label': label,

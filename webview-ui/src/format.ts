@@ -33,7 +33,8 @@ export function keyArgument(name: string, input: unknown): string {
       value = field(input, 'pattern', 'query');
       break;
     case 'TodoWrite': {
-      const todos = typeof input === 'object' && input !== null ? (input as Record<string, unknown>)['todos'] : undefined;
+      const todos =
+        typeof input === 'object' && input !== null ? (input as Record<string, unknown>)['todos'] : undefined;
       value = Array.isArray(todos) ? `${todos.length} item${todos.length === 1 ? '' : 's'}` : undefined;
       break;
     }
@@ -112,7 +113,12 @@ export function parseUnifiedDiff(diff: string): DiffLine[] {
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.map((text): DiffLine => {
     if (text.startsWith('@@')) return { kind: 'hunk', text };
-    if (text.startsWith('+++') || text.startsWith('---') || text.startsWith('Index:') || text.startsWith('===')) {
+    if (
+      text.startsWith('+++') ||
+      text.startsWith('---') ||
+      text.startsWith('Index:') ||
+      text.startsWith('===')
+    ) {
       return { kind: 'meta', text };
     }
     if (text.startsWith('+')) return { kind: 'add', text };

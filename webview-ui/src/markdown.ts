@@ -8,7 +8,26 @@ import { button, h } from './dom.ts';
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
 const PURIFY = {
-  FORBID_TAGS: ['img', 'style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed', 'svg', 'math', 'video', 'audio', 'source', 'picture', 'link', 'meta'],
+  FORBID_TAGS: [
+    'img',
+    'style',
+    'form',
+    'input',
+    'button',
+    'textarea',
+    'select',
+    'iframe',
+    'object',
+    'embed',
+    'svg',
+    'math',
+    'video',
+    'audio',
+    'source',
+    'picture',
+    'link',
+    'meta',
+  ],
   FORBID_ATTR: ['style', 'srcset', 'src', 'action', 'formaction', 'background', 'poster'],
   ALLOW_DATA_ATTR: false,
 };
@@ -26,10 +45,10 @@ export interface CodeActions {
 /** Render Markdown into `target`, adding Copy / Insert-at-cursor actions to each code block. */
 export function renderMarkdown(target: HTMLElement, text: string, actions: CodeActions): void {
   target.innerHTML = markdownToSafeHtml(text);
-  for (const link of target.querySelectorAll('a[href]')) {
+  for (const link of Array.from(target.querySelectorAll('a[href]'))) {
     link.setAttribute('rel', 'noopener noreferrer');
   }
-  for (const pre of target.querySelectorAll('pre')) {
+  for (const pre of Array.from(target.querySelectorAll('pre'))) {
     const code = pre.querySelector('code');
     const source = (code ?? pre).textContent ?? '';
     const lang = /language-([\w+#-]+)/.exec(code?.className ?? '')?.[1] ?? '';
@@ -38,7 +57,11 @@ export function renderMarkdown(target: HTMLElement, text: string, actions: CodeA
       { class: 'code-actions' },
       lang ? h('span', { class: 'code-lang' }, lang) : null,
       button('Copy code', () => actions.copy(source), { icon: 'copy', iconOnly: true, secondary: true }),
-      button('Insert at cursor', () => actions.insert(source), { icon: 'insert', iconOnly: true, secondary: true }),
+      button('Insert at cursor', () => actions.insert(source), {
+        icon: 'insert',
+        iconOnly: true,
+        secondary: true,
+      }),
     );
     const wrapper = h('div', { class: 'code-block' });
     pre.replaceWith(wrapper);

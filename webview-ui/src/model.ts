@@ -100,15 +100,18 @@ export interface ViewState {
   readonly running: boolean;
   readonly model: string;
   readonly items: readonly Item[];
-  /** Item id → index in `items` (kept in step by the reducer). */
-  readonly index: Readonly<Record<string, number>>;
   readonly queue: readonly QueuedMessage[];
   readonly todos: readonly TodoItem[];
   readonly usage: UsageView;
   readonly review: readonly ReviewFile[];
   readonly sessions: readonly SessionSummary[];
   /** Host-level problem (no API key …) shown above the input until the next submit. */
-  readonly banner?: { readonly level: 'info' | 'warn' | 'error'; readonly text: string; readonly code?: string; readonly suggestion?: string };
+  readonly banner?: {
+    readonly level: 'info' | 'warn' | 'error';
+    readonly text: string;
+    readonly code?: string;
+    readonly suggestion?: string;
+  };
   /** Set when an event for another session arrived: the webview should ask the host to resync. */
   readonly needsResync: boolean;
 }
@@ -120,7 +123,6 @@ export function initialState(): ViewState {
     running: false,
     model: '',
     items: [],
-    index: {},
     queue: [],
     todos: [],
     usage: { contextTokens: 0, contextWindow: 0, cacheHitPct: 0, costUsd: 0, calls: 0 },

@@ -26,49 +26,66 @@ interface Draft {
   running: boolean;
   model: string;
   items: Item[];
-  index: Record<string, number>;
   queue: QueuedMessage[];
   todos: ViewState['todos'];
   usage: ViewState['usage'];
   review: ViewState['review'];
   sessions: ViewState['sessions'];
-  banner: ViewState['banner'];
+  banner?: ViewState['banner'];
   needsResync: boolean;
+  lookup?: Map<string, number>;
 }
 
 function draftOf(state: ViewState): Draft {
-  return { ...state, items: [...state.items], index: { ...state.index }, queue: [...state.queue] };
+  return { ...state, items: [...state.items], queue: [...state.queue] };
 }
 
 function freeze(draft: Draft): ViewState {
-  return draft;
+  const { lookup: _lookup, ...state } = draft;
+  return state;
+}
+
+// Lookups: a single live event scans from the end (it almost always touches the newest items, and
+// copying an id→index map per event would grow with the transcript); a large batch (catch-up) builds
+// one map for the whole batch instead.
+const BATCH_MAP_THRESHOLD = 64;
+
+function indexOf(draft: Draft, id: string): number {
+  if (draft.lookup) return draft.lookup.get(id) ?? -1;
+  for (let i = draft.items.length - 1; i >= 0; i--) if (draft.items[i]!.id === id) return i;
+  return -1;
 }
 
 function put(draft: Draft, item: Item): void {
-  const at = draft.index[item.id];
-  if (at === undefined) {
-    draft.index[item.id] = draft.items.length;
-    draft.items.push(item);
-  } else {
+  const at = indexOf(draft, item.id);
+  if (at >= 0) {
     draft.items[at] = item;
+    return;
   }
-}
-
-function get<K extends Item['kind']>(draft: Draft, id: string, kind: K): Extract<Item, { kind: K }> | undefined {
-  const at = draft.index[id];
-  const item = at === undefined ? undefined : draft.items[at];
-  return item?.kind === kind ? (item as Extract<Item, { kind: K }>) : undefined;
+  draft.lookup?.set(item.id, draft.items.length);
+  draft.items.push(item);
 }
 
 function removeAt(draft: Draft, at: number): void {
   draft.items.splice(at, 1);
-  draft.index = {};
-  draft.items.forEach((item, i) => {
-    draft.index[item.id] = i;
-  });
+  if (draft.lookup) draft.lookup = new Map(draft.items.map((item, i) => [item.id, i]));
 }
 
-function appendToBlock(item: AssistantItem, blockIndex: number, kind: 'text' | 'thinking', delta: string): AssistantItem {
+function get<K extends Item['kind']>(
+  draft: Draft,
+  id: string,
+  kind: K,
+): Extract<Item, { kind: K }> | undefined {
+  const item = draft.items[indexOf(draft, id)];
+  return item?.kind === kind ? (item as Extract<Item, { kind: K }>) : undefined;
+}
+
+function appendToBlock(
+  item: AssistantItem,
+  blockIndex: number,
+  kind: 'text' | 'thinking',
+  delta: string,
+): AssistantItem {
   const blocks = [...item.blocks];
   // Stream block indexes include tool_use blocks we don't show; keep a sparse slot per index.
   while (blocks.length <= blockIndex) blocks.push({ kind: 'text', text: '' });
@@ -86,7 +103,16 @@ function settleOpenTools(draft: Draft): void {
 }
 
 function toolFromUse(id: string, name: string, input: unknown): ToolItem {
-  return { kind: 'tool', id, name, input, status: 'pending', stream: '', streamTruncated: false, path: editPath(name, input) };
+  return {
+    kind: 'tool',
+    id,
+    name,
+    input,
+    status: 'pending',
+    stream: '',
+    streamTruncated: false,
+    path: editPath(name, input),
+  };
 }
 
 function applyEvent(draft: Draft, event: AgentEvent): void {
@@ -106,9 +132,18 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       draft.running = false;
       settleOpenTools(draft);
       if (event.status === 'failed') {
-        put(draft, { kind: 'error', id: `end:${event.runId}`, code: 'RUN_FAILED', message: event.error ?? 'The run failed.' });
+        put(draft, {
+          kind: 'error',
+          id: `end:${event.runId}`,
+          code: 'RUN_FAILED',
+          message: event.error ?? 'The run failed.',
+        });
       } else if (event.status !== 'finished') {
-        const text = { aborted: 'Stopped.', stopped: 'Stopped.', max_turns: 'Stopped: reached the turn limit.' }[event.status];
+        const text = {
+          aborted: 'Stopped.',
+          stopped: 'Stopped.',
+          max_turns: 'Stopped: reached the turn limit.',
+        }[event.status];
         put(draft, { kind: 'notice', id: `end:${event.runId}`, level: 'warn', text });
       }
       break;
@@ -156,7 +191,10 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     }
     case 'user_message': {
       const { message } = event;
-      const mine = draft.queue.findIndex((q) => q.state === 'sending' && q.text === message.text);
+      // Our own submission is recognised by its text (events do not carry the idempotency key).
+      const mine = draft.queue.findIndex(
+        (q) => q.idempotencyKey !== undefined && q.text.trim() === message.text.trim(),
+      );
       if (mine >= 0) draft.queue.splice(mine, 1);
       const queuedAt = draft.queue.findIndex((q) => q.id === message.id);
       if (event.queued) {
@@ -176,7 +214,8 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       break;
     }
     case 'tool_start': {
-      const prev = get(draft, event.toolUseId, 'tool') ?? toolFromUse(event.toolUseId, event.name, event.input);
+      const prev =
+        get(draft, event.toolUseId, 'tool') ?? toolFromUse(event.toolUseId, event.name, event.input);
       put(draft, { ...prev, name: event.name, input: event.input, status: 'running', startedAt: event.ts });
       break;
     }
@@ -243,7 +282,13 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       break;
     }
     case 'error':
-      put(draft, { kind: 'error', id: `seq:${event.seq}`, code: event.code, message: event.message, suggestion: suggestionFor(event.code) });
+      put(draft, {
+        kind: 'error',
+        id: `seq:${event.seq}`,
+        code: event.code,
+        message: event.message,
+        suggestion: suggestionFor(event.code),
+      });
       break;
     case 'turn_start':
     case 'turn_end':
@@ -274,6 +319,7 @@ export function suggestionFor(code: string): string | undefined {
 export function reduceMany(state: ViewState, events: readonly AgentEvent[]): ViewState {
   if (events.length === 0) return state;
   const draft = draftOf(state);
+  if (events.length > BATCH_MAP_THRESHOLD) draft.lookup = new Map(draft.items.map((item, i) => [item.id, i]));
   for (const event of events) applyEvent(draft, event);
   return freeze(draft);
 }
@@ -305,12 +351,15 @@ export function itemsFromMessages(messages: readonly AgentMessage[]): Item[] {
         }
         put(draft, { kind: 'assistant', id: message.id, model: message.model, blocks, streaming: false });
         for (const block of message.content) {
-          if (block.type === 'tool_use') put(draft, { ...toolFromUse(block.id, block.name, block.input), status: 'cancelled' });
+          if (block.type === 'tool_use')
+            put(draft, { ...toolFromUse(block.id, block.name, block.input), status: 'cancelled' });
         }
         break;
       }
       case 'tool_result': {
-        const prev = get(draft, message.toolUseId, 'tool') ?? toolFromUse(message.toolUseId, message.toolName, undefined);
+        const prev =
+          get(draft, message.toolUseId, 'tool') ??
+          toolFromUse(message.toolUseId, message.toolName, undefined);
         const { result } = message;
         const diff = result.ui?.['diff'];
         put(draft, {
@@ -352,10 +401,6 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
       let base: ViewState = state;
       if (message.replace || message.sessionId !== state.sessionId) {
         const items = message.messages ? itemsFromMessages(message.messages) : [];
-        const index: Record<string, number> = {};
-        items.forEach((item, i) => {
-          index[item.id] = i;
-        });
         base = {
           ...initialState(),
           sessions: state.sessions,
@@ -364,7 +409,6 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
           queue: state.queue.filter((q) => q.state === 'sending'),
           sessionId: message.sessionId,
           items,
-          index,
           usage: { ...initialState().usage, contextWindow: message.contextWindow },
         };
       }
@@ -408,7 +452,15 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
       };
     }
     case 'hostNotice':
-      return { ...state, banner: { level: message.level, text: message.text, code: message.code, suggestion: message.suggestion } };
+      return {
+        ...state,
+        banner: {
+          level: message.level,
+          text: message.text,
+          code: message.code,
+          suggestion: message.suggestion,
+        },
+      };
     case 'fileCompletions':
     case 'setInput':
       // UI-local concerns, handled by the input component.

@@ -13,6 +13,10 @@ export const MAX_BREAKPOINTS = 4;
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
 type Block = Anthropic.ContentBlockParam;
+interface Msg {
+  role: Anthropic.MessageParam['role'];
+  content: Block[];
+}
 
 function cacheable(block: Block): boolean {
   return block.type !== 'thinking' && block.type !== 'redacted_thinking';
@@ -23,7 +27,14 @@ function mark(block: Block): Block {
 }
 
 function blocksOf(message: Anthropic.MessageParam): Block[] {
-  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...message.content];
+  return typeof message.content === 'string'
+    ? [{ type: 'text', text: message.content }]
+    : [...message.content];
+}
+
+function lastCacheable(blocks: readonly Block[]): number {
+  for (let i = blocks.length - 1; i >= 0; i--) if (cacheable(blocks[i]!)) return i;
+  return -1;
 }
 
 export interface BreakpointInput {
@@ -42,17 +53,11 @@ export interface BreakpointOutput {
   readonly positions: readonly (readonly [number, number])[];
 }
 
-function lastCacheableBlock(message: Anthropic.MessageParam): number {
-  const blocks = blocksOf(message);
-  for (let i = blocks.length - 1; i >= 0; i--) if (cacheable(blocks[i]!)) return i;
-  return -1;
-}
-
 export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
   const system = input.system.map((b, i) =>
     i === input.system.length - 1 ? { ...b, cache_control: EPHEMERAL } : { ...b },
   );
-  const messages = input.messages.map((m) => ({ ...m, content: blocksOf(m) }));
+  const messages: Msg[] = input.messages.map((m) => ({ role: m.role, content: blocksOf(m) }));
   const wanted: [number, number][] = [];
 
   if (input.lastSummaryText !== undefined && messages[0]?.role === 'user') {
@@ -70,13 +75,13 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
     }
   }
   if (lastAssistant > 0) {
-    const block = lastCacheableBlock(messages[lastAssistant - 1]!);
+    const block = lastCacheable(messages[lastAssistant - 1]!.content);
     if (block >= 0) wanted.push([lastAssistant - 1, block]);
   }
 
   const lastIndex = messages.length - 1;
   if (lastIndex >= 0) {
-    const block = lastCacheableBlock(messages[lastIndex]!);
+    const block = lastCacheable(messages[lastIndex]!.content);
     if (block >= 0) wanted.push([lastIndex, block]);
   }
 
@@ -98,7 +103,7 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
     if (last && last.role === 'user') last.content.push(...blocks);
     else messages.push({ role: 'user', content: blocks });
   }
-  return { system, messages, positions };
+  return { system, messages: messages as Anthropic.MessageParam[], positions };
 }
 
 /** Number of `cache_control` markers in a request (tests and assertions). */

@@ -1,21 +1,70 @@
-import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
-import type { AgentMessage } from '../messages.ts';
+import type { TodoItem } from '../events.ts';
+import type { AgentMessage, ContextEditMessage, ReminderMessage, SummaryMessage } from '../messages.ts';
 import { toLlm } from '../messages.ts';
+import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
+import { placeBreakpoints } from './breakpoints.ts';
+import {
+  buildSummarizePrompt,
+  extractFacts,
+  parseSections,
+  renderHistory,
+  renderSummary,
+} from './compaction.ts';
+import { errorStreakGuide } from './errorGuide.ts';
+import { DEFAULT_PRUNE_CONFIG, type Edit, type PruneConfig, planHardClear, planSoftTrim } from './pruning.ts';
+import {
+  DEFAULT_RECAP_CONFIG,
+  hasOpenTodos,
+  isTaskSwitch,
+  latestTodos,
+  RECAP_SOURCE,
+  type RecapConfig,
+  recapAfterTools,
+  renderRecap,
+} from './recap.ts';
+import { buildSystemPrompt, freezeTools } from './systemPrompt.ts';
+import { canonicalJson, estimateMessagesTokens, estimateRequestTokens, sha256 } from './tokens.ts';
+import { buildView, type ContextView, toolUseIndex, viewMessages } from './view.ts';
 
-// MINIMAL first version (the lead's stub). The context-engineering work owns and grows this file;
-// the exported names and shapes below are what the loop relies on.
+export { estimateTokens } from './tokens.ts';
 
 export interface PreparedRequest {
   readonly system: Anthropic.TextBlockParam[];
   readonly tools: Anthropic.Tool[];
   readonly messages: Anthropic.MessageParam[];
-  /** Pruning stage in force for this call (0 = none). */
+  /** Highest pruning stage APPLIED while preparing this call (0 = none; 3 = compaction). */
   readonly stage: number;
+  /** Estimated prompt tokens (calibrated against the last call's real usage when known). */
   readonly estTokens: number;
-  /** sha256 of the canonical request up to its last cache breakpoint. */
+  /**
+   * sha256 of the canonical frozen prefix (tools + system). Equal on every call of a session (P1);
+   * `prefix_stability_ratio` compares it between consecutive calls.
+   */
   readonly prefixHash: string;
+  /** estTokens / contextWindow. */
+  readonly utilization: number;
 }
+
+export interface StageThresholds {
+  readonly softTrim: number;
+  readonly hardClear: number;
+  readonly compact: number;
+  /** At or above this, stages run even while the prompt cache is warm. */
+  readonly emergency: number;
+}
+
+export const DEFAULT_THRESHOLDS: StageThresholds = {
+  softTrim: 0.3,
+  hardClear: 0.5,
+  compact: 0.7,
+  emergency: 0.95,
+};
+export const DEFAULT_CACHE_TTL_MS = 5 * 60_000;
+export const MAX_OVERFLOW_RETRIES = 3;
 
 export interface ContextEngineOptions {
   /** Tool definitions for the API, already built from zod schemas. Frozen for the session. */
@@ -25,6 +74,23 @@ export interface ContextEngineOptions {
   readonly projectRules?: string;
   /** Called for a compaction summary (a separate model call without tools). */
   readonly summarize?: (prompt: string, signal: AbortSignal) => Promise<string>;
+  /** Skill snapshot taken at session start (index goes into the system prompt). */
+  readonly skills?: SkillIndex | readonly SkillEntry[];
+  readonly workspaceRoot?: string;
+  /** Keel's state dir (archives go to `<stateDir>/archive/`). Default `<workspaceRoot>/.keel`. */
+  readonly stateDir?: string;
+  readonly sessionId?: string;
+  /** How archives are written (the host's StoragePort.writeText); default: plain fs. */
+  readonly writeText?: (absolutePath: string, text: string) => void;
+  /** Current todo list (the session's); default: parsed from the last TodoWrite in the transcript. */
+  readonly getTodos?: () => readonly TodoItem[];
+  readonly cacheTtlMs?: number;
+  readonly thresholds?: Partial<StageThresholds>;
+  readonly prune?: Partial<PruneConfig>;
+  readonly recap?: Partial<RecapConfig>;
+  /** Share of the window the kept tail may use after a compaction. */
+  readonly compactTailFraction?: number;
+  readonly newId?: () => string;
 }
 
 export interface PrepareArgs {
@@ -35,6 +101,8 @@ export interface PrepareArgs {
   /** Set after a "prompt is too long" error: compaction must happen now. */
   readonly overflow?: boolean;
   readonly signal: AbortSignal;
+  /** Runtime notes for this call only: placed after the last cache breakpoint, never persisted. */
+  readonly volatileTail?: readonly string[];
 }
 
 export interface ContextEngine {
@@ -42,45 +110,276 @@ export interface ContextEngine {
   prepare(args: PrepareArgs): Promise<{ request: PreparedRequest; appended: AgentMessage[] }>;
   /** Reminders to append after a batch of tool results (recap, skill reminders). */
   afterTools(transcript: readonly AgentMessage[]): AgentMessage[];
+  /** The frozen system prompt text (for tests, `keel` diagnostics and the fixed-prefix budget). */
+  readonly systemText: string;
+  readonly prefixHash: string;
 }
 
-const SYSTEM = "You are Keel, a coding agent working inside the user's workspace.";
+/** The prompt stays too long after MAX_OVERFLOW_RETRIES compactions: the run must stop clearly. */
+export class ContextOverflowError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContextOverflowError';
+  }
+}
 
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[] {
+  if (!skills) return [];
+  return 'skills' in skills ? skills.skills : skills;
+}
+
+function defaultWriteText(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+/** Index in `messages` where the kept tail starts, or -1 when nothing can be cut. */
+export function chooseCut(messages: readonly AgentMessage[], budgetTokens: number): number {
+  const openResults = new Set<string>();
+  let tokens = 0;
+  let best = -1;
+  for (let i = messages.length - 1; i >= 1; i--) {
+    const message = messages[i]!;
+    tokens += estimateMessagesTokens(toLlm([message])) + 4;
+    if (message.role === 'tool_result') openResults.add(message.toolUseId);
+    if (message.role === 'assistant') {
+      for (const block of message.content) if (block.type === 'tool_use') openResults.delete(block.id);
+    }
+    const valid = message.role !== 'tool_result' && openResults.size === 0;
+    if (valid && (best < 0 || tokens <= budgetTokens)) best = i;
+    if (tokens > budgetTokens && best >= 0) break;
+  }
+  return best;
 }
 
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
-  const tools = [...options.tools].sort((a, b) => a.name.localeCompare(b.name));
-  const systemText = options.projectRules ? `${SYSTEM}\n\n# Project rules\n${options.projectRules}` : SYSTEM;
-  const system: Anthropic.TextBlockParam[] = [
-    { type: 'text', text: systemText, cache_control: { type: 'ephemeral' } },
-  ];
-  return {
-    async prepare({ transcript }) {
-      const messages = toLlm(transcript);
-      const last = messages.at(-1);
-      if (last && Array.isArray(last.content) && last.content.length > 0) {
-        const blocks = last.content.map((b) => ({ ...b }));
-        const lastBlock = blocks.at(-1) as Anthropic.TextBlockParam;
-        lastBlock.cache_control = { type: 'ephemeral' };
-        messages[messages.length - 1] = { ...last, content: blocks } as Anthropic.MessageParam;
+  const tools = freezeTools(options.tools);
+  const skills = skillList(options.skills);
+  const systemText = buildSystemPrompt({ projectRules: options.projectRules, skills });
+  const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
+  const prefixHash = sha256(canonicalJson({ tools, system }));
+  const thresholds = { ...DEFAULT_THRESHOLDS, ...options.thresholds };
+  const pruneConfig = { ...DEFAULT_PRUNE_CONFIG, ...options.prune };
+  const recapConfig = { ...DEFAULT_RECAP_CONFIG, ...options.recap };
+  const ttl = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
+  const window = options.contextWindow;
+  const newId = options.newId ?? (() => `ctx_${randomUUID()}`);
+  const stateDir =
+    options.stateDir ?? (options.workspaceRoot ? path.join(options.workspaceRoot, '.keel') : undefined);
+  const writeText = options.writeText ?? defaultWriteText;
+
+  // Calibration of our byte-based estimate against the real count of the previous call.
+  let factor = 1;
+  let lastRawEstimate: number | undefined;
+  let calibratedFrom: string | undefined;
+  let overflowStreak = 0;
+
+  const todosOf = (transcript: readonly AgentMessage[]) => options.getTodos?.() ?? latestTodos(transcript);
+
+  const build = (view: ContextView, volatileTail?: readonly string[]) => {
+    const placed = placeBreakpoints({
+      system,
+      messages: toLlm(viewMessages(view)),
+      lastSummaryText: view.summaries.at(-1)?.text,
+      volatileTail,
+    });
+    const raw = estimateRequestTokens({ tools, system: placed.system, messages: placed.messages });
+    return { placed, raw, tokens: Math.round(raw * factor) };
+  };
+
+  const calibrate = (transcript: readonly AgentMessage[]) => {
+    for (let i = transcript.length - 1; i >= 0; i--) {
+      const message = transcript[i]!;
+      if (message.role !== 'assistant') continue;
+      const actual = message.usage.input + message.usage.cacheRead + message.usage.cacheWrite;
+      if (message.id !== calibratedFrom && lastRawEstimate && actual > 0) {
+        factor = Math.min(3, Math.max(0.5, actual / lastRawEstimate));
+        calibratedFrom = message.id;
       }
-      const canonical = JSON.stringify({ tools, system, messages });
+      return;
+    }
+  };
+
+  const archive = (messages: readonly AgentMessage[], n: number): string => {
+    const name = `${options.sessionId ?? 'session'}-compaction-${n}.jsonl`;
+    if (!stateDir) return `(archive unavailable) ${name}`;
+    const file = path.join(stateDir, 'archive', name);
+    writeText(file, messages.map((m) => JSON.stringify(m)).join('\n') + (messages.length ? '\n' : ''));
+    const root = options.workspaceRoot;
+    return root && !path.relative(root, file).startsWith('..') ? path.relative(root, file) : file;
+  };
+
+  const compact = async (
+    transcript: readonly AgentMessage[],
+    view: ContextView,
+    tailFraction: number,
+    now: number,
+    signal: AbortSignal,
+  ): Promise<SummaryMessage | undefined> => {
+    const cut = chooseCut(view.messages, (window * tailFraction) / factor);
+    if (cut <= 0) return undefined;
+    const replacedView = view.messages.slice(0, cut);
+    const originals = new Map(transcript.map((m) => [m.id, m]));
+    const replaced = replacedView.map((m) => originals.get(m.id) ?? m);
+    const uses = toolUseIndex(transcript);
+    const facts = extractFacts(replaced);
+    const n = view.summaries.length + 1;
+    const firstKept = transcript.findIndex((m) => m.id === view.messages[cut]!.id);
+    const archivePath = archive(transcript.slice(0, Math.max(0, firstKept)), n);
+    let model: ReturnType<typeof parseSections> | undefined;
+    let note: string | undefined;
+    if (options.summarize) {
+      const maxChars = Math.min(240_000, Math.floor(window * 4 * 0.4));
+      try {
+        const text = await options.summarize(
+          buildSummarizePrompt(renderHistory(replaced, uses, maxChars)),
+          signal,
+        );
+        model = parseSections(text);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        note = `(The model summary failed: ${(error as Error).message}. This summary was built from the log alone.)`;
+      }
+    } else {
+      note = '(Built from the log alone; no summarizer was available.)';
+    }
+    const text = renderSummary({
+      n,
+      archivePath,
+      facts,
+      todos: todosOf(transcript),
+      model,
+      note,
+      continues: view.summaries.length > 0,
+    });
+    return {
+      id: newId(),
+      ts: now,
+      role: 'summary',
+      text,
+      replaces: replacedView.map((m) => m.id),
+      archivePath,
+    };
+  };
+
+  return {
+    systemText,
+    prefixHash,
+    async prepare(args) {
+      if (args.overflow) {
+        overflowStreak++;
+        if (overflowStreak > MAX_OVERFLOW_RETRIES) {
+          throw new ContextOverflowError(
+            `The prompt is still too long for the model's context window (${window} tokens) after ${MAX_OVERFLOW_RETRIES} compactions. Start a new session or raise --context-window if the model allows more.`,
+          );
+        }
+      } else overflowStreak = 0;
+      calibrate(args.transcript);
+      let working: AgentMessage[] = [...args.transcript];
+      const appended: AgentMessage[] = [];
+      const append = (message: AgentMessage) => {
+        appended.push(message);
+        working = [...working, message];
+      };
+
+      const todos = todosOf(working);
+      if (!args.overflow && hasOpenTodos(todos) && isTaskSwitch(working)) {
+        append(reminder(newId(), args.now, renderRecap(todos)));
+      }
+
+      if (args.overflow && lastRawEstimate) factor = Math.max(factor, (window / lastRawEstimate) * 1.05);
+      let view = buildView(working);
+      let built = build(view, args.volatileTail);
+      const usage = () => built.tokens / window;
+      const cold = args.lastCallAt === undefined || args.now - args.lastCallAt >= ttl;
+      let stage = 0;
+      const applyEdits = (edits: Edit[], editStage: number) => {
+        if (edits.length === 0) return;
+        const edit: ContextEditMessage = {
+          id: newId(),
+          ts: args.now,
+          role: 'context_edit',
+          stage: editStage,
+          edits,
+        };
+        append(edit);
+        view = buildView(working);
+        built = build(view, args.volatileTail);
+        stage = Math.max(stage, editStage);
+      };
+
+      if (args.overflow) {
+        // The API's count beat ours: run every stage now, with a smaller tail on each retry.
+        const keep = {
+          ...pruneConfig,
+          keepRecentTurns: Math.max(1, pruneConfig.keepRecentTurns - overflowStreak),
+        };
+        applyEdits(planSoftTrim(view, keep), 1);
+        applyEdits(planHardClear(view, toolUseIndex(working), keep), 2);
+        const tail = (options.compactTailFraction ?? 0.15) / 2 ** (overflowStreak - 1);
+        const summary = await compact(working, view, tail, args.now, args.signal);
+        if (summary) {
+          append(summary);
+          view = buildView(working);
+          built = build(view, args.volatileTail);
+          stage = 3;
+        }
+        if (stage === 0) {
+          throw new ContextOverflowError(
+            `The prompt is too long for the context window (${window} tokens) and nothing older can be pruned or summarised.`,
+          );
+        }
+      } else if ((cold || usage() >= thresholds.emergency) && usage() >= thresholds.softTrim) {
+        // Never skip a stage: each one runs, then the next is considered on the new size.
+        applyEdits(planSoftTrim(view, pruneConfig), 1);
+        if (usage() >= thresholds.hardClear) {
+          applyEdits(planHardClear(view, toolUseIndex(working), pruneConfig), 2);
+          if (usage() >= thresholds.compact) {
+            const summary = await compact(
+              working,
+              view,
+              options.compactTailFraction ?? 0.15,
+              args.now,
+              args.signal,
+            );
+            if (summary) {
+              append(summary);
+              view = buildView(working);
+              built = build(view, args.volatileTail);
+              stage = 3;
+            }
+          }
+        }
+      }
+
+      lastRawEstimate = built.raw;
       return {
         request: {
-          system,
+          system: built.placed.system,
           tools,
-          messages,
-          stage: 0,
-          estTokens: estimateTokens(canonical),
-          prefixHash: createHash('sha256').update(canonical).digest('hex'),
+          messages: built.placed.messages,
+          stage,
+          estTokens: built.tokens,
+          prefixHash,
+          utilization: built.tokens / window,
         },
-        appended: [],
+        appended,
       };
     },
-    afterTools() {
-      return [];
+    afterTools(transcript) {
+      const out: AgentMessage[] = [];
+      const guide = errorStreakGuide(transcript, skills);
+      if (guide) out.push({ ...reminder(newId(), Date.now(), guide.text), source: guide.source });
+      const trigger = recapAfterTools(transcript, recapConfig);
+      const todos = todosOf(transcript);
+      if (trigger && todos && todos.length > 0 && (trigger === 'todo_write' || hasOpenTodos(todos))) {
+        out.push(reminder(newId(), Date.now(), renderRecap(todos)));
+      }
+      return out;
     },
   };
+}
+
+function reminder(id: string, ts: number, text: string): ReminderMessage {
+  return { id, ts, role: 'reminder', text, source: RECAP_SOURCE };
 }

@@ -44,9 +44,7 @@ export function protectedFrom(view: ContextView, keep: number): number {
 
 function oldToolResults(view: ContextView, keep: number): ToolResultMessage[] {
   const limit = protectedFrom(view, keep);
-  return view.messages
-    .slice(0, limit)
-    .filter((m): m is ToolResultMessage => m.role === 'tool_result');
+  return view.messages.slice(0, limit).filter((m): m is ToolResultMessage => m.role === 'tool_result');
 }
 
 /** Where the full output lives, when the tool spilled it to a file. */

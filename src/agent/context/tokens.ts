@@ -53,7 +53,8 @@ export function estimateSystemTokens(system: readonly Anthropic.TextBlockParam[]
 }
 
 export function estimateMessageTokens(message: Anthropic.MessageParam): number {
-  const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  const blocks =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
   return blocks.reduce((sum, b) => sum + blockTokens(b, message.role), 0);
 }
 

@@ -60,7 +60,11 @@ export function buildView(transcript: readonly AgentMessage[]): ContextView {
   return { summaries, messages, editStage, replaced, originals };
 }
 
-function applyEdit(message: ContextEditMessage, edits: Map<string, string>, stages: Map<string, number>): void {
+function applyEdit(
+  message: ContextEditMessage,
+  edits: Map<string, string>,
+  stages: Map<string, number>,
+): void {
   for (const edit of message.edits) {
     edits.set(edit.messageId, edit.content);
     stages.set(edit.messageId, Math.max(stages.get(edit.messageId) ?? 0, message.stage));

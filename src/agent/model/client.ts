@@ -119,7 +119,8 @@ async function streamOnce(
         const cb = event.content_block;
         let block: AssistantBlock;
         if (cb.type === 'text') block = { type: 'text', text: cb.text ?? '' };
-        else if (cb.type === 'thinking') block = { type: 'thinking', thinking: cb.thinking ?? '', signature: cb.signature ?? '' };
+        else if (cb.type === 'thinking')
+          block = { type: 'thinking', thinking: cb.thinking ?? '', signature: cb.signature ?? '' };
         else if (cb.type === 'redacted_thinking') block = { type: 'redacted_thinking', data: cb.data };
         else if (cb.type === 'tool_use') block = { type: 'tool_use', id: cb.id, name: cb.name, input: {} };
         else continue;
@@ -151,7 +152,8 @@ async function streamOnce(
           const raw = state.json.trim();
           try {
             const parsed: unknown = raw === '' ? {} : JSON.parse(raw);
-            if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+            if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+              throw new Error('not an object');
             state.block = { ...state.block, input: parsed as Record<string, unknown> };
           } catch {
             // Invalid JSON from the model becomes an INVALID_PARAM result it can correct (not a crash).
@@ -165,8 +167,10 @@ async function streamOnce(
         stopReason = event.delta.stop_reason ?? stopReason;
         usage.output = event.usage.output_tokens ?? usage.output;
         if (event.usage.input_tokens != null) usage.input = event.usage.input_tokens;
-        if (event.usage.cache_read_input_tokens != null) usage.cacheRead = event.usage.cache_read_input_tokens;
-        if (event.usage.cache_creation_input_tokens != null) usage.cacheWrite = event.usage.cache_creation_input_tokens;
+        if (event.usage.cache_read_input_tokens != null)
+          usage.cacheRead = event.usage.cache_read_input_tokens;
+        if (event.usage.cache_creation_input_tokens != null)
+          usage.cacheWrite = event.usage.cache_creation_input_tokens;
         break;
       case 'message_stop':
         sawStop = true;
@@ -208,10 +212,14 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         for (let attempt = 0; attempt <= maxRetries; attempt++) {
           const partial: AssistantBlock[] = [];
           try {
-            return await limiter.run(() => streamOnce(client, model, request, signal, callbacks, partial), signal);
+            return await limiter.run(
+              () => streamOnce(client, model, request, signal, callbacks, partial),
+              signal,
+            );
           } catch (error) {
             const classified = error instanceof ModelError ? error : classifyError(error, signal);
-            if (partial.length > 0) callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
+            if (partial.length > 0)
+              callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
             if (!classified.retryable) {
               if (classified.kind === 'model_unavailable') {
                 lastError = classified;
@@ -221,14 +229,25 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
             }
             lastError = classified;
             if (attempt === maxRetries) break;
-            const delayMs = retryDelayMs(attempt, classified.retryAfterMs, options.retryBaseMs, options.retryCapMs);
+            const delayMs = retryDelayMs(
+              attempt,
+              classified.retryAfterMs,
+              options.retryBaseMs,
+              options.retryCapMs,
+            );
             callbacks.onRetry?.({ attempt: attempt + 1, delayMs, reason: classified.message, model });
             await sleep(delayMs, signal);
           }
         }
         coolingUntil.set(model, now() + (options.cooldownMs ?? 60_000));
         const next = order[order.indexOf(model) + 1];
-        if (next) callbacks.onRetry?.({ attempt: 0, delayMs: 0, reason: `falling back to ${next}: ${lastError?.message}`, model: next });
+        if (next)
+          callbacks.onRetry?.({
+            attempt: 0,
+            delayMs: 0,
+            reason: `falling back to ${next}: ${lastError?.message}`,
+            model: next,
+          });
       }
       throw new ModelError(
         'exhausted',

@@ -67,19 +67,56 @@ export function classifyError(error: unknown, signal: AbortSignal): ModelError {
     const type = (error.error as { error?: { type?: string } } | undefined)?.error?.type ?? error.type ?? '';
     if (status === undefined) {
       // An `event: error` in the middle of a stream.
-      return new ModelError('stream_error', `Stream error (${type || 'unknown'}): ${message}`, undefined, undefined, requestId);
+      return new ModelError(
+        'stream_error',
+        `Stream error (${type || 'unknown'}): ${message}`,
+        undefined,
+        undefined,
+        requestId,
+      );
     }
     if (status === 400 && /prompt is too long/i.test(message)) {
       return new ModelError('prompt_too_long', message, status, undefined, requestId);
     }
     if (status === 401 || status === 403) {
-      return new ModelError('auth', `Authentication failed (${status}): ${message}. Check ANTHROPIC_API_KEY.`, status);
+      return new ModelError(
+        'auth',
+        `Authentication failed (${status}): ${message}. Check ANTHROPIC_API_KEY.`,
+        status,
+      );
     }
     if (status === 404) return new ModelError('model_unavailable', `Model not available: ${message}`, status);
-    if (status === 429) return new ModelError('rate_limited', `Rate limited (429): ${message}`, status, retryAfter(error.headers), requestId);
-    if (status === 529) return new ModelError('overloaded', `Overloaded (529): ${message}`, status, retryAfter(error.headers), requestId);
-    if (status >= 500) return new ModelError('server_error', `Server error (${status}): ${message}`, status, undefined, requestId);
-    return new ModelError('invalid_request', `Request rejected (${status}): ${message}`, status, undefined, requestId);
+    if (status === 429)
+      return new ModelError(
+        'rate_limited',
+        `Rate limited (429): ${message}`,
+        status,
+        retryAfter(error.headers),
+        requestId,
+      );
+    if (status === 529)
+      return new ModelError(
+        'overloaded',
+        `Overloaded (529): ${message}`,
+        status,
+        retryAfter(error.headers),
+        requestId,
+      );
+    if (status >= 500)
+      return new ModelError(
+        'server_error',
+        `Server error (${status}): ${message}`,
+        status,
+        undefined,
+        requestId,
+      );
+    return new ModelError(
+      'invalid_request',
+      `Request rejected (${status}): ${message}`,
+      status,
+      undefined,
+      requestId,
+    );
   }
   if (error instanceof Error && /terminated|socket|ECONNRESET|premature/i.test(error.message)) {
     return new ModelError('connection', `Connection error: ${error.message}`);

@@ -8,7 +8,10 @@ interface Price {
 }
 
 const TABLE: readonly (readonly [RegExp, Price])[] = [
-  [/opus-4-[5-9]|opus-4\.[5-9]/, { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5, contextWindow: 200_000 }],
+  [
+    /opus-4-[5-9]|opus-4\.[5-9]/,
+    { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5, contextWindow: 200_000 },
+  ],
   [/opus/, { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5, contextWindow: 200_000 }],
   [/haiku-4|haiku-4\./, { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1, contextWindow: 200_000 }],
   [/haiku/, { input: 0.8, output: 4, cacheWrite: 1, cacheRead: 0.08, contextWindow: 200_000 }],
@@ -25,7 +28,11 @@ export function costUsd(
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number },
 ): number {
   const p = priceFor(model);
-  const micros = usage.input * p.input + usage.output * p.output + usage.cacheRead * p.cacheRead + usage.cacheWrite * p.cacheWrite;
+  const micros =
+    usage.input * p.input +
+    usage.output * p.output +
+    usage.cacheRead * p.cacheRead +
+    usage.cacheWrite * p.cacheWrite;
   return Math.round(micros) / 1_000_000;
 }
 

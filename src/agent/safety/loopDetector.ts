@@ -114,7 +114,6 @@ interface HistoryEntry {
 }
 
 interface SignatureState {
-  tool: string;
   result: string;
   /** Executions since the result last changed (the first execution counts as 1). */
   streak: number;
@@ -132,17 +131,35 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
   const { warnAt, blockAt, stopAt, window } = optionsSchema.parse(options);
   const stats = { warnings: 0, blocks: 0, stops: 0 };
 
-  let index = 0; // executed calls so far
+  let index = 0; // attempts so far (executed or refused)
+  let lastProgress = 0; // index of the last call that produced something new
   let history: HistoryEntry[] = [];
   let signatures = new Map<string, SignatureState>();
   let pairsSeen = new Map<string, number>(); // (call, result) → index of its last occurrence
-  let noProgress = 0; // calls in a row without a new (call, result) pair, blocked attempts included
+  let noProgress = 0; // calls in a row without a new (call, result) pair, refused attempts included
   let alternation = 0; // length of the A B A B … tail in which nothing changed
   let stopped: LoopVerdict | undefined;
 
-  const recent = (sig: string): SignatureState | undefined => {
+  /**
+   * The repeat state of a call, if it is still a repeat: seen recently, and nothing else produced
+   * anything new since it last ran. Re-running `npm test` after each of several productive edits is
+   * verification, not a loop, even when the output stays the same.
+   */
+  const unchanged = (sig: string): SignatureState | undefined => {
     const state = signatures.get(sig);
-    return state && index - state.lastIndex < window ? state : undefined;
+    if (!state || index - state.lastIndex >= window || lastProgress > state.lastIndex) return undefined;
+    return state;
+  };
+
+  const observe = (sig: string, tool: string, progress: boolean): void => {
+    index += 1;
+    const last = history[history.length - 1];
+    const beforeLast = history[history.length - 2];
+    if (!last || last.sig === sig) alternation = 1;
+    else if (!progress && beforeLast?.sig === sig && alternation >= 2) alternation += 1;
+    else alternation = 2;
+    history.push({ sig, tool });
+    if (history.length > window) history = history.slice(-window);
   };
 
   const stop = (message: string, detector: LoopDetectorKind): LoopVerdict => {
@@ -166,10 +183,12 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
     return beforeLast.sig === sig && last.sig !== sig ? alternation + 1 : 0;
   };
 
-  const pingPongPair = (): string => {
-    const a = history[history.length - 2]?.tool ?? '?';
-    const b = history[history.length - 1]?.tool ?? '?';
-    return `${a} ↔ ${b}`;
+  /** "A ↔ B" for a call `sig` that continues the alternation at the end of the history. */
+  const pingPongPair = (sig: string): string => {
+    const last = history[history.length - 1];
+    const other = last && last.sig !== sig ? last : history[history.length - 2];
+    const self = history.findLast((e) => e.sig === sig);
+    return `${self?.tool ?? '?'} ↔ ${other?.tool ?? '?'}`;
   };
 
   return {
@@ -178,7 +197,7 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
     check(toolName, input) {
       if (stopped) return stopped;
       const sig = callSignature(toolName, input);
-      const state = recent(sig);
+      const state = unchanged(sig);
       const attempt = state ? state.streak + state.blocked + 1 : 1;
       const alt = alternationIfCalled(sig);
       if (attempt >= stopAt) {
@@ -190,7 +209,9 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
       }
       if (attempt < blockAt && alt < blockAt) return { action: 'allow' };
 
+      // A refused attempt still counts: it keeps a ping-pong pattern intact and feeds the global breaker.
       if (state) state.blocked += 1;
+      observe(sig, toolName, false);
       noProgress += 1;
       if (noProgress >= stopAt) return globalStop();
       stats.blocks += 1;
@@ -198,7 +219,7 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
         return {
           action: 'block',
           message:
-            `Loop detected: the last ${alt - 1} calls alternated between the same two calls (${pingPongPair()}) ` +
+            `Loop detected: the last ${alt - 1} calls alternated between the same two calls (${pingPongPair(sig)}) ` +
             `and neither result changed, so this ${toolName} call was not executed.`,
           suggestion: BLOCK_SUGGESTION,
           detector: 'ping_pong',
@@ -218,30 +239,25 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
       const sig = callSignature(toolName, input);
       const resultHash = hash(`${status}\u0000${resultText}`);
       const pair = `${sig}:${resultHash}`;
-      index += 1;
 
-      let state = recent(sig);
-      if (!state || state.result !== resultHash) {
-        state = { tool: toolName, result: resultHash, streak: 1, blocked: 0, lastIndex: index };
-        signatures.set(sig, state);
-      } else {
-        state.streak += 1;
-        state.lastIndex = index;
-      }
-
+      const previous = unchanged(sig);
       const lastSeen = pairsSeen.get(pair);
-      const progress = lastSeen === undefined || index - lastSeen >= window;
+      const progress = lastSeen === undefined || index + 1 - lastSeen >= window;
+      observe(sig, toolName, progress);
       pairsSeen.set(pair, index);
+      if (progress) lastProgress = index;
       noProgress = progress ? 0 : noProgress + 1;
 
-      const last = history[history.length - 1];
-      const beforeLast = history[history.length - 2];
-      if (!last || last.sig === sig) alternation = 1;
-      else if (!progress && beforeLast?.sig === sig && alternation >= 2) alternation += 1;
-      else alternation = 2;
+      let state: SignatureState;
+      if (previous && previous.result === resultHash) {
+        state = previous;
+        state.streak += 1;
+        state.lastIndex = index;
+      } else {
+        state = { result: resultHash, streak: 1, blocked: 0, lastIndex: index };
+        signatures.set(sig, state);
+      }
 
-      history.push({ sig, tool: toolName });
-      if (history.length > window) history = history.slice(-window);
       if (pairsSeen.size > 4 * window) {
         for (const [key, at] of pairsSeen) if (index - at >= window) pairsSeen.delete(key);
       }
@@ -256,7 +272,7 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
       if (alternation >= warnAt && alternation >= state.streak) {
         detector = 'ping_pong';
         message =
-          `Loop warning: the last ${alternation} calls alternated between the same two calls (${pingPongPair()}) ` +
+          `Loop warning: the last ${alternation} calls alternated between the same two calls (${pingPongPair(sig)}) ` +
           `and neither result changed. Change approach; at ${blockAt} alternating calls they are blocked.`;
       } else if (state.streak >= warnAt) {
         message =
@@ -281,6 +297,7 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
 
     reset() {
       index = 0;
+      lastProgress = 0;
       history = [];
       signatures = new Map();
       pairsSeen = new Map();

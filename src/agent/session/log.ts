@@ -22,7 +22,12 @@ const headerSchema = z.object({
 export type SessionHeader = z.infer<typeof headerSchema>;
 
 // Events are validated by envelope; bodies come from our own writer.
-const eventSchema = z.looseObject({ type: z.string(), seq: z.number(), sessionId: z.string(), ts: z.number() });
+const eventSchema = z.looseObject({
+  type: z.string(),
+  seq: z.number(),
+  sessionId: z.string(),
+  ts: z.number(),
+});
 
 export interface LoadedSession {
   readonly header: SessionHeader;

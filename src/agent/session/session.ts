@@ -30,16 +30,30 @@ export function newSessionId(now: number): string {
 export class SessionConfigError extends Error {}
 
 /** Tool calls the log shows as started but never answered (crash mid-turn) get an explicit result. */
-function interruptedResults(messages: readonly AgentMessage[], newId: () => string, now: number): ToolResultMessage[] {
+function interruptedResults(
+  messages: readonly AgentMessage[],
+  newId: () => string,
+  now: number,
+): ToolResultMessage[] {
   const answered = new Set(messages.flatMap((m) => (m.role === 'tool_result' ? [m.toolUseId] : [])));
   const out: ToolResultMessage[] = [];
   for (const m of messages) {
     if (m.role !== 'assistant') continue;
     for (const use of toolUses(m)) {
       if (answered.has(use.id)) continue;
-      const text = '[Interrupted] The session ended before this call completed; its effect is unknown. Check the state before retrying.';
+      const text =
+        '[Interrupted] The session ended before this call completed; its effect is unknown. Check the state before retrying.';
       const result = { status: 'error' as const, data: null, text, stats: { time_ms: 0 } };
-      out.push({ role: 'tool_result', id: newId(), ts: now, toolUseId: use.id, toolName: use.name, result, content: text, isError: true });
+      out.push({
+        role: 'tool_result',
+        id: newId(),
+        ts: now,
+        toolUseId: use.id,
+        toolName: use.name,
+        result,
+        content: text,
+        isError: true,
+      });
     }
   }
   return out;
@@ -51,7 +65,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const now = () => host.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
   if (contextWindow < MIN_CONTEXT_WINDOW) {
-    throw new SessionConfigError(`The context window (${contextWindow} tokens) is below the minimum of ${MIN_CONTEXT_WINDOW}; Keel refuses to run with so little room.`);
+    throw new SessionConfigError(
+      `The context window (${contextWindow} tokens) is below the minimum of ${MIN_CONTEXT_WINDOW}; Keel refuses to run with so little room.`,
+    );
   }
   const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
   const listeners = new Set<Listener>();
@@ -63,7 +79,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   let log: ReturnType<typeof createSessionLog>;
 
   if (options.resumeId) {
-    if (!isValidSessionId(options.resumeId)) throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
+    if (!isValidSessionId(options.resumeId))
+      throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
     const logPath = sessionLogPath(host.stateDir, options.resumeId);
     const loaded = loadSession(logPath, { repair: true });
     id = loaded.header.id;
@@ -76,7 +93,12 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   } else {
     id = newSessionId(now());
     log = createSessionLog(host.storage, sessionLogPath(host.stateDir, id), {
-      type: 'session', version: 1, id, createdAt: now(), model: options.model, workspace: host.workspace.roots[0] ?? '',
+      type: 'session',
+      version: 1,
+      id,
+      createdAt: now(),
+      model: options.model,
+      workspace: host.workspace.roots[0] ?? '',
     });
   }
 
@@ -99,7 +121,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   };
   for (const result of interruptedResults(transcript, () => newId('res'), now())) append(result);
   if (contextWindow < WARN_CONTEXT_WINDOW) {
-    emit({ type: 'notice', level: 'warn', text: `Small context window (${contextWindow} tokens): long tasks will be compacted often.` });
+    emit({
+      type: 'notice',
+      level: 'warn',
+      text: `Small context window (${contextWindow} tokens): long tasks will be compacted often.`,
+    });
   }
 
   const guard = createPathGuard({ roots: host.workspace.roots, stateDir: host.stateDir });
@@ -111,7 +137,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const tools = createToolset({
     host,
     readOnly,
-    todos: { current: () => todos, onChange: (next) => { todos = next; emit({ type: 'todo', todos: next }); } },
+    todos: {
+      current: () => todos,
+      onChange: (next) => {
+        todos = next;
+        emit({ type: 'todo', todos: next });
+      },
+    },
   });
   const registry = createToolRegistry(tools, { loopDetector, circuitBreaker });
   const model = createModelClient({
@@ -128,7 +160,12 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     ...(projectRules ? { projectRules } : {}),
     summarize: async (prompt, signal) => {
       const reply = await model.stream(
-        { system: [{ type: 'text', text: 'You write faithful, compact summaries of coding sessions.' }], tools: [], messages: [{ role: 'user', content: prompt }], maxTokens: 4096 },
+        {
+          system: [{ type: 'text', text: 'You write faithful, compact summaries of coding sessions.' }],
+          tools: [],
+          messages: [{ role: 'user', content: prompt }],
+          maxTokens: 4096,
+        },
         signal,
       );
       return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
@@ -141,13 +178,21 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const byKey = new Map<string, Promise<RunOutcome>>();
 
   const toolContext = (toolUseId: string, signal: AbortSignal): ToolContext => ({
-    host, sessionId: id, toolUseId, signal, ledger, guard,
+    host,
+    sessionId: id,
+    toolUseId,
+    signal,
+    ledger,
+    guard,
     audit: (entry) => audit.write({ ...entry, session: id }),
     update: (text) => emit({ type: 'tool_update', toolUseId, text }),
   });
 
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
-    role: 'user', id: newId('usr'), ts: now(), text,
+    role: 'user',
+    id: newId('usr'),
+    ts: now(),
+    text,
     ...(isSteering ? { steering: true } : {}),
     ...(opts?.mentions?.length ? { mentions: [...opts.mentions] } : {}),
   });
@@ -162,12 +207,21 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     let outcome: RunOutcome;
     try {
       outcome = await runLoop({
-        model, engine, registry, append, emit, newId, now, signal, contextWindow,
+        model,
+        engine,
+        registry,
+        append,
+        emit,
+        newId,
+        now,
+        signal,
+        contextWindow,
         transcript: () => transcript,
         toolContext: (toolUseId) => toolContext(toolUseId, signal),
         takeSteering: () => {
           const drained = steering.splice(0);
-          for (const m of drained) if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
+          for (const m of drained)
+            if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
           return drained;
         },
         hasSteering: () => steering.some((m) => m.role === 'user'),
@@ -179,17 +233,32 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'error', code: 'internal', message: text });
       outcome = { status: 'failed', finalText: '', error: text };
     }
-    if (outcome.status === 'stopped' && outcome.error) emit({ type: 'notice', level: 'error', text: outcome.error });
-    emit({ type: 'agent_end', runId, status: outcome.status, finalText: outcome.finalText, ...(outcome.error ? { error: outcome.error } : {}) });
+    if (outcome.status === 'stopped' && outcome.error)
+      emit({ type: 'notice', level: 'error', text: outcome.error });
+    emit({
+      type: 'agent_end',
+      runId,
+      status: outcome.status,
+      finalText: outcome.finalText,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    });
     controller = undefined;
     return outcome;
   };
 
   const session: AgentSession = {
-    get id() { return id; },
-    get messages() { return transcript; },
-    get todos() { return todos; },
-    get running() { return current !== undefined; },
+    get id() {
+      return id;
+    },
+    get messages() {
+      return transcript;
+    },
+    get todos() {
+      return todos;
+    },
+    get running() {
+      return current !== undefined;
+    },
     logPath: log.path,
     subscribe(listener) {
       listeners.add(listener);
@@ -209,7 +278,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       } else {
         const pendingNotes = steering.splice(0);
         for (const note of pendingNotes) append(note);
-        promise = startRun(userMessage(text, opts, false)).finally(() => { current = undefined; });
+        promise = startRun(userMessage(text, opts, false)).finally(() => {
+          current = undefined;
+        });
         current = promise;
       }
       if (opts?.idempotencyKey) byKey.set(opts.idempotencyKey, promise);

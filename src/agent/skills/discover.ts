@@ -190,7 +190,9 @@ export function discoverSkills(options: DiscoverOptions): SkillIndex {
 
 /** One line per problem, for notices and `keel` output. */
 export function formatSkillProblems(problems: readonly SkillProblem[]): string[] {
-  return problems.map((p) => `${p.level === 'error' ? 'Invalid skill' : 'Skill note'} (${p.source}) ${p.path}: ${p.message}`);
+  return problems.map(
+    (p) => `${p.level === 'error' ? 'Invalid skill' : 'Skill note'} (${p.source}) ${p.path}: ${p.message}`,
+  );
 }
 
 /** The index block of the system prompt: names and routing descriptions only, sorted. */
@@ -237,5 +239,8 @@ export function readSkillNow(entry: SkillEntry): { entry: SkillEntry; note?: str
   const fresh = loadSkill(entry.dir, entry.source);
   if (fresh.ok && fresh.entry.name === entry.name) return { entry: fresh.entry };
   const reason = fresh.ok ? 'its name changed' : fresh.message;
-  return { entry, note: `SKILL.md on disk is no longer valid (${reason}); showing the copy from session start.` };
+  return {
+    entry,
+    note: `SKILL.md on disk is no longer valid (${reason}); showing the copy from session start.`,
+  };
 }

@@ -13,7 +13,8 @@ const KEY_LINE = /^([A-Za-z0-9_-]+):(?:\s+(.*))?$/;
 function unquote(raw: string, line: number): string {
   const value = raw.trim();
   if (value.startsWith('"')) {
-    if (!value.endsWith('"') || value.length < 2) throw new Error(`line ${line}: unterminated double-quoted string`);
+    if (!value.endsWith('"') || value.length < 2)
+      throw new Error(`line ${line}: unterminated double-quoted string`);
     try {
       return JSON.parse(value) as string;
     } catch {
@@ -21,7 +22,8 @@ function unquote(raw: string, line: number): string {
     }
   }
   if (value.startsWith("'")) {
-    if (!value.endsWith("'") || value.length < 2) throw new Error(`line ${line}: unterminated single-quoted string`);
+    if (!value.endsWith("'") || value.length < 2)
+      throw new Error(`line ${line}: unterminated single-quoted string`);
     return value.slice(1, -1).replace(/''/g, "'");
   }
   // A plain scalar ends at a comment.

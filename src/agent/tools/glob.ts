@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import fg from 'fast-glob';
 import { z } from 'zod';
 import { canonicalize } from '../safety/pathGuard.ts';
-import { compareStrings, failure, notFound, resolvePath, runTool } from './fs/common.ts';
+import { compareStrings, failure, notFound, resolvePath, runTool, inStateDir } from './fs/common.ts';
 import { createIgnoreMatcher } from './fs/gitignore.ts';
 import { limitOutput } from './output.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
@@ -65,7 +65,7 @@ async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<Glob
   }
 
   // Keel's own state dir (spill files etc.) is listed as-is; everything else honours .gitignore.
-  const inState = base.root === ctx.guard.stateDir;
+  const inState = inStateDir(ctx, base.path);
   const matcher = inState ? undefined : createIgnoreMatcher(base.root);
   const cwdRel = path.relative(base.root, base.path).split(path.sep).join('/');
   // fast-glob types its stream loosely; it is a node Readable (destroy() stops the walk).

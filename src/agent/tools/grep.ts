@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { clipLine, compareStrings, failure, notFound, resolvePath, runTool } from './fs/common.ts';
+import {
+  clipLine,
+  compareStrings,
+  failure,
+  notFound,
+  resolvePath,
+  runTool,
+  inStateDir,
+} from './fs/common.ts';
 import { type RgFile, type RgRun, runRipgrep } from './fs/ripgrep.ts';
 import { limitOutput } from './output.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
@@ -75,7 +83,8 @@ Examples: {"pattern":"createServer","glob":"*.ts"} · {"pattern":"TODO","output_
 
 const NEEDS_PCRE = /look-around|backreferences/;
 
-function buildArgs(input: GrepInput, target: string, noIgnore: boolean, pcre: boolean): string[] {
+/** The exact ripgrep arguments Grep uses (exported so the benchmark runs raw rg with the same flags). */
+export function buildGrepArgs(input: GrepInput, target: string, noIgnore: boolean, pcre: boolean): string[] {
   const args = ['--json', '--no-config', '--hidden', '--no-require-git', '--glob', '!.git'];
   if (noIgnore) args.push('--no-ignore');
   if (input.case_insensitive) args.push('--ignore-case');
@@ -134,12 +143,12 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
     );
   }
   // Keel's own state dir (spill files) is searched even though it ignores itself.
-  const noIgnore = target.root === ctx.guard.stateDir;
+  const noIgnore = inStateDir(ctx, target.path);
 
   const run = (pcre: boolean): Promise<RgRun> =>
     runRipgrep({
       rgPath: rgPath!,
-      args: buildArgs(input, target.path, noIgnore, pcre),
+      args: buildGrepArgs(input, target.path, noIgnore, pcre),
       cwd: target.root,
       signal: ctx.signal,
       timeoutMs: GREP_TIMEOUT_MS,

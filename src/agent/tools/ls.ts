@@ -2,7 +2,15 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { DirEntry } from '../host.ts';
 import { createIgnoreMatcher, type IgnoreMatcher } from './fs/gitignore.ts';
-import { compareStrings, failure, formatSize, notFound, resolvePath, runTool } from './fs/common.ts';
+import {
+  compareStrings,
+  failure,
+  formatSize,
+  notFound,
+  resolvePath,
+  runTool,
+  inStateDir,
+} from './fs/common.ts';
 import { limitOutput } from './output.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
 import { ok, partial } from './protocol.ts';
@@ -115,7 +123,7 @@ async function list(input: LsInput, ctx: ToolContext): Promise<ToolResult<LsData
     );
   }
   // Keel's own state dir is not under the workspace's ignore rules: listing it must show it.
-  const inState = target.root === ctx.guard.stateDir;
+  const inState = inStateDir(ctx, target.path);
   const w: Walk = {
     ctx,
     matcher: inState ? undefined : createIgnoreMatcher(target.root),

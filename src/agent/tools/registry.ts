@@ -30,14 +30,31 @@ export interface RegistryOptions {
 }
 
 // Failures that say something about the caller, not about the tool's health.
-const NOT_A_TOOL_FAILURE = new Set(['DENIED_BY_USER', 'LOOP_DETECTED', 'INVALID_PARAM', 'NOT_READ', 'CONFLICT',
-  'NO_MATCH', 'AMBIGUOUS_MATCH', 'OUTSIDE_WORKSPACE', 'BLOCKED_BY_POLICY', 'NOT_FOUND', 'CIRCUIT_OPEN', 'ABORTED',
-  'BINARY_FILE', 'TOO_LARGE']);
+const NOT_A_TOOL_FAILURE = new Set([
+  'DENIED_BY_USER',
+  'LOOP_DETECTED',
+  'INVALID_PARAM',
+  'NOT_READ',
+  'CONFLICT',
+  'NO_MATCH',
+  'AMBIGUOUS_MATCH',
+  'OUTSIDE_WORKSPACE',
+  'BLOCKED_BY_POLICY',
+  'NOT_FOUND',
+  'CIRCUIT_OPEN',
+  'ABORTED',
+  'BINARY_FILE',
+  'TOO_LARGE',
+]);
 
 export function toApiTool(tool: AnyToolDefinition): Anthropic.Tool {
   const schema = z.toJSONSchema(tool.inputSchema as z.ZodType, { io: 'input' }) as Record<string, unknown>;
   delete schema.$schema;
-  return { name: tool.name, description: tool.description, input_schema: schema as Anthropic.Tool.InputSchema };
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: schema as Anthropic.Tool.InputSchema,
+  };
 }
 
 function formatZodError(error: z.ZodError): string {
@@ -46,7 +63,10 @@ function formatZodError(error: z.ZodError): string {
     .join('; ');
 }
 
-export function createToolRegistry(tools: readonly AnyToolDefinition[], options: RegistryOptions = {}): ToolRegistry {
+export function createToolRegistry(
+  tools: readonly AnyToolDefinition[],
+  options: RegistryOptions = {},
+): ToolRegistry {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const apiTools = sorted.map(toApiTool);
@@ -83,20 +103,32 @@ export function createToolRegistry(tools: readonly AnyToolDefinition[], options:
       const parsed = tool.inputSchema.safeParse(rawInput);
       if (!parsed.success) {
         return finish(
-          fail('INVALID_PARAM', `Invalid input for ${name}: ${formatZodError(parsed.error)}`, 'Fix the input to match the tool schema and call it again.'),
+          fail(
+            'INVALID_PARAM',
+            `Invalid input for ${name}: ${formatZodError(parsed.error)}`,
+            'Fix the input to match the tool schema and call it again.',
+          ),
         );
       }
       const breaker = options.circuitBreaker?.check(name);
       if (breaker?.open) {
         const seconds = Math.ceil(breaker.retryInMs / 1000);
         return finish(
-          fail('CIRCUIT_OPEN', `${name} failed 3 times in a row and is paused for ${seconds} s.`, 'Use another tool or approach; do not retry this tool yet.'),
+          fail(
+            'CIRCUIT_OPEN',
+            `${name} failed 3 times in a row and is paused for ${seconds} s.`,
+            'Use another tool or approach; do not retry this tool yet.',
+          ),
         );
       }
       const verdict = options.loopDetector?.check(name, parsed.data);
       if (verdict?.action === 'block' || verdict?.action === 'stop') {
         const call = finish(
-          fail('LOOP_DETECTED', verdict.message, 'Stop repeating this call. Change approach, or tell the user what is blocking you.'),
+          fail(
+            'LOOP_DETECTED',
+            verdict.message,
+            'Stop repeating this call. Change approach, or tell the user what is blocking you.',
+          ),
         );
         return verdict.action === 'stop' ? { ...call, stopRun: verdict.message } : call;
       }

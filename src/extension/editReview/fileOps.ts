@@ -67,7 +67,11 @@ async function applyOrThrow(edit: vscode.WorkspaceEdit, what: string): Promise<v
  * smallest whole-line replacement and is saved; bytes a text document cannot represent exactly
  * (binary, mixed line endings, a BOM change, non-UTF-8) go through a file-level WorkspaceEdit.
  */
-export async function writeContent(path: string, content: Uint8Array, options?: { mode?: number }): Promise<void> {
+export async function writeContent(
+  path: string,
+  content: Uint8Array,
+  options?: { mode?: number },
+): Promise<void> {
   const uri = vscode.Uri.file(path);
   const previousMode = mode(path);
   const existed = previousMode !== undefined;

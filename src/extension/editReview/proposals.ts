@@ -20,15 +20,28 @@ export interface Proposals extends vscode.Disposable {
   readonly onDidChange: vscode.Event<void>;
   pending(): readonly Proposal[];
   /** Resolves true when the user accepts; false on reject or abort. */
-  propose(p: string, before: Uint8Array | undefined, after: Uint8Array, signal?: AbortSignal): Promise<boolean>;
+  propose(
+    p: string,
+    before: Uint8Array | undefined,
+    after: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<boolean>;
   decide(p: string, accept: boolean): boolean;
   decideAll(accept: boolean): number;
 }
 
 export function proposalUris(proposal: Proposal): { original: vscode.Uri; proposed: vscode.Uri } {
   return {
-    original: vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: proposal.path, query: `proposal=${proposal.id}` }),
-    proposed: vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: proposal.path, query: `proposal=${proposal.id}` }),
+    original: vscode.Uri.from({
+      scheme: ORIGINAL_SCHEME,
+      path: proposal.path,
+      query: `proposal=${proposal.id}`,
+    }),
+    proposed: vscode.Uri.from({
+      scheme: PROPOSED_SCHEME,
+      path: proposal.path,
+      query: `proposal=${proposal.id}`,
+    }),
   };
 }
 

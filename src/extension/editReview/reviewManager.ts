@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { deletePath, readCurrentText, renamePath, writeContent } from './fileOps.ts';
-import { acceptHunk, computeHunks, decodeExact, encodeText, type Hunk, rejectHunk, splitLines } from './hunks.ts';
+import {
+  acceptHunk,
+  computeHunks,
+  decodeExact,
+  encodeText,
+  type Hunk,
+  rejectHunk,
+  splitLines,
+} from './hunks.ts';
 
 // Pending review of agent edits. For each file Keel changed, the baseline ("original") is what the
 // file held before Keel's first unreviewed change; hunks are recomputed from (baseline, current
@@ -139,7 +147,13 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       if (before === undefined) {
         set({ reviewId: randomUUID(), path: p, kind: 'create', original: '', originalBytes: undefined });
       } else {
-        set({ reviewId: randomUUID(), path: p, kind: 'modify', original: decodeExact(before), originalBytes: before });
+        set({
+          reviewId: randomUUID(),
+          path: p,
+          kind: 'modify',
+          original: decodeExact(before),
+          originalBytes: before,
+        });
       }
     },
     beforeDelete(p, before) {
@@ -162,7 +176,11 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       const existing = files.get(from);
       files.delete(from);
       if (existing) {
-        set({ ...existing, path: to, ...(existing.kind === 'create' ? {} : { renamedFrom: existing.renamedFrom ?? from }) });
+        set({
+          ...existing,
+          path: to,
+          ...(existing.kind === 'create' ? {} : { renamedFrom: existing.renamedFrom ?? from }),
+        });
         return;
       }
       set({
@@ -213,7 +231,10 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
               : file.renamedFrom
                 ? `moved ${shown} back to ${options.display(file.renamedFrom)} with its original content`
                 : `restored ${shown} to its content before your edits`;
-        options.onRejected?.({ path: shown, description: `The user rejected your changes to ${shown}: Keel ${what}.` });
+        options.onRejected?.({
+          path: shown,
+          description: `The user rejected your changes to ${shown}: Keel ${what}.`,
+        });
         return true;
       }
       const hunk = (await textHunks(file))?.find((h) => h.id === hunkId);

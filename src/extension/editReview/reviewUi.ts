@@ -61,8 +61,12 @@ function lensesFor(doc: vscode.TextDocument, hunks: readonly ReviewHunkView[]): 
     const range = new vscode.Range(line, 0, line, 0);
     const summary = `Keel: +${h.added} −${h.removed}`;
     out.push(new vscode.CodeLens(range, { title: summary, command: '' }));
-    out.push(new vscode.CodeLens(range, { title: 'Accept', command: COMMANDS.acceptHunk, arguments: [p, h.id] }));
-    out.push(new vscode.CodeLens(range, { title: 'Reject', command: COMMANDS.rejectHunk, arguments: [p, h.id] }));
+    out.push(
+      new vscode.CodeLens(range, { title: 'Accept', command: COMMANDS.acceptHunk, arguments: [p, h.id] }),
+    );
+    out.push(
+      new vscode.CodeLens(range, { title: 'Reject', command: COMMANDS.rejectHunk, arguments: [p, h.id] }),
+    );
     out.push(new vscode.CodeLens(range, { title: 'Open diff', command: COMMANDS.openDiff, arguments: [p] }));
   }
   return out;
@@ -88,20 +92,23 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
 
   const decorate = async (editor: vscode.TextEditor) => {
     if (editor.document.uri.scheme !== 'file') return;
-    const hunks = review.get(editor.document.uri.fsPath) ? await review.hunks(editor.document.uri.fsPath) : [];
+    const hunks = review.get(editor.document.uri.fsPath)
+      ? await review.hunks(editor.document.uri.fsPath)
+      : [];
     const addRanges: vscode.Range[] = [];
     const removedOptions: vscode.DecorationOptions[] = [];
     const lastLine = Math.max(editor.document.lineCount - 1, 0);
     for (const h of hunks) {
-      if (h.added > 0) addRanges.push(new vscode.Range(h.line, 0, Math.min(h.line + h.added - 1, lastLine), 0));
+      if (h.added > 0)
+        addRanges.push(new vscode.Range(h.line, 0, Math.min(h.line + h.added - 1, lastLine), 0));
       if (h.removed > 0) {
         const first = h.hunk?.oldLines[0]?.replace(/\r?\n$/, '') ?? '';
         const line = Math.min(h.line + h.added, lastLine);
         removedOptions.push({
           range: new vscode.Range(line, 0, line, 0),
-          hoverMessage: new vscode.MarkdownString().appendText(`Keel removed ${h.removed} line(s):\n`).appendCodeblock(
-            (h.hunk?.oldLines ?? []).join('').slice(0, 4000),
-          ),
+          hoverMessage: new vscode.MarkdownString()
+            .appendText(`Keel removed ${h.removed} line(s):\n`)
+            .appendCodeblock((h.hunk?.oldLines ?? []).join('').slice(0, 4000)),
           renderOptions: {
             before: {
               contentText: `− ${h.removed} line(s) removed${first ? `: ${first.trim().slice(0, 60)}` : ''}  `,
@@ -140,7 +147,11 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
 
   const updateContext = () => {
     const paths = review.pending().map((f) => f.path);
-    void vscode.commands.executeCommand('setContext', 'keel.hasPendingEdits', paths.length > 0 || proposals.pending().length > 0);
+    void vscode.commands.executeCommand(
+      'setContext',
+      'keel.hasPendingEdits',
+      paths.length > 0 || proposals.pending().length > 0,
+    );
     void vscode.commands.executeCommand('setContext', 'keel.pendingEditPaths', paths);
   };
 
@@ -154,7 +165,8 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
   disposables.push(
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (!review.get(e.document.uri.fsPath)) return;
-      for (const editor of vscode.window.visibleTextEditors) if (editor.document === e.document) void decorate(editor);
+      for (const editor of vscode.window.visibleTextEditors)
+        if (editor.document === e.document) void decorate(editor);
       lensEmitter.fire();
     }),
   );

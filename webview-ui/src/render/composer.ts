@@ -33,9 +33,19 @@ export function createComposer(options: ComposerOptions): Composer {
     'aria-controls': listId,
     placeholder: 'Ask Keel — @ to mention a file, Enter to send, Shift+Enter for a new line',
   });
-  const listbox = h('ul', { id: listId, class: 'mention-list', role: 'listbox', 'aria-label': 'Files', hidden: true });
+  const listbox = h('ul', {
+    id: listId,
+    class: 'mention-list',
+    role: 'listbox',
+    'aria-label': 'Files',
+    hidden: true,
+  });
   const send = button('Send', () => doSubmit(), { icon: 'send', className: 'send' });
-  const stop = button('Stop', () => options.stop(), { icon: 'debug-stop', secondary: true, className: 'stop' });
+  const stop = button('Stop', () => options.stop(), {
+    icon: 'debug-stop',
+    secondary: true,
+    className: 'stop',
+  });
   const element = h(
     'div',
     { class: 'composer' },
@@ -74,7 +84,13 @@ export function createComposer(options: ComposerOptions): Composer {
       ...items.map((path, i) => {
         const option = h(
           'li',
-          { id: `mention-${i}`, role: 'option', class: 'mention-option', 'aria-selected': i === active ? 'true' : 'false', 'data-path': path },
+          {
+            id: `mention-${i}`,
+            role: 'option',
+            class: 'mention-option',
+            'aria-selected': i === active ? 'true' : 'false',
+            'data-path': path,
+          },
           path,
         );
         // mousedown, not click: keep focus in the textarea.

@@ -13,14 +13,27 @@ export interface RenderContext {
 function renderUser(item: UserItem): HTMLElement {
   return h(
     'div',
-    { class: `msg user${item.steering ? ' steering' : ''}`, 'data-id': item.id, role: 'article', 'aria-label': 'You' },
-    h('div', { class: 'msg-author' }, icon('account'), 'You', item.steering ? h('span', { class: 'tag' }, 'steering') : null),
+    {
+      class: `msg user${item.steering ? ' steering' : ''}`,
+      'data-id': item.id,
+      role: 'article',
+      'aria-label': 'You',
+    },
+    h(
+      'div',
+      { class: 'msg-author' },
+      icon('account'),
+      'You',
+      item.steering ? h('span', { class: 'tag' }, 'steering') : null,
+    ),
     h('div', { class: 'msg-text' }, item.text),
     item.mentions.length > 0
       ? h(
           'div',
           { class: 'mentions' },
-          ...item.mentions.map((path) => h('span', { class: 'mention-chip', title: path }, icon('file'), path)),
+          ...item.mentions.map((path) =>
+            h('span', { class: 'mention-chip', title: path }, icon('file'), path),
+          ),
         )
       : null,
   );
@@ -46,7 +59,8 @@ function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
       const body = h('div', { class: 'thinking-text' });
       // Rendered on first open: thinking can be long and is rarely read.
       details.addEventListener('toggle', () => {
-        if (details.open && body.childElementCount === 0 && body.textContent === '') body.textContent = block.text;
+        if (details.open && body.childElementCount === 0 && body.textContent === '')
+          body.textContent = block.text;
       });
       details.append(body);
       el.append(details);
@@ -57,7 +71,9 @@ function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
     }
   }
   if (item.streaming && item.blocks.every((b) => b.text.length === 0)) {
-    el.append(h('div', { class: 'typing' }, h('vscode-progress-ring', { 'aria-label': 'Keel is responding' })));
+    el.append(
+      h('div', { class: 'typing' }, h('vscode-progress-ring', { 'aria-label': 'Keel is responding' })),
+    );
   }
   return el;
 }
@@ -72,7 +88,10 @@ function renderNotice(item: NoticeItem): HTMLElement {
   );
 }
 
-export function renderError(item: Pick<ErrorItem, 'code' | 'message' | 'suggestion'>, id?: string): HTMLElement {
+export function renderError(
+  item: Pick<ErrorItem, 'code' | 'message' | 'suggestion'>,
+  id?: string,
+): HTMLElement {
   return h(
     'div',
     { class: 'error-card', 'data-id': id, 'data-code': item.code, role: 'alert' },

@@ -21,7 +21,7 @@ export interface Transcript {
 }
 
 function openDetailsOf(el: HTMLElement): boolean[] {
-  return [...el.querySelectorAll('details')].map((d) => d.open);
+  return Array.from(el.querySelectorAll('details')).map((d) => d.open);
 }
 
 function restoreDetails(el: HTMLElement, open: boolean[]): void {
@@ -31,14 +31,24 @@ function restoreDetails(el: HTMLElement, open: boolean[]): void {
 }
 
 export function createTranscript(): Transcript {
-  const element = h('div', { class: 'transcript', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'polite', tabindex: '0' });
+  const element = h('div', {
+    class: 'transcript',
+    role: 'log',
+    'aria-label': 'Conversation',
+    'aria-live': 'polite',
+    tabindex: '0',
+  });
   const earlier = h('div', { class: 'earlier' });
   const list = h('div', { class: 'items' });
   const empty = h(
     'div',
     { class: 'empty-state' },
     h('h2', {}, 'Ask Keel'),
-    h('p', {}, 'Describe a change, ask about the code, or type @ to mention a file. Edits arrive as diffs you can accept or reject.'),
+    h(
+      'p',
+      {},
+      'Describe a change, ask about the code, or type @ to mention a file. Edits arrive as diffs you can accept or reject.',
+    ),
   );
   element.append(earlier, empty, list);
   const cache = new Map<string, Entry>();
@@ -58,12 +68,16 @@ export function createTranscript(): Transcript {
     earlier.replaceChildren();
     if (hidden > 0) {
       earlier.append(
-        button(`Show earlier (${hidden})`, () => {
-          const anchor = list.firstElementChild;
-          limit += WINDOW;
-          render(lastItems, lastCtx ?? ctx);
-          anchor?.scrollIntoView({ block: 'start' });
-        }, { icon: 'fold-up', secondary: true }),
+        button(
+          `Show earlier (${hidden})`,
+          () => {
+            const anchor = list.firstElementChild;
+            limit += WINDOW;
+            render(lastItems, lastCtx ?? ctx);
+            anchor?.scrollIntoView({ block: 'start' });
+          },
+          { icon: 'fold-up', secondary: true },
+        ),
       );
     }
     const keep = new Set<string>();

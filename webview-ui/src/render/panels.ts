@@ -43,7 +43,10 @@ export function renderHistory(target: HTMLElement, state: ViewState, post: Post,
 
 export function renderTodos(target: HTMLElement, state: ViewState): void {
   target.hidden = state.todos.length === 0;
-  if (target.hidden) return target.replaceChildren();
+  if (target.hidden) {
+    target.replaceChildren();
+    return;
+  }
   const done = state.todos.filter((t) => t.status === 'completed').length;
   const details = h(
     'details',
@@ -52,9 +55,16 @@ export function renderTodos(target: HTMLElement, state: ViewState): void {
   );
   const list = h('ul', { class: 'todo-list', 'aria-label': 'Plan' });
   for (const todo of state.todos) {
-    const glyph = { pending: 'circle-large-outline', in_progress: 'sync', completed: 'pass-filled' }[todo.status];
+    const glyph = { pending: 'circle-large-outline', in_progress: 'sync', completed: 'pass-filled' }[
+      todo.status
+    ];
     list.append(
-      h('li', { class: `todo ${todo.status}`, 'data-status': todo.status }, icon(glyph), h('span', {}, todo.content)),
+      h(
+        'li',
+        { class: `todo ${todo.status}`, 'data-status': todo.status },
+        icon(glyph),
+        h('span', {}, todo.content),
+      ),
     );
   }
   details.append(list);
@@ -64,12 +74,20 @@ export function renderTodos(target: HTMLElement, state: ViewState): void {
 export function renderReview(target: HTMLElement, state: ViewState, post: Post): void {
   const files = state.review.filter((f) => f.hunks.length > 0);
   target.hidden = files.length === 0;
-  if (target.hidden) return target.replaceChildren();
+  if (target.hidden) {
+    target.replaceChildren();
+    return;
+  }
   const hunks = files.reduce((n, f) => n + f.hunks.length, 0);
   const head = h(
     'div',
     { class: 'review-head' },
-    h('span', {}, icon('diff'), `${hunks} change${hunks === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'} to review`),
+    h(
+      'span',
+      {},
+      icon('diff'),
+      `${hunks} change${hunks === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'} to review`,
+    ),
     button('Accept all', () => post({ type: 'acceptAll' }), { icon: 'check-all' }),
     button('Reject all', () => post({ type: 'rejectAll' }), { icon: 'discard', secondary: true }),
   );
@@ -87,8 +105,17 @@ export function renderReview(target: HTMLElement, state: ViewState, post: Post):
           'div',
           { class: 'review-hunk', 'data-hunk': hunk.id },
           h('span', { class: 'hunk-label' }, `Line ${hunk.startLine}: +${hunk.added} −${hunk.removed}`),
-          button('Accept', () => post({ type: 'accept', path: file.path, hunkId: hunk.id }), { icon: 'check', iconOnly: true, title: `Accept change at line ${hunk.startLine}` }),
-          button('Reject', () => post({ type: 'reject', path: file.path, hunkId: hunk.id }), { icon: 'discard', iconOnly: true, secondary: true, title: `Reject change at line ${hunk.startLine}` }),
+          button('Accept', () => post({ type: 'accept', path: file.path, hunkId: hunk.id }), {
+            icon: 'check',
+            iconOnly: true,
+            title: `Accept change at line ${hunk.startLine}`,
+          }),
+          button('Reject', () => post({ type: 'reject', path: file.path, hunkId: hunk.id }), {
+            icon: 'discard',
+            iconOnly: true,
+            secondary: true,
+            title: `Reject change at line ${hunk.startLine}`,
+          }),
         ),
       );
     }
@@ -104,7 +131,10 @@ export function renderQueue(target: HTMLElement, state: ViewState): void {
       h(
         'div',
         { class: 'queued-msg', 'data-state': q.state, role: 'status' },
-        icon(q.state === 'sending' ? 'loading' : 'clock', q.state === 'sending' ? 'codicon-modifier-spin' : ''),
+        icon(
+          q.state === 'sending' ? 'loading' : 'clock',
+          q.state === 'sending' ? 'codicon-modifier-spin' : '',
+        ),
         h('span', { class: 'queued-label' }, q.state === 'sending' ? 'Sending' : 'Queued'),
         h('span', { class: 'queued-text' }, q.text),
       ),
@@ -115,9 +145,14 @@ export function renderQueue(target: HTMLElement, state: ViewState): void {
 export function renderBanner(target: HTMLElement, state: ViewState): void {
   const banner = state.banner;
   target.hidden = !banner;
-  if (!banner) return target.replaceChildren();
+  if (!banner) {
+    target.replaceChildren();
+    return;
+  }
   if (banner.level === 'error' && banner.code) {
-    target.replaceChildren(renderError({ code: banner.code, message: banner.text, suggestion: banner.suggestion }));
+    target.replaceChildren(
+      renderError({ code: banner.code, message: banner.text, suggestion: banner.suggestion }),
+    );
     return;
   }
   target.replaceChildren(
@@ -153,8 +188,17 @@ export function renderMeter(target: HTMLElement, state: ViewState): void {
     h(
       'div',
       { class: 'meter-text' },
-      h('span', { class: 'meter-context', title: 'Context tokens used / window' }, `${formatTokens(contextTokens)}${windowText} (${pct}%)`),
-      h('span', { class: 'meter-cache', title: 'Share of the last prompt read from the prompt cache' }, icon('database'), `cache ${Math.round(cacheHitPct)}%`),
+      h(
+        'span',
+        { class: 'meter-context', title: 'Context tokens used / window' },
+        `${formatTokens(contextTokens)}${windowText} (${pct}%)`,
+      ),
+      h(
+        'span',
+        { class: 'meter-cache', title: 'Share of the last prompt read from the prompt cache' },
+        icon('database'),
+        `cache ${Math.round(cacheHitPct)}%`,
+      ),
       h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
       state.model ? h('span', { class: 'meter-model', title: 'Model' }, state.model) : null,
     ),

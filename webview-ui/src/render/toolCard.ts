@@ -22,10 +22,15 @@ const STATUS_LABEL: Record<ToolStatus, string> = {
 };
 
 function statusGlyph(status: ToolStatus): HTMLElement {
-  if (status === 'running') return h('vscode-progress-ring', { class: 'tool-spinner', 'aria-label': 'Running' });
-  const glyph = { pending: 'circle-outline', success: 'check', partial: 'warning', error: 'error', cancelled: 'circle-slash' }[
-    status
-  ];
+  if (status === 'running')
+    return h('vscode-progress-ring', { class: 'tool-spinner', 'aria-label': 'Running' });
+  const glyph = {
+    pending: 'circle-outline',
+    success: 'check',
+    partial: 'warning',
+    error: 'error',
+    cancelled: 'circle-slash',
+  }[status];
   return icon(glyph, `status-${status}`);
 }
 
@@ -33,7 +38,9 @@ function renderDiff(diff: string): HTMLElement {
   const lines = parseUnifiedDiff(diff);
   const pre = h('pre', { class: 'diff', 'aria-label': 'Diff' });
   const show = (count: number) => {
-    pre.replaceChildren(...lines.slice(0, count).map((line) => h('span', { class: `diff-line diff-${line.kind}` }, line.text)));
+    pre.replaceChildren(
+      ...lines.slice(0, count).map((line) => h('span', { class: `diff-line diff-${line.kind}` }, line.text)),
+    );
   };
   show(DIFF_PREVIEW_LINES);
   if (lines.length <= DIFF_PREVIEW_LINES) return pre;
@@ -50,12 +57,21 @@ function renderDiff(diff: string): HTMLElement {
 
 function renderBody(item: ToolItem, body: HTMLElement): void {
   if (item.input !== undefined) {
-    body.append(h('div', { class: 'tool-section' }, 'Input'), h('pre', { class: 'tool-input' }, JSON.stringify(item.input, null, 2)));
+    body.append(
+      h('div', { class: 'tool-section' }, 'Input'),
+      h('pre', { class: 'tool-input' }, JSON.stringify(item.input, null, 2)),
+    );
   }
   if (item.resultText !== undefined) {
-    body.append(h('div', { class: 'tool-section' }, 'Result'), h('pre', { class: 'tool-result' }, item.resultText || '(empty)'));
+    body.append(
+      h('div', { class: 'tool-section' }, 'Result'),
+      h('pre', { class: 'tool-result' }, item.resultText || '(empty)'),
+    );
   } else if (item.stream) {
-    body.append(h('div', { class: 'tool-section' }, 'Output so far'), h('pre', { class: 'tool-result' }, item.stream));
+    body.append(
+      h('div', { class: 'tool-section' }, 'Output so far'),
+      h('pre', { class: 'tool-result' }, item.stream),
+    );
   }
 }
 
@@ -89,7 +105,9 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
   if (item.status === 'running' && item.stream) {
     const lines = item.stream.split('\n');
     if (lines[lines.length - 1] === '') lines.pop();
-    card.append(h('pre', { class: 'tool-stream', 'aria-live': 'off' }, lines.slice(-STREAM_PREVIEW_LINES).join('\n')));
+    card.append(
+      h('pre', { class: 'tool-stream', 'aria-live': 'off' }, lines.slice(-STREAM_PREVIEW_LINES).join('\n')),
+    );
   }
   if (item.error) {
     card.append(
@@ -98,7 +116,9 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
         { class: 'tool-error', 'data-code': item.error.code },
         h('span', { class: 'error-code' }, item.error.code),
         h('span', { class: 'error-message' }, item.error.message),
-        item.error.suggestion ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), item.error.suggestion) : null,
+        item.error.suggestion
+          ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), item.error.suggestion)
+          : null,
       ),
     );
   }
@@ -115,7 +135,9 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
           button('Reject', () => ctx.post({ type: 'reject', path }), { icon: 'discard', secondary: true }),
         );
       }
-      actions.append(button('Open diff', () => ctx.post({ type: 'openDiff', path }), { icon: 'diff', secondary: true }));
+      actions.append(
+        button('Open diff', () => ctx.post({ type: 'openDiff', path }), { icon: 'diff', secondary: true }),
+      );
       card.append(actions);
       card.dataset['review'] = pending > 0 ? 'pending' : 'settled';
     }

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { sha256Hex } from '../../safety/readLedger.ts';
 import { fail, type ToolContext, ToolFailure, type ToolResult } from '../protocol.ts';
 import { decodeText, encodeText, type TextFormat } from './codec.ts';
@@ -24,10 +25,27 @@ export interface LoadedText extends Loaded {
   readonly format: TextFormat;
 }
 
+/**
+ * A relative path is anchored to the primary root by plain concatenation, never `path.join`: join
+ * folds `link/..` lexically, while the kernel follows `link` first and then goes up from its target.
+ * Handing the guard an unnormalised absolute path makes it judge the path the way it will be opened.
+ */
+function anchored(ctx: ToolContext, rawPath: string): string {
+  const input = rawPath.trim();
+  const root = ctx.guard.roots[0];
+  if (!root || input.length === 0 || path.isAbsolute(input)) return rawPath;
+  if (input.startsWith('file://') || input === '~' || input.startsWith('~/')) return rawPath;
+  return `${root}${path.sep}${input}`;
+}
+
 export function resolveTarget(ctx: ToolContext, rawPath: string): Target {
-  const resolved = ctx.guard.resolve(rawPath);
-  if (!resolved.ok)
-    throw new ToolFailure(resolved.error.code, resolved.error.message, resolved.error.suggestion);
+  const resolved = ctx.guard.resolve(anchored(ctx, rawPath));
+  if (!resolved.ok) {
+    const { code, suggestion } = resolved.error;
+    const message =
+      code === 'OUTSIDE_WORKSPACE' ? `Path is outside the workspace: ${JSON.stringify(rawPath)}` : resolved.error.message;
+    throw new ToolFailure(code, message, suggestion);
+  }
   return { canonical: resolved.path, display: resolved.display };
 }
 

@@ -49,63 +49,79 @@ function foldCodePoint(cp: string): string {
  * spaces/tabs reads as one space, and whitespace at the end of a line (or of the text) disappears.
  */
 export function normalizedView(text: string, level: Exclude<MatchLevel, 'exact'>): NormalizedView {
-  const out: string[] = [];
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const emitUnit = (unit: string, start: number, end: number) => {
-    out.push(unit);
-    starts.push(start);
-    ends.push(end);
+  // Typed buffers, grown on demand: this runs over whole files (10k lines) on every failed match.
+  let capacity = text.length + 16;
+  let units = new Uint16Array(capacity);
+  let starts = new Uint32Array(capacity);
+  let ends = new Uint32Array(capacity);
+  let n = 0;
+  const grow = () => {
+    capacity *= 2;
+    const u = new Uint16Array(capacity);
+    u.set(units);
+    units = u;
+    const s = new Uint32Array(capacity);
+    s.set(starts);
+    starts = s;
+    const e = new Uint32Array(capacity);
+    e.set(ends);
+    ends = e;
+  };
+  const emitUnit = (unit: number, start: number, end: number) => {
+    if (n === capacity) grow();
+    units[n] = unit;
+    starts[n] = start;
+    ends[n] = end;
+    n++;
   };
   // Every UTF-16 unit of a (possibly expanded) code point maps to the same original range.
   const emit = (s: string, start: number, end: number) => {
-    for (let k = 0; k < s.length; k++) emitUnit(s[k]!, start, end);
+    for (let k = 0; k < s.length; k++) emitUnit(s.charCodeAt(k), start, end);
   };
   let runStart = -1;
   let runEnd = -1;
   const flushRun = (beforeBreak: boolean) => {
-    if (runStart >= 0 && !beforeBreak) emit(' ', runStart, runEnd);
+    if (runStart >= 0 && !beforeBreak) emitUnit(32, runStart, runEnd);
     runStart = -1;
   };
+  const tolerant = level === 'tolerant';
   let i = 0;
   while (i < text.length) {
     const code = text.charCodeAt(i);
     if (code === 13 && text.charCodeAt(i + 1) === 10) {
-      if (level === 'tolerant') flushRun(true);
-      emitUnit('\n', i, i + 2);
+      if (tolerant) flushRun(true);
+      emitUnit(10, i, i + 2);
       i += 2;
       continue;
     }
-    if (code < 0x80) {
-      // ASCII fast path: most source text never reaches the folding tables.
-      if (level === 'tolerant' && (code === 32 || code === 9)) {
+    if (code < 0x80 || !tolerant) {
+      // Fast path: ASCII (and everything, for the EOL-only view) is taken unit by unit.
+      if (tolerant && (code === 32 || code === 9)) {
         if (runStart < 0) runStart = i;
         runEnd = i + 1;
       } else {
-        if (level === 'tolerant') flushRun(code === 10);
-        emitUnit(text[i]!, i, i + 1);
+        if (tolerant) flushRun(code === 10);
+        emitUnit(code, i, i + 1);
       }
       i++;
       continue;
     }
     const cp = String.fromCodePoint(text.codePointAt(i)!);
     const next = i + cp.length;
-    if (level === 'eol') {
-      emit(cp, i, next);
-    } else {
-      const folded = foldCodePoint(cp);
-      if (folded === ' ') {
-        if (runStart < 0) runStart = i;
-        runEnd = next;
-      } else if (folded !== '') {
-        flushRun(folded === '\n');
-        emit(folded, i, next);
-      }
+    const folded = foldCodePoint(cp);
+    if (folded === ' ') {
+      if (runStart < 0) runStart = i;
+      runEnd = next;
+    } else if (folded !== '') {
+      flushRun(folded === '\n');
+      emit(folded, i, next);
     }
     i = next;
   }
-  flushRun(true);
-  return { text: out.join(''), starts: Uint32Array.from(starts), ends: Uint32Array.from(ends) };
+  if (tolerant) flushRun(true);
+  const chunks: string[] = [];
+  for (let k = 0; k < n; k += 8192) chunks.push(String.fromCharCode(...units.subarray(k, Math.min(n, k + 8192))));
+  return { text: chunks.join(''), starts: starts.subarray(0, n), ends: ends.subarray(0, n) };
 }
 
 export interface Span {

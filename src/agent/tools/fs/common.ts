@@ -46,9 +46,49 @@ export async function runTool<D>(
       // Error results carry no data; `never` lets them stand in for any tool's result type.
       return stamp(fail(error.code, error.message, error.suggestion) as ToolResult<never>);
     }
-    if (ctx.signal.aborted)
+    if (ctx.signal.aborted) {
       return stamp(fail('ABORTED', 'The call was aborted.', 'Wait for the user.') as ToolResult<never>);
+    }
+    const mapped = fromErrno(error);
+    if (mapped) return stamp(fail(mapped.code, mapped.message, mapped.suggestion) as ToolResult<never>);
     throw error;
+  }
+}
+
+// File-system errors the model can act on; anything else is a real fault and propagates.
+function fromErrno(error: unknown): { code: ErrorCode; message: string; suggestion: string } | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+      return {
+        code: 'ACCESS_DENIED',
+        message: 'Permission denied.',
+        suggestion: 'Choose another file or directory.',
+      };
+    case 'ENAMETOOLONG':
+      return {
+        code: 'INVALID_PARAM',
+        message: 'Path is too long.',
+        suggestion: 'Pass a shorter, real path.',
+      };
+    case 'ELOOP':
+      return {
+        code: 'INVALID_PARAM',
+        message: 'Too many levels of symbolic links.',
+        suggestion: 'Use the real path.',
+      };
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return { code: 'NOT_FOUND', message: 'Path not found.', suggestion: 'Check the path with LS or Glob.' };
+    case 'EISDIR':
+      return {
+        code: 'INVALID_PARAM',
+        message: 'Path is a directory.',
+        suggestion: 'Use LS for directories.',
+      };
+    default:
+      return undefined;
   }
 }
 
@@ -77,11 +117,17 @@ export function formatSize(bytes: number): string {
 function editDistance(a: string, b: string, cap: number): number {
   if (Math.abs(a.length - b.length) > cap) return cap + 1;
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  let prevPrev = prev;
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
       cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      // A swapped pair of letters ("scr" for "src") is one typo, not two.
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        cur[j] = Math.min(cur[j]!, prevPrev[j - 2]! + 1);
+      }
     }
+    prevPrev = prev;
     prev = cur;
   }
   return prev[b.length]!;
@@ -130,4 +176,11 @@ export async function notFound(
     // The hint is a nicety; the error stands without it.
   }
   return failure('NOT_FOUND', `${what} not found: ${display}`, hint);
+}
+
+/** Is a canonical path inside Keel's own state dir? Those files ignore themselves (.keel/.gitignore is
+ * "*"), but when the model asks for them directly (e.g. a spill file) ignore rules must not hide them. */
+export function inStateDir(ctx: ToolContext, canonical: string): boolean {
+  const dir = ctx.guard.stateDir;
+  return canonical === dir || canonical.startsWith(dir + path.sep);
 }

@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 // Runs ripgrep with --json and folds its event stream into per-file records. Kept apart from the
 // Grep tool so the benchmark and tests can see exactly what runs.
 
+const NEWLINE = 0x0a;
+
 export interface RgLine {
   readonly line: number;
   readonly text: string;
@@ -66,7 +68,6 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
     let collected = 0;
     let stoppedBy: RgRun['stoppedBy'];
     let stderr = '';
-    let pending = '';
     let settled = false;
 
     const child = spawn(options.rgPath, options.args, {
@@ -121,17 +122,26 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
       if (collected >= options.maxLines) stop('limit');
     };
 
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      pending += chunk;
+    // Lines are cut out of raw chunks and decoded once: a JSON line for a match in a minified file
+    // can be hundreds of KB and span many chunks, so nothing here may rescan what it has seen.
+    let partial: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => {
       let start = 0;
-      let nl = pending.indexOf('\n', start);
+      let nl = chunk.indexOf(NEWLINE);
       while (nl >= 0) {
-        if (nl > start) handle(pending.slice(start, nl));
+        let line: string;
+        if (partial.length > 0) {
+          partial.push(chunk.subarray(start, nl));
+          line = Buffer.concat(partial).toString('utf8');
+          partial = [];
+        } else {
+          line = chunk.toString('utf8', start, nl);
+        }
+        if (line.length > 0) handle(line);
         start = nl + 1;
-        nl = pending.indexOf('\n', start);
+        nl = chunk.indexOf(NEWLINE, start);
       }
-      pending = start === 0 ? pending : pending.slice(start);
+      if (start < chunk.length) partial.push(chunk.subarray(start));
     });
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
@@ -147,7 +157,7 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
     };
     child.on('error', (error) => finish({ exitCode: null, spawnError: error.message }));
     child.on('close', (code) => {
-      if (pending.length > 0 && !stoppedBy) handle(pending);
+      if (partial.length > 0 && !stoppedBy) handle(Buffer.concat(partial).toString('utf8'));
       finish({ exitCode: code });
     });
   });

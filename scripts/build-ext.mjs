@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// Builds what the extension tests and E2E need, independent of the CLI build:
+//   dist/extension.cjs (CJS, `vscode` external), dist/webview.js (+css) when the webview exists,
+//   out/test-ext/index.cjs (mocha runner) and out/test-ext/suite/*.test.cjs (one bundle per suite).
+// Usage: node scripts/build-ext.mjs [--no-tests] [--production]
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as esbuild from 'esbuild';
+
+const production = process.argv.includes('--production');
+const withTests = !process.argv.includes('--no-tests');
+const common = {
+  bundle: true,
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+const nodeExternals = ['@vscode/ripgrep', '@vscode/ripgrep-*', 'mvdan-sh'];
+// CJS has no import.meta; give modules that resolve files relative to themselves a real URL.
+const cjsImportMeta = {
+  define: { 'import.meta.url': '__keelImportMetaUrl' },
+  banner: { js: "const __keelImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+};
+
+const builds = [
+  {
+    ...common,
+    ...cjsImportMeta,
+    entryPoints: { extension: 'src/extension/extension.ts' },
+    outExtension: { '.js': '.cjs' },
+    outdir: 'dist',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode', ...nodeExternals],
+  },
+];
+if (existsSync('webview-ui/src/main.ts')) {
+  builds.push({
+    ...common,
+    entryPoints: {
+      webview: 'webview-ui/src/main.ts',
+      ...(existsSync('webview-ui/src/styles.css') ? { 'webview-style': 'webview-ui/src/styles.css' } : {}),
+    },
+    outdir: 'dist',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    loader: { '.ttf': 'file', '.woff': 'file', '.woff2': 'file' },
+  });
+}
+if (withTests) {
+  rmSync('out/test-ext', { recursive: true, force: true });
+  const suites = readdirSync('test/extension/suite').filter((f) => f.endsWith('.test.ts'));
+  builds.push({
+    ...common,
+    ...cjsImportMeta,
+    sourcemap: 'inline',
+    entryPoints: {
+      index: 'test/extension/index.ts',
+      ...Object.fromEntries(
+        suites.map((f) => [`suite/${f.replace(/\.ts$/, '')}`, `test/extension/suite/${f}`]),
+      ),
+    },
+    outExtension: { '.js': '.cjs' },
+    outdir: 'out/test-ext',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode', 'mocha', ...nodeExternals],
+  });
+}
+await Promise.all(builds.map((options) => esbuild.build(options)));
+if (withTests) {
+  // VS Code require()s extensionTestsPath as a folder (index.js); the repo is "type": "module".
+  mkdirSync('out/test-ext', { recursive: true });
+  writeFileSync('out/test-ext/package.json', '{"type":"commonjs"}\n');
+  writeFileSync('out/test-ext/index.js', "module.exports = require('./index.cjs');\n");
+}

@@ -1,0 +1,158 @@
+import type { ShNode } from './shellParse.ts';
+
+// Shared vocabulary of the command policy: classes, findings, the per-command rule context, and a
+// small getopt so each rule reads its flags the way the real program would.
+
+export type CommandClass = 'safe' | 'use_tool' | 'interactive' | 'network' | 'destructive' | 'never' | 'unknown';
+export type PolicyDecision = 'allow' | 'ask' | 'refuse' | 'block';
+export type Risk = 'low' | 'medium' | 'high';
+
+export const DECISION_OF: Readonly<Record<CommandClass, PolicyDecision>> = {
+  safe: 'allow',
+  use_tool: 'refuse',
+  interactive: 'refuse',
+  network: 'ask',
+  destructive: 'ask',
+  unknown: 'ask',
+  never: 'block',
+};
+
+export interface Finding {
+  readonly decision: PolicyDecision;
+  readonly class: CommandClass;
+  readonly risk: Risk;
+  readonly reason: string;
+  /** The program the finding is about ("rm", "git push", "<dynamic>"). */
+  readonly program: string;
+  /** The simple command (source text) it was found in. */
+  readonly command: string;
+  readonly suggestion?: string;
+  /** Approval granted "for this session" covers later commands with the same key. */
+  readonly sessionKey?: string;
+  /** The command downloads or receives data from the network (for `curl … | sh`). */
+  readonly fetches?: boolean;
+}
+
+export type FindingInput = Omit<Finding, 'decision' | 'command'> & { readonly command?: string };
+
+/** One argument after expansion. */
+export interface Arg {
+  readonly value: string;
+  readonly exact: boolean;
+  readonly glob: boolean;
+  readonly substs: readonly ShNode[];
+}
+
+export interface StdinInfo {
+  /** none: nothing (stdin is closed when Keel runs a command). */
+  readonly kind: 'none' | 'pipe' | 'heredoc' | 'file';
+  /** Statically known content (here-doc, `echo … |`). */
+  readonly content?: string;
+  /** Fed by a command that fetches from the network. */
+  readonly network: boolean;
+}
+
+export const NO_STDIN: StdinInfo = { kind: 'none', network: false };
+
+export interface NestedOptions {
+  readonly positional?: readonly string[];
+  readonly vars?: ReadonlyMap<string, string | undefined>;
+  readonly stdin?: StdinInfo;
+  readonly cwd?: string;
+  /** Why the script is being analysed ("bash -c", "eval", "alias"), for reasons. */
+  readonly via: string;
+}
+
+export interface RuleContext {
+  readonly workspaceRoot: string;
+  readonly home: string;
+  /** Undefined after a `cd` we could not follow. */
+  readonly cwd: string | undefined;
+  readonly stdin: StdinInfo;
+  readonly depth: number;
+  add(finding: FindingInput): void;
+  /** Parse and classify a script that this command would run (sh -c, eval, alias, trap…). */
+  nested(script: string, options: NestedOptions): void;
+  /** Do these substitutions run a network-fetching command? */
+  substsFetch(substs: readonly ShNode[]): boolean;
+  /** Is there a regular file at this absolute path? */
+  isFile(absolutePath: string): boolean;
+  /** Same context with another working directory (git -C, env -C, find's start dirs). */
+  withCwd(cwd: string | undefined): RuleContext;
+}
+
+// ---------- getopt ----------
+
+export interface Parsed {
+  readonly flags: ReadonlyMap<string, string | true>;
+  readonly operands: Arg[];
+  /** Arguments after the first operand when `permute` is false (a wrapped command). */
+  readonly rest: Arg[];
+  has(...names: string[]): boolean;
+  get(name: string): string | undefined;
+}
+
+export interface OptSpec {
+  /** Short options that take a value, e.g. "nc" for `-n 5 -c 3`. */
+  readonly valued?: string;
+  /** Long options that take a value (without `=`), e.g. ["--lines"]. */
+  readonly longValued?: readonly string[];
+  /** GNU style: options may follow operands. False for wrappers: the first operand starts a command. */
+  readonly permute?: boolean;
+}
+
+export function parseOpts(args: readonly Arg[], spec: OptSpec = {}): Parsed {
+  const flags = new Map<string, string | true>();
+  const operands: Arg[] = [];
+  const valued = spec.valued ?? '';
+  const permute = spec.permute ?? true;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    const v = arg.value;
+    if (v === '--') {
+      operands.push(...args.slice(i + 1));
+      i = args.length;
+      break;
+    }
+    if (v.startsWith('--') && v.length > 2) {
+      const eq = v.indexOf('=');
+      if (eq !== -1) flags.set(v.slice(0, eq), v.slice(eq + 1));
+      else if (spec.longValued?.includes(v)) flags.set(v, args[++i]?.value ?? '');
+      else flags.set(v, true);
+      continue;
+    }
+    if (v.startsWith('-') && v.length > 1) {
+      for (let j = 1; j < v.length; j++) {
+        const letter = v[j] as string;
+        if (valued.includes(letter)) {
+          const rest = v.slice(j + 1);
+          flags.set(`-${letter}`, rest !== '' ? rest : (args[++i]?.value ?? ''));
+          break;
+        }
+        flags.set(`-${letter}`, true);
+      }
+      continue;
+    }
+    operands.push(arg);
+    if (!permute) {
+      operands.push(...args.slice(i + 1));
+      i = args.length;
+      break;
+    }
+  }
+  return {
+    flags,
+    operands,
+    rest: permute ? [] : operands,
+    has: (...names) => names.some((n) => flags.has(n)),
+    get: (name) => {
+      const f = flags.get(name);
+      return typeof f === 'string' ? f : undefined;
+    },
+  };
+}
+
+export function values(args: readonly Arg[]): string[] {
+  return args.map((a) => a.value);
+}

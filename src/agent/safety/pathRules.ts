@@ -1,0 +1,277 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { canonicalize } from './pathGuard.ts';
+import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+
+// Rules about WHERE a command acts: deletes, overwrites, permission changes and copies are judged by
+// the paths they touch (inside the workspace, outside it, or a tree whose loss is unrecoverable).
+
+// Top-level directories whose recursive deletion or chmod breaks the machine.
+const SYSTEM_DIRS = new Set([
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/home',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/media',
+  '/mnt',
+  '/opt',
+  '/proc',
+  '/root',
+  '/run',
+  '/sbin',
+  '/snap',
+  '/srv',
+  '/sys',
+  '/usr',
+  '/var',
+  '/Applications',
+  '/Library',
+  '/System',
+  '/Users',
+  '/private',
+]);
+
+const DISK_DEVICE = /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|mapper\/|loop|sr|mem$|kmem$|port$)/;
+const HARMLESS_DEVICE = /^\/dev\/(null|zero|full|stdin|stdout|stderr|tty|random|urandom|fd\/\d+|pts\/\d+)$/;
+const SCRATCH_DIRS = [os.tmpdir(), '/tmp', '/var/tmp'];
+
+export function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** Absolute, normalised path; undefined when relative to a directory we lost track of. */
+export function resolvePath(p: string, rc: RuleContext): string | undefined {
+  if (path.isAbsolute(p)) return path.resolve(p);
+  if (rc.cwd === undefined) return undefined;
+  return path.resolve(rc.cwd, p);
+}
+
+function canonical(p: string): string {
+  try {
+    return canonicalize(p);
+  } catch {
+    return p;
+  }
+}
+
+/** Why deleting (or chmod -R'ing) this whole tree would be a disaster, or undefined if it would not. */
+export function criticalTree(abs: string, rc: RuleContext): string | undefined {
+  for (const candidate of new Set([abs, canonical(abs)])) {
+    if (candidate === '/') return 'the filesystem root';
+    if (SYSTEM_DIRS.has(candidate)) return `the system directory ${candidate}`;
+    if (candidate === rc.home) return 'your home directory';
+    if (candidate === rc.workspaceRoot) return 'the whole workspace';
+    if (isInside(rc.home, candidate)) return `${candidate}, which contains your home directory`;
+    if (isInside(rc.workspaceRoot, candidate)) return `${candidate}, which contains the workspace`;
+  }
+  return undefined;
+}
+
+export interface TargetInfo {
+  readonly display: string;
+  /** Absolute path when known. */
+  readonly abs?: string;
+  /** Reason the target is a critical tree (root, home, workspace, system dir). */
+  readonly critical?: string;
+  readonly inside: boolean;
+  readonly known: boolean;
+}
+
+/**
+ * Where an operand points. Globs that match a whole directory (`dir/*`, `.*`) count as that directory;
+ * unknown parts were already replaced by '' (worst case: `"$DIR"/` is `/`).
+ */
+export function target(arg: Arg, rc: RuleContext): TargetInfo {
+  let p = arg.value;
+  if (p === '' && !arg.exact) return { display: '(unknown path)', inside: false, known: false };
+  if (arg.glob) {
+    const segs = p.split('/');
+    const firstGlob = segs.findIndex((s) => /[*?[]/.test(s));
+    const wholeDir = firstGlob === segs.length - 1 && /^\.?\*+$/.test(segs[firstGlob] ?? '');
+    const base = segs.slice(0, firstGlob).join('/') || (p.startsWith('/') ? '/' : '.');
+    if (!wholeDir) {
+      const abs = resolvePath(base, rc);
+      return { display: p, ...(abs ? { abs } : {}), inside: abs ? isInside(abs, rc.workspaceRoot) : false, known: false };
+    }
+    p = base;
+  }
+  const abs = resolvePath(p, rc);
+  if (abs === undefined) return { display: arg.value, inside: false, known: false };
+  const critical = criticalTree(abs, rc);
+  return {
+    display: arg.value,
+    abs,
+    ...(critical ? { critical } : {}),
+    inside: isInside(canonical(abs), rc.workspaceRoot),
+    known: arg.exact && !arg.glob,
+  };
+}
+
+function isScratch(abs: string): boolean {
+  return SCRATCH_DIRS.some((d) => isInside(abs, d));
+}
+
+/** Deleting operands (rm, rimraf, shred…): recursive removal of a critical tree is never allowed. */
+export function judgeDelete(program: string, operands: readonly Arg[], recursive: boolean, rc: RuleContext): void {
+  let risk: 'medium' | 'high' = 'medium';
+  const shown: string[] = [];
+  for (const op of operands) {
+    const t = target(op, rc);
+    shown.push(t.display);
+    if (t.critical && (recursive || t.abs === '/')) {
+      rc.add({
+        class: 'never',
+        risk: 'high',
+        program,
+        reason: `${program} would recursively delete ${t.critical}${op.exact ? '' : ` (if "${t.display}" expands as written)`}`,
+      });
+      return;
+    }
+    if (t.abs && DISK_DEVICE.test(t.abs)) {
+      rc.add({ class: 'never', risk: 'high', program, reason: `${program} on the disk device ${t.abs}` });
+      return;
+    }
+    if (!t.inside || !op.exact) risk = 'high';
+    if (t.abs === undefined && recursive && /^\.?\*?$|^\.\/\*?$/.test(op.value)) risk = 'high';
+  }
+  if (operands.length === 0) risk = 'high';
+  rc.add({
+    class: 'destructive',
+    risk,
+    program,
+    reason: `deletes ${shown.length ? shown.join(' ') : 'files named on its input'}${risk === 'high' ? ' (outside the workspace or not known in advance)' : ''}`,
+    sessionKey: risk === 'high' ? undefined : `destructive:${program}`,
+  });
+}
+
+export type WriteMode = 'overwrite' | 'append' | 'create';
+
+/** A path the command writes to (redirections, tee, cp/mv destinations, dd of=…). */
+export function judgeWrite(program: string, arg: Arg, mode: WriteMode, rc: RuleContext): void {
+  const p = arg.value;
+  if (HARMLESS_DEVICE.test(p) && arg.exact) return;
+  if (DISK_DEVICE.test(p) || /^\/proc\/(sysrq-trigger|sys\/)|^\/sys\//.test(p)) {
+    rc.add({ class: 'never', risk: 'high', program, reason: `writes directly to ${p}` });
+    return;
+  }
+  if (/^\/dev\/(tcp|udp)\//.test(p)) {
+    rc.add({ class: 'network', risk: 'high', program, reason: `opens a network connection via ${p}`, fetches: true });
+    return;
+  }
+  if (p.startsWith('/dev/')) {
+    rc.add({ class: 'destructive', risk: 'high', program, reason: `writes to the device ${p}` });
+    return;
+  }
+  if (!arg.exact || arg.glob) {
+    rc.add({ class: 'unknown', risk: 'medium', program, reason: `writes to a path not known in advance (${p || '?'})` });
+    return;
+  }
+  const abs = resolvePath(p, rc);
+  if (abs === undefined) {
+    rc.add({ class: 'unknown', risk: 'medium', program, reason: `writes to ${p} relative to a directory that is not known` });
+    return;
+  }
+  const where = canonical(abs);
+  const exists = rc.isFile(where);
+  if (isInside(where, rc.workspaceRoot)) {
+    if (isInside(where, path.join(rc.workspaceRoot, '.git'))) {
+      rc.add({ class: 'destructive', risk: 'high', program, reason: `writes inside .git (${p}): hooks and config run code` });
+    } else if (mode === 'overwrite' && exists) {
+      rc.add({
+        class: 'destructive',
+        risk: 'medium',
+        program,
+        reason: `overwrites the existing file ${p}`,
+        suggestion: 'Use Edit or Write to change files, so the change can be reviewed.',
+        sessionKey: 'destructive:overwrite',
+      });
+    }
+    return;
+  }
+  if (isScratch(where) && !(mode === 'overwrite' && exists)) return;
+  rc.add({ class: 'destructive', risk: 'high', program, reason: `writes outside the workspace: ${p}` });
+}
+
+/** chmod/chown/chgrp: changes to critical trees are never allowed. */
+export function judgePermissions(program: string, args: readonly Arg[], rc: RuleContext): void {
+  const opts = parseOpts(args, { longValued: ['--reference'] });
+  const recursive = opts.has('-R', '--recursive');
+  const paths = opts.has('--reference') ? opts.operands : opts.operands.slice(1);
+  for (const op of paths) {
+    const t = target(op, rc);
+    if (t.critical && (recursive || t.abs === '/' || (t.abs !== undefined && SYSTEM_DIRS.has(t.abs)))) {
+      rc.add({ class: 'never', risk: 'high', program, reason: `${program}${recursive ? ' -R' : ''} on ${t.critical}` });
+      return;
+    }
+    if (!t.inside || !op.exact) {
+      rc.add({ class: 'destructive', risk: 'high', program, reason: `${program} outside the workspace: ${t.display}` });
+      return;
+    }
+  }
+  if (recursive) {
+    rc.add({
+      class: 'destructive',
+      risk: 'medium',
+      program,
+      reason: `${program} -R changes a whole tree`,
+      sessionKey: `destructive:${program}`,
+    });
+    return;
+  }
+  rc.add({ class: 'safe', risk: 'low', program, reason: 'permission change inside the workspace' });
+}
+
+/** cp, mv, ln, install, rsync (local): judged by their destination (and, for mv, their sources). */
+export function judgeCopy(program: string, args: readonly Arg[], rc: RuleContext): void {
+  const spec = { valued: program === 'install' ? 'tgmoS' : 'tS', longValued: ['--target-directory', '--suffix'] };
+  const opts = parseOpts(args, spec);
+  const explicitTarget = opts.get('-t') ?? opts.get('--target-directory');
+  const operands = opts.operands;
+  const dest = explicitTarget !== undefined ? { value: explicitTarget, exact: true, glob: false, substs: [] } : operands.at(-1);
+  const sources = explicitTarget !== undefined ? operands : operands.slice(0, -1);
+  if (program === 'mv') {
+    for (const src of sources) {
+      const t = target(src, rc);
+      if (t.critical) {
+        rc.add({ class: 'never', risk: 'high', program, reason: `mv would move away ${t.critical}` });
+        return;
+      }
+      if (!t.inside && t.known) {
+        rc.add({ class: 'destructive', risk: 'high', program, reason: `moves ${t.display} from outside the workspace` });
+      }
+    }
+  }
+  if (dest === undefined) {
+    rc.add({ class: 'safe', risk: 'low', program, reason: 'nothing to copy' });
+    return;
+  }
+  if (dest.exact && dest.value === '/dev/null' && program === 'mv') {
+    rc.add({ class: 'destructive', risk: 'high', program, reason: 'moves files onto /dev/null' });
+    return;
+  }
+  judgeWrite(program, dest, 'create', rc);
+  rc.add({ class: 'safe', risk: 'low', program, reason: `${program} inside the workspace` });
+}
+
+/** dd: the output decides (disks → never, files → destructive). */
+export function judgeDd(args: readonly Arg[], rc: RuleContext): void {
+  const of = args.find((a) => a.value.startsWith('of='));
+  if (of) {
+    const out: Arg = { ...of, value: of.value.slice(3) };
+    judgeWrite('dd', out, 'overwrite', rc);
+    rc.add({ class: 'destructive', risk: 'medium', program: 'dd', reason: `dd writes raw bytes to ${out.value}`, sessionKey: 'destructive:dd' });
+    return;
+  }
+  rc.add({ class: 'destructive', risk: 'medium', program: 'dd', reason: 'dd copies raw bytes', sessionKey: 'destructive:dd' });
+}
+
+/** Redirections and `tee`: where output goes. */
+export function judgeRedirectTarget(arg: Arg, append: boolean, rc: RuleContext): void {
+  judgeWrite('redirection', arg, append ? 'append' : 'overwrite', rc);
+}

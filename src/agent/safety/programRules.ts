@@ -1,0 +1,433 @@
+import * as path from 'node:path';
+import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { judgeDelete, judgeWrite } from './pathRules.ts';
+
+// Rules for programs whose meaning depends on a subcommand or on their operands: git, package
+// managers, network clients, and the file readers/searchers that have a dedicated Keel tool.
+
+export type Recurse = (argv: readonly Arg[], rc: RuleContext) => void;
+export type Rule = (program: string, args: readonly Arg[], rc: RuleContext, recurse: Recurse) => void;
+
+export const lit = (value: string, exact = true): Arg => ({ value, exact, glob: false, substs: [] });
+
+function safe(rc: RuleContext, program: string, reason = 'ordinary command'): void {
+  rc.add({ class: 'safe', risk: 'low', program, reason });
+}
+
+// ---------- readers and searchers: use the dedicated tool ----------
+
+const READ_HINT = 'Use Read to view a file (offset/limit for a range of lines) instead of cat/head/tail.';
+const LS_HINT = 'Use LS to list a directory, or Glob to find files by name pattern.';
+const GREP_HINT = 'Use Grep to search file contents (regex, glob filter, context lines).';
+const GLOB_HINT = 'Use Glob to find files by name pattern (e.g. "src/**/*.ts").';
+
+function useTool(rc: RuleContext, program: string, tool: string, suggestion: string): void {
+  rc.add({ class: 'use_tool', risk: 'low', program, reason: `${program} duplicates the ${tool} tool`, suggestion });
+}
+
+/** Reading stdin from a pipe or here-doc is filtering output, not reading files. */
+function filtering(rc: RuleContext): boolean {
+  return rc.stdin.kind === 'pipe' || rc.stdin.kind === 'heredoc';
+}
+
+const READER_VALUED: Record<string, string> = {
+  head: 'nc',
+  tail: 'ncs',
+  nl: 'bdfhilnpsvw',
+  od: 'AjNSstw',
+  xxd: 'cglosn',
+  hexdump: 'eFfns',
+  bat: 'lLmrH',
+};
+
+export const reader: Rule = (program, args, rc) => {
+  const opts = parseOpts(args, {
+    valued: READER_VALUED[program] ?? '',
+    longValued: ['--lines', '--bytes', '--pid', '--sleep-interval', '--language', '--line-range'],
+  });
+  if ((program === 'tail' && opts.has('-f', '-F', '--follow')) || program === 'less' || program === 'more') {
+    rc.add({
+      class: 'interactive',
+      risk: 'low',
+      program,
+      reason: `${program} ${program === 'tail' ? '-f never ends' : 'is an interactive pager'}`,
+      suggestion: READ_HINT,
+    });
+    return;
+  }
+  const files = opts.operands.filter((a) => a.value !== '-');
+  if (files.length === 0 && (filtering(rc) || rc.stdin.kind === 'none')) {
+    safe(rc, program, 'filters piped output');
+    return;
+  }
+  useTool(rc, program, 'Read', READ_HINT);
+};
+
+export const searcher: Rule = (program, args, rc) => {
+  const isRg = program === 'rg' || program === 'ag' || program === 'ack';
+  const opts = parseOpts(args, {
+    valued: isRg ? 'efgtTmABCjMrE' : 'efmABCdD',
+    longValued: [
+      '--regexp',
+      '--file',
+      '--max-count',
+      '--context',
+      '--after-context',
+      '--before-context',
+      '--glob',
+      '--iglob',
+      '--type',
+      '--type-not',
+      '--threads',
+      '--replace',
+      '--max-depth',
+      '--sort',
+      '--sortr',
+    ],
+  });
+  if (isRg && opts.has('--files')) {
+    useTool(rc, program, 'Glob', GLOB_HINT);
+    return;
+  }
+  const explicitPattern = opts.has('-e', '-f', '--regexp', '--file');
+  const paths = explicitPattern ? opts.operands : opts.operands.slice(1);
+  const recursive = opts.has('-r', '-R', '--recursive', '--dereference-recursive');
+  const readsTree = isRg ? !filtering(rc) : recursive;
+  if (paths.length === 0 && !readsTree && (filtering(rc) || rc.stdin.kind === 'none')) {
+    safe(rc, program, 'filters piped output');
+    return;
+  }
+  useTool(rc, program, 'Grep', GREP_HINT);
+};
+
+export const lister: Rule = (program, _args, rc) => useTool(rc, program, 'LS', LS_HINT);
+
+// ---------- network ----------
+
+const LOOPBACK = /^(?:[a-z]+:\/\/)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?::\d+)?(?:[/?#].*)?$/i;
+
+/** HTTP clients: loopback URLs (a local dev server) run; anything else asks. */
+export const httpClient: Rule = (program, args, rc) => {
+  const targets = args.filter((a) => !a.value.startsWith('-') && /^[a-z]+:\/\/|^[\w.-]+(:\d+)?(\/|$)/i.test(a.value));
+  const loopback = targets.length > 0 && targets.every((a) => a.exact && LOOPBACK.test(a.value));
+  if (loopback) {
+    rc.add({ class: 'safe', risk: 'low', program, reason: 'talks to a local server', fetches: true });
+    return;
+  }
+  rc.add({
+    class: 'network',
+    risk: 'medium',
+    program,
+    reason: `${program} reaches the network`,
+    fetches: true,
+    sessionKey: `network:${program}`,
+  });
+};
+
+export const socketTool: Rule = (program, args, rc) => {
+  const execs = args.some((a) => /^-(e|c)$|^--(exec|sh-exec|lua-exec)/.test(a.value)) || args.some((a) => /EXEC:|SYSTEM:/i.test(a.value));
+  if (execs) {
+    rc.add({ class: 'never', risk: 'high', program, reason: `${program} wiring a shell to a network socket (reverse shell)` });
+    return;
+  }
+  rc.add({ class: 'network', risk: 'high', program, reason: `${program} opens raw network connections`, fetches: true });
+};
+
+export const sshRule: Rule = (program, args, rc) => {
+  if (program !== 'ssh') {
+    rc.add({ class: 'network', risk: 'high', program, reason: `${program} transfers files over the network`, fetches: true });
+    return;
+  }
+  const opts = parseOpts(args, { valued: 'bcDEeFIiJLlmOopQRSWw', permute: false });
+  if (opts.operands.length < 2) {
+    rc.add({
+      class: 'interactive',
+      risk: 'low',
+      program,
+      reason: 'ssh without a remote command opens an interactive session',
+      suggestion: 'Interactive sessions cannot run here; ask the user to run it.',
+    });
+    return;
+  }
+  rc.add({ class: 'network', risk: 'high', program, reason: 'runs a command on a remote host over ssh', fetches: true });
+};
+
+export const network =
+  (risk: 'low' | 'medium' | 'high', what: string): Rule =>
+  (program, _args, rc) =>
+    rc.add({ class: 'network', risk, program, reason: `${program} ${what}`, sessionKey: `network:${program}` });
+
+export const rsyncRule: Rule = (program, args, rc) => {
+  const opts = parseOpts(args, { valued: 'eTB', longValued: ['--rsh', '--exclude', '--include', '--filter'] });
+  if (opts.operands.some((a) => /^[\w.@-]+:|^rsync:\/\//.test(a.value))) {
+    rc.add({ class: 'network', risk: 'high', program, reason: 'rsync to or from a remote host', fetches: true });
+    return;
+  }
+  const dest = opts.operands.at(-1);
+  if (dest && opts.has('--delete', '--delete-before', '--delete-after', '--delete-during', '--del')) {
+    judgeDelete('rsync --delete', [dest], true, rc);
+  }
+  if (dest) judgeWrite(program, dest, 'create', rc);
+  safe(rc, program);
+};
+
+// ---------- git ----------
+
+const GIT_NETWORK = new Set(['push', 'pull', 'fetch', 'clone', 'ls-remote', 'send-email', 'request-pull', 'svn', 'p4', 'daemon', 'instaweb']);
+const GIT_DESTRUCTIVE = new Set(['filter-branch', 'filter-repo', 'replace', 'prune', 'prune-packed', 'rm']);
+const GIT_COMMAND_KEYS =
+  /^(alias\.|core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass)|diff\.|filter\.|credential\.|sequence\.editor|gpg\.|uploadpack\.|protocol\.|merge\.|pager\.|web\.|browser\.|man\.|interactive\.)/i;
+
+function gitDestructive(rc: RuleContext, what: string, risk: 'medium' | 'high' = 'medium'): void {
+  rc.add({ class: 'destructive', risk, program: 'git', reason: what, sessionKey: risk === 'high' ? undefined : `destructive:git:${what}` });
+}
+
+export const gitRule: Rule = (program, args, rc) => {
+  let i = 0;
+  let cwd = rc.cwd;
+  for (; i < args.length; i++) {
+    const v = (args[i] as Arg).value;
+    if (!v.startsWith('-')) break;
+    const takesValue = v === '-C' || v === '-c' || /^--(git-dir|work-tree|namespace|exec-path|config-env)$/.test(v);
+    const value = takesValue ? args[++i] : undefined;
+    if (v === '-C' && value) cwd = value.exact ? (cwd === undefined && !path.isAbsolute(value.value) ? undefined : path.resolve(cwd ?? '/', value.value)) : undefined;
+    const config = v === '-c' ? value?.value : v.startsWith('--config-env') ? 'config-env' : undefined;
+    if (config !== undefined) {
+      const [key = '', ...rest] = config.split('=');
+      const setting = rest.join('=');
+      if (/^alias\./i.test(key) && setting.startsWith('!')) rc.nested(setting.slice(1), { via: 'git alias' });
+      else if (GIT_COMMAND_KEYS.test(key) || config === 'config-env') {
+        rc.add({ class: 'unknown', risk: 'high', program: 'git', reason: `git -c ${key} can make git run arbitrary programs` });
+      }
+    }
+  }
+  const grc = rc.withCwd(cwd);
+  const sub = args[i]?.value ?? '';
+  const rest = args.slice(i + 1);
+  const opts = parseOpts(rest, { valued: 'mFCcbBtXsSUo', longValued: ['--message', '--file', '--author', '--date'] });
+  const flagged = (...names: string[]) => opts.has(...names);
+  const name = `git ${sub}`;
+  if (!args[i]?.exact) {
+    rc.add({ class: 'unknown', risk: 'high', program: 'git', reason: 'git subcommand is computed at run time' });
+    return;
+  }
+  if (GIT_NETWORK.has(sub) || (sub === 'lfs' && /^(fetch|pull|push|clone)$/.test(opts.operands[0]?.value ?? ''))) {
+    const force = sub === 'push' && (flagged('-f', '--force', '--force-with-lease', '--mirror', '--delete', '-d', '--prune') || opts.operands.some((a) => /^\+|^:/.test(a.value)));
+    grc.add({
+      class: 'network',
+      risk: force ? 'high' : 'medium',
+      program: name,
+      reason: force ? 'git push that rewrites or deletes remote history' : `${name} talks to a remote`,
+      fetches: sub !== 'push',
+      sessionKey: force ? undefined : `network:${name}`,
+    });
+    return;
+  }
+  const op0 = opts.operands[0]?.value ?? '';
+  switch (sub) {
+    case 'grep':
+      useTool(grc, name, 'Grep', GREP_HINT);
+      return;
+    case 'reset':
+      if (flagged('--hard', '--merge', '--keep')) return gitDestructive(grc, 'git reset --hard discards uncommitted changes');
+      return safe(grc, name);
+    case 'clean':
+      if (flagged('-n', '--dry-run')) return safe(grc, name);
+      return gitDestructive(grc, 'git clean deletes untracked files', flagged('-x', '-X') ? 'high' : 'medium');
+    case 'checkout':
+      if (flagged('-b', '-B', '--orphan')) return safe(grc, name);
+      if (rest.some((a) => a.value === '--') || flagged('-f', '--force', '-p', '--patch') || op0 === '.' || opts.operands.length > 1) {
+        return gitDestructive(grc, 'git checkout of paths discards working-tree changes');
+      }
+      return safe(grc, name);
+    case 'restore':
+      if (flagged('--staged', '-S') && !flagged('--worktree', '-W')) return safe(grc, name);
+      return gitDestructive(grc, 'git restore discards working-tree changes');
+    case 'switch':
+      if (flagged('-f', '--force', '--discard-changes')) return gitDestructive(grc, 'git switch --discard-changes');
+      return safe(grc, name);
+    case 'branch':
+      if (flagged('-D', '-d', '--delete', '-M', '-C')) return gitDestructive(grc, 'git branch -D deletes a branch');
+      return safe(grc, name);
+    case 'tag':
+      if (flagged('-d', '--delete')) return gitDestructive(grc, 'git tag -d deletes a tag');
+      return safe(grc, name);
+    case 'stash':
+      if (op0 === 'drop' || op0 === 'clear') return gitDestructive(grc, `git stash ${op0} deletes stashed work`);
+      return safe(grc, name);
+    case 'reflog':
+      if (op0 === 'expire' || op0 === 'delete') return gitDestructive(grc, `git reflog ${op0} drops recovery points`, 'high');
+      return safe(grc, name);
+    case 'update-ref':
+      if (flagged('-d')) return gitDestructive(grc, 'git update-ref -d deletes a ref');
+      return safe(grc, name);
+    case 'worktree':
+      if (op0 === 'remove' || op0 === 'prune') return gitDestructive(grc, `git worktree ${op0}`);
+      return safe(grc, name);
+    case 'gc':
+      if (opts.flags.get('--prune') === 'now' || opts.flags.get('--prune') === 'all') {
+        return gitDestructive(grc, 'git gc --prune=now drops unreachable commits', 'high');
+      }
+      return safe(grc, name);
+    case 'remote':
+      if (['update', 'prune', 'show'].includes(op0)) return network('medium', 'talks to a remote')(name, rest, grc, () => {});
+      return safe(grc, name);
+    case 'submodule':
+      if (op0 === 'foreach') {
+        const script = opts.operands.slice(1).map((a) => a.value).join(' ');
+        grc.nested(script, { via: 'git submodule foreach' });
+        return;
+      }
+      if (['update', 'add', 'sync'].includes(op0)) return network('medium', 'fetches submodules')(name, rest, grc, () => {});
+      return safe(grc, name);
+    case 'config':
+      if (flagged('--global', '--system') && !flagged('--get', '--get-all', '--list', '-l', '--get-regexp')) {
+        return gitDestructive(grc, 'git config --global changes settings outside the workspace', 'high');
+      }
+      if (opts.operands.length >= 2 && GIT_COMMAND_KEYS.test(op0)) {
+        return grc.add({ class: 'unknown', risk: 'high', program: name, reason: `setting ${op0} makes git run programs` });
+      }
+      return safe(grc, name);
+    case 'archive':
+      if (rest.some((a) => a.value.startsWith('--remote'))) return network('medium', 'reads a remote archive')(name, rest, grc, () => {});
+      return safe(grc, name);
+    case 'add':
+    case 'commit':
+    case 'rebase':
+      if (flagged('-i', '--interactive', '-p', '--patch') || (sub === 'add' && flagged('-e', '--edit'))) {
+        return grc.add({
+          class: 'interactive',
+          risk: 'low',
+          program: name,
+          reason: `${name} -i/-p needs an interactive terminal`,
+          suggestion: 'Use non-interactive forms (git add <paths>, git commit -m "…").',
+        });
+      }
+      return safe(grc, name);
+    case 'mergetool':
+    case 'difftool':
+      return grc.add({ class: 'interactive', risk: 'low', program: name, reason: `${name} opens an external tool` });
+    default:
+      if (GIT_DESTRUCTIVE.has(sub)) return gitDestructive(grc, `${name} deletes or rewrites data`, sub === 'rm' ? 'medium' : 'high');
+      return safe(grc, name);
+  }
+};
+
+// ---------- package managers ----------
+
+const PM_NETWORK: Record<string, RegExp> = {
+  npm: /^(install|i|in|ins|inst|insta|instal|isnt|isnta|isntal|add|ci|update|up|upgrade|udpate|publish|unpublish|deprecate|login|adduser|logout|owner|access|token|dist-tag|star|search|view|info|show|v|outdated|audit|exec|x|create|init|pkg|hook|team|org|profile)$/,
+  yarn: /^(install|add|upgrade|up|upgrade-interactive|publish|dlx|create|global|login|npm|unplug|info|outdated|audit|import)$/,
+  pnpm: /^(install|i|add|update|up|upgrade|publish|dlx|create|fetch|import|audit|outdated|install-test|it|env|self-update)$/,
+  bun: /^(install|i|add|a|update|upgrade|publish|x|create|c|link|pm)$/,
+  pip: /^(install|download|wheel|index|search)$/,
+  pipx: /^(install|run|inject|upgrade|upgrade-all|reinstall|reinstall-all)$/,
+  uv: /^(add|sync|lock|pip|tool|python|publish|venv)$/,
+  poetry: /^(add|install|update|lock|publish|self|source)$/,
+  pdm: /^(add|install|update|lock|publish|sync)$/,
+  gem: /^(install|update|push|fetch|sources|yank|owner|signin)$/,
+  bundle: /^(install|update|add|outdated|lock|cache|package)$/,
+  cargo: /^(install|publish|login|yank|owner|search|add|fetch|update|vendor)$/,
+  go: /^(get|install)$/,
+  composer: /^(require|install|update|create-project|global|self-update|outdated)$/,
+  conda: /^(install|create|update|upgrade|env|remove|uninstall|search)$/,
+  mamba: /^(install|create|update|upgrade|env|remove|uninstall|search)$/,
+  deno: /^(install|upgrade|add|publish|cache)$/,
+  dotnet: /^(add|restore|tool|nuget|new)$/,
+};
+
+/** System package managers need root and change the machine: always ask. */
+export const systemPackages: Rule = (program, args, rc) => {
+  const sub = parseOpts(args, { valued: 'oct' }).operands[0]?.value ?? '';
+  if (/^(list|info|search|show|policy|depends|rdepends|--version|madison)$/.test(sub)) return safe(rc, program);
+  rc.add({ class: 'network', risk: 'high', program, reason: `${program} installs or changes system packages`, fetches: true });
+};
+
+export function packageManager(recurseExec: (program: string, args: readonly Arg[], rc: RuleContext) => void): Rule {
+  return (program, args, rc) => {
+    const opts = parseOpts(args, {
+      valued: program === 'npm' ? 'wC' : program === 'go' ? 'C' : '',
+      longValued: ['--prefix', '--workspace', '--filter', '--cwd', '--dir', '--registry', '--manifest-path', '--package'],
+      permute: false,
+    });
+    const sub = opts.operands[0]?.value ?? '';
+    const rest = opts.operands.slice(1);
+    if (!opts.operands[0]?.exact && opts.operands.length > 0) {
+      rc.add({ class: 'unknown', risk: 'high', program, reason: `${program} subcommand is computed at run time` });
+      return;
+    }
+    const execs =
+      (['npm', 'pnpm', 'yarn'].includes(program) && (sub === 'exec' || sub === 'x' || sub === 'dlx')) ||
+      (program === 'bun' && (sub === 'x' || sub === 'exec')) ||
+      (program === 'bundle' && sub === 'exec') ||
+      (program === 'uv' && sub === 'run') ||
+      (program === 'poetry' && sub === 'run') ||
+      (program === 'pipx' && sub === 'run');
+    if (execs && !(program === 'npm' && sub === 'dlx')) {
+      recurseExec(sub === 'dlx' || program === 'pipx' ? 'dlx' : 'exec', rest, rc);
+      return;
+    }
+    if (program === 'go' && sub === 'mod' && rest[0]?.value === 'download') {
+      return network('medium', 'downloads modules')(program, args, rc, () => {});
+    }
+    if (program === 'go' && sub === 'install' && !rest.some((a) => a.value.includes('@'))) return safe(rc, `${program} ${sub}`);
+    const bareYarn = program === 'yarn' && opts.operands.length === 0;
+    const pattern = PM_NETWORK[program];
+    if (bareYarn || (pattern?.test(sub) && !(sub === 'init' && args.some((a) => /^(-y|--yes)$/.test(a.value))))) {
+      const global = opts.has('-g', '--global') || sub === 'global';
+      rc.add({
+        class: 'network',
+        risk: global || sub === 'publish' ? 'high' : 'medium',
+        program: `${program} ${sub}`.trim(),
+        reason: `${program} ${sub} downloads or publishes packages${global ? ' (global install outside the workspace)' : ''}`,
+        fetches: true,
+        sessionKey: global ? undefined : `network:${program} ${sub}`.trim(),
+      });
+      return;
+    }
+    if (program === 'npm' && sub === 'init' && !args.some((a) => /^(-y|--yes)$/.test(a.value))) {
+      rc.add({ class: 'interactive', risk: 'low', program: 'npm init', reason: 'npm init prompts for answers', suggestion: 'Use npm init -y.' });
+      return;
+    }
+    safe(rc, `${program} ${sub}`.trim());
+  };
+}
+
+// Well-known development tools: `npx <tool>` runs the workspace's copy (or a harmless download).
+export const DEV_TOOLS = new Set([
+  'tsc', 'tsx', 'ts-node', 'eslint', 'prettier', 'biome', 'jest', 'vitest', 'mocha', 'ava', 'tap', 'c8', 'nyc',
+  'playwright', 'cypress', 'esbuild', 'vite', 'webpack', 'rollup', 'parcel', 'turbo', 'nx', 'next', 'nuxt',
+  'astro', 'svelte-kit', 'svelte-check', 'vue-tsc', 'tailwindcss', 'postcss', 'stylelint', 'knip', 'depcheck',
+  'lerna', 'changeset', 'semantic-release', 'tsup', 'unbuild', 'swc', 'babel', 'jsdoc', 'typedoc', 'storybook',
+  'prisma', 'drizzle-kit', 'ts-jest', 'vsce', 'ncu', 'npm-check-updates', 'concurrently', 'nodemon', 'serve',
+  'http-server', 'husky', 'lint-staged', 'commitlint', 'markdownlint', 'cspell', 'tslint', 'standard', 'xo',
+  'uvu', 'oxlint', 'rslint', 'dprint', 'madge', 'size-limit', 'publint', 'attw', 'api-extractor', 'wrangler',
+]);
+
+export function npxRule(recurse: Recurse): Rule {
+  return (program, args, rc) => {
+    const opts = parseOpts(args, { valued: 'pc', longValued: ['--package', '--call', '--node-options', '--shell'], permute: false });
+    const call = opts.get('-c') ?? opts.get('--call');
+    if (call !== undefined) {
+      rc.nested(call, { via: `${program} -c` });
+      return;
+    }
+    const head = opts.operands[0];
+    if (!head) return safe(rc, program);
+    const bin = head.value.replace(/^(@[^/]+\/)?([^@]+)(@.*)?$/, '$2');
+    const pinned = /@[^/]*$/.test(head.value.slice(1)) || head.value.startsWith('@') || opts.has('-p', '--package');
+    const local = head.exact && rc.isFile(path.join(rc.workspaceRoot, 'node_modules', '.bin', bin));
+    if (program !== 'dlx' && head.exact && (local || (DEV_TOOLS.has(bin) && !pinned))) {
+      recurse([lit(bin), ...opts.operands.slice(1)], rc);
+      return;
+    }
+    rc.add({
+      class: 'network',
+      risk: 'medium',
+      program: `npx ${head.value}`,
+      reason: `downloads and runs the package ${head.value}`,
+      fetches: true,
+      sessionKey: `network:npx ${head.value}`,
+    });
+  };
+}

@@ -1,0 +1,153 @@
+import * as path from 'node:path';
+import { type ExpandEnv, children, decodeAnsiC, expandWord, heredocBody, nodeType, num, OP, type ShNode } from './shellParse.ts';
+
+// Computes what a small, side-effect-free pipeline prints (`echo …`, `printf …`, `base64 -d`, `rev`,
+// `tr`, `xxd -r -p`, `pwd`) without running anything. That is how obfuscated commands such as
+// `echo cm0gLXJmIC8= | base64 -d | sh` or `$(printf '\x72\x6d') -rf /` are seen for what they are.
+// Anything else returns undefined: "cannot know".
+
+const MAX_OUTPUT = 64 * 1024;
+
+export interface EvalEnv extends ExpandEnv {
+  readonly cwd: string | undefined;
+}
+
+function echo(args: string[]): string {
+  let newline = true;
+  let escapes = false;
+  let i = 0;
+  for (; i < args.length && /^-[neE]+$/.test(args[i] ?? ''); i++) {
+    const opt = args[i] ?? '';
+    if (opt.includes('n')) newline = false;
+    if (opt.includes('e')) escapes = true;
+    if (opt.includes('E')) escapes = false;
+  }
+  const text = args.slice(i).join(' ');
+  return (escapes ? decodeAnsiC(text) : text) + (newline ? '\n' : '');
+}
+
+function printf(args: string[]): string | undefined {
+  const format = args[0];
+  if (format === undefined) return undefined;
+  const values = args.slice(1);
+  let out = '';
+  let used = 0;
+  do {
+    let bad = false;
+    out += format.replace(/%([-+ #0]*\d*(?:\.\d+)?)([sbdicxXo%])|\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/gs, (m, _flags, conv) => {
+      if (m.startsWith('\\')) return decodeAnsiC(m);
+      if (conv === '%') return '%';
+      const v = values[used++] ?? '';
+      if (conv === 's') return v;
+      if (conv === 'b') return decodeAnsiC(v);
+      if (conv === 'c') return v.slice(0, 1);
+      const n = Number(v || 0);
+      if (!Number.isFinite(n)) bad = true;
+      if (conv === 'x') return Math.trunc(n).toString(16);
+      if (conv === 'X') return Math.trunc(n).toString(16).toUpperCase();
+      if (conv === 'o') return Math.trunc(n).toString(8);
+      return String(Math.trunc(n));
+    });
+    if (bad) return undefined;
+  } while (used > 0 && used < values.length && out.length < MAX_OUTPUT);
+  return out;
+}
+
+function expandSet(set: string): string {
+  return decodeAnsiC(set).replace(/(.)-(.)/gs, (_m, a: string, b: string) => {
+    let s = '';
+    for (let c = a.charCodeAt(0); c <= b.charCodeAt(0) && s.length < 512; c++) s += String.fromCharCode(c);
+    return s;
+  });
+}
+
+function tr(args: string[], input: string): string | undefined {
+  if (args[0] === '-d' && args.length === 2) {
+    const del = new Set(expandSet(args[1] ?? ''));
+    return [...input].filter((c) => !del.has(c)).join('');
+  }
+  if (args.length !== 2 || args.some((a) => a.startsWith('-'))) return undefined;
+  const from = expandSet(args[0] ?? '');
+  const to = expandSet(args[1] ?? '');
+  if (to.length === 0) return undefined;
+  return [...input].map((c) => (from.includes(c) ? (to[from.indexOf(c)] ?? to[to.length - 1] ?? c) : c)).join('');
+}
+
+function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | undefined {
+  const prog = path.basename(argv[0] ?? '');
+  const args = argv.slice(1);
+  switch (prog) {
+    case 'echo':
+      return echo(args);
+    case 'printf':
+      return printf(args[0] === '--' ? args.slice(1) : args);
+    case 'pwd':
+      return env.cwd === undefined ? undefined : `${env.cwd}\n`;
+    case 'cat':
+    case 'tee':
+      return args.every((a) => a === '-') ? stdin : undefined;
+    case 'base64': {
+      if (stdin === undefined) return undefined;
+      if (args.some((a) => /^-[a-zA-Z]*[dD]|^--decode$/.test(a))) {
+        return Buffer.from(stdin.replace(/\s+/g, ''), 'base64').toString('utf8');
+      }
+      return `${Buffer.from(stdin, 'utf8').toString('base64')}\n`;
+    }
+    case 'rev':
+      return stdin
+        ?.split('\n')
+        .map((l) => [...l].reverse().join(''))
+        .join('\n');
+    case 'tr':
+      return stdin === undefined ? undefined : tr(args, stdin);
+    case 'xxd':
+      if (stdin === undefined || !args.includes('-r') || !args.some((a) => /^-(p|ps|plain)$/.test(a))) return undefined;
+      return Buffer.from(stdin.replace(/[^0-9a-fA-F]/g, ''), 'hex').toString('utf8');
+    default:
+      return undefined;
+  }
+}
+
+function evalStmt(stmt: ShNode, env: EvalEnv, stdin: string | undefined, depth: number): string | undefined {
+  if (depth > 8 || stmt.Background === true) return undefined;
+  let input = stdin;
+  for (const r of children(stmt, 'Redirs')) {
+    const op = num(r, 'Op');
+    if (op !== OP.hdoc && op !== OP.dashHdoc && op !== OP.wordHdoc) return undefined;
+    const body = heredocBody(r, env);
+    if (!body.exact) return undefined;
+    input = body.text;
+  }
+  const cmd = stmt.Cmd as ShNode | undefined;
+  const t = nodeType(cmd);
+  if (t === 'BinaryCmd') {
+    const op = num(cmd, 'Op');
+    if (op !== OP.pipe && op !== OP.pipeAll) return undefined;
+    const left = evalStmt(cmd?.X as ShNode, env, input, depth + 1);
+    if (left === undefined) return undefined;
+    return evalStmt(cmd?.Y as ShNode, env, left, depth + 1);
+  }
+  if (t === 'Subshell' || t === 'Block') return staticOutput(children(cmd, 'Stmts'), env, input, depth + 1);
+  if (t !== 'CallExpr' || children(cmd, 'Assigns').length > 0) return undefined;
+  const argv: string[] = [];
+  for (const word of children(cmd, 'Args')) {
+    for (const f of expandWord(word, env).fields) {
+      if (!f.exact || f.glob) return undefined;
+      argv.push(f.value);
+    }
+  }
+  const out = run(argv, input, env);
+  return out !== undefined && out.length <= MAX_OUTPUT ? out : undefined;
+}
+
+/** What `stmts` would print, when that is knowable without running anything. */
+export function staticOutput(stmts: ShNode[], env: EvalEnv, stdin?: string, depth = 0): string | undefined {
+  if (stmts.length === 0) return undefined;
+  let out = '';
+  for (const stmt of stmts) {
+    const part = evalStmt(stmt, env, stdin, depth);
+    if (part === undefined) return undefined;
+    out += part;
+  }
+  return out;
+}

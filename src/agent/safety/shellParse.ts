@@ -1,0 +1,383 @@
+import sh from 'mvdan-sh';
+
+// A thin, typed layer over mvdan-sh (mvdan/sh's parser compiled to JS): parse, walk, and expand words
+// the way bash would when their value is knowable from the command text alone (quotes, escapes,
+// $'…', tilde, braces, variables assigned earlier in the same command, `$(echo …)`-style
+// substitutions). Whatever cannot be known is reported as not exact, so the policy can be strict.
+
+export interface ShNode {
+  readonly [key: string]: unknown;
+}
+
+interface SyntaxApi {
+  NewParser(): { Parse(src: string, name: string): ShNode };
+  NodeType(node: ShNode): string;
+  Walk(node: ShNode, visit: (node: ShNode | null) => boolean): void;
+  SplitBraces(word: ShNode): ShNode;
+}
+
+const syntax = sh.syntax as SyntaxApi;
+
+export type ParseResult = { readonly ok: true; readonly file: ShNode } | { readonly ok: false; readonly error: string };
+
+export function parseShell(src: string): ParseResult {
+  try {
+    return { ok: true, file: syntax.NewParser().Parse(src, 'command') };
+  } catch (error) {
+    const e = error as { Error?: () => string; message?: string };
+    const message = typeof e.Error === 'function' ? e.Error() : String(e.message ?? error);
+    return { ok: false, error: message.replace(/^command:/, '') };
+  }
+}
+
+// Literal parts synthesised by brace-sequence expansion ({1..3}); mvdan's NodeType only knows its own.
+const synthetic = new WeakSet<ShNode>();
+
+export function nodeType(node: ShNode | null | undefined): string {
+  if (!node) return '';
+  return synthetic.has(node) ? 'Lit' : syntax.NodeType(node);
+}
+
+export function walk(node: ShNode, visit: (node: ShNode) => boolean): void {
+  syntax.Walk(node, (n) => (n ? visit(n) : true));
+}
+
+export function child(node: ShNode | null | undefined, key: string): ShNode | undefined {
+  const v = node?.[key];
+  return v && typeof v === 'object' ? (v as ShNode) : undefined;
+}
+
+export function children(node: ShNode | null | undefined, key: string): ShNode[] {
+  const v = node?.[key];
+  return Array.isArray(v) ? (v as ShNode[]) : [];
+}
+
+export function str(node: ShNode | null | undefined, key: string): string {
+  const v = node?.[key];
+  return typeof v === 'string' ? v : '';
+}
+
+export function num(node: ShNode | null | undefined, key: string): number {
+  const v = node?.[key];
+  return typeof v === 'number' ? v : -1;
+}
+
+export function flag(node: ShNode | null | undefined, key: string): boolean {
+  return node?.[key] === true;
+}
+
+/** Source text of a node (offsets are UTF-8 byte offsets). */
+export function sourceOf(src: Buffer, node: ShNode): string {
+  const pos = node.Pos as (() => { Offset(): number }) | undefined;
+  const end = node.End as (() => { Offset(): number }) | undefined;
+  if (typeof pos !== 'function' || typeof end !== 'function') return '';
+  return src.subarray(pos.call(node).Offset(), end.call(node).Offset()).toString('utf8');
+}
+
+// Operator codes are Go iota values; read them off parsed samples instead of hard-coding a version.
+function stmt0(src: string): ShNode | undefined {
+  const r = parseShell(src);
+  return r.ok ? children(r.file, 'Stmts')[0] : undefined;
+}
+const binOp = (src: string) => num(child(stmt0(src), 'Cmd'), 'Op');
+const redirOp = (src: string) => num(children(stmt0(src), 'Redirs')[0], 'Op');
+const procOp = (src: string) => num(children(children(child(stmt0(src), 'Cmd'), 'Args')[1], 'Parts')[0], 'Op');
+const expOp = (src: string) =>
+  num(child(children(children(child(stmt0(src), 'Cmd'), 'Args')[0], 'Parts')[0], 'Exp'), 'Op');
+
+export const OP = {
+  and: binOp('a && b'),
+  or: binOp('a || b'),
+  pipe: binOp('a | b'),
+  pipeAll: binOp('a |& b'),
+  rdrOut: redirOp('a > b'),
+  appOut: redirOp('a >> b'),
+  rdrIn: redirOp('a < b'),
+  rdrInOut: redirOp('a <> b'),
+  dplIn: redirOp('a <&0'),
+  dplOut: redirOp('a >&2'),
+  clbOut: redirOp('a >| b'),
+  hdoc: redirOp('a <<E\nE\n'),
+  dashHdoc: redirOp('a <<-E\nE\n'),
+  wordHdoc: redirOp('a <<< b'),
+  rdrAll: redirOp('a &> b'),
+  appAll: redirOp('a &>> b'),
+  procIn: procOp('a <(b)'),
+  procOut: procOp('a >(b)'),
+  defUnset: expOp('${a-b}'),
+  defUnsetOrNull: expOp('${a:-b}'),
+  assignUnset: expOp('${a=b}'),
+  assignUnsetOrNull: expOp('${a:=b}'),
+} as const;
+
+// ---------- word expansion ----------
+
+export interface ExpandEnv {
+  /** Value of a variable; undefined when it cannot be known from the command text. */
+  lookup(name: string): string | undefined;
+  readonly home: string;
+  /** Static output of a command substitution, if it can be computed without running anything. */
+  substitute(stmts: ShNode[]): string | undefined;
+}
+
+export interface Field {
+  /** The value with every unknowable part taken as empty (the worst case for `rm -rf "$X"/`). */
+  readonly value: string;
+  /** False when some part could not be known (variables from the environment, `$(cmd)`, …). */
+  readonly exact: boolean;
+  /** Contains unquoted glob characters (`*`, `?`, `[`). */
+  readonly glob: boolean;
+}
+
+export interface ExpandedWord {
+  readonly fields: Field[];
+  /** Command and process substitutions appearing directly in the word. */
+  readonly substs: ShNode[];
+}
+
+interface Seg {
+  text: string;
+  split: boolean;
+  exact: boolean;
+  glob: boolean;
+  /** Quoted (even empty) text keeps a field alive: `''` is one empty argument. */
+  keeps: boolean;
+}
+
+const GLOB_UNESCAPED = /(^|[^\\])(\\\\)*[*?[]/;
+
+function unescapeUnquoted(raw: string): string {
+  return raw.replace(/\\\n/g, '').replace(/\\(.)/gs, '$1');
+}
+
+function unescapeDouble(raw: string): string {
+  return raw.replace(/\\\n/g, '').replace(/\\([$`"\\])/g, '$1');
+}
+
+/** Decodes bash's `$'…'` (ANSI-C quoting). */
+export function decodeAnsiC(raw: string): string {
+  const simple: Record<string, string> = {
+    a: '\x07',
+    b: '\b',
+    e: '\x1b',
+    E: '\x1b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    "'": "'",
+    '"': '"',
+    '?': '?',
+  };
+  return raw.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (_m, esc: string) => {
+      const head = esc[0] ?? '';
+      if (head === 'x' || head === 'u' || head === 'U') return String.fromCodePoint(Number.parseInt(esc.slice(1), 16));
+      if (/[0-7]/.test(head)) return String.fromCharCode(Number.parseInt(esc, 8) & 0xff);
+      if (head === 'c' && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+      return simple[esc] ?? `\\${esc}`;
+    },
+  );
+}
+
+function literalOf(word: ShNode | undefined): string | undefined {
+  const parts = children(word, 'Parts');
+  if (parts.length !== 1 || nodeType(parts[0]) !== 'Lit') return undefined;
+  return str(parts[0], 'Value');
+}
+
+function paramValue(pe: ShNode, env: ExpandEnv): string | undefined {
+  const name = str(child(pe, 'Param'), 'Value');
+  if (flag(pe, 'Excl') || child(pe, 'Index') || num(pe, 'Names') > 0) return undefined;
+  const value = env.lookup(name);
+  if (flag(pe, 'Length')) return value === undefined ? undefined : String(value.length);
+  const slice = child(pe, 'Slice');
+  if (slice) {
+    if (value === undefined) return undefined;
+    const off = Number(literalOf(child(slice, 'Offset')) ?? Number.NaN);
+    const lenWord = child(slice, 'Length');
+    const len = lenWord ? Number(literalOf(lenWord) ?? Number.NaN) : undefined;
+    if (!Number.isInteger(off) || (len !== undefined && !Number.isInteger(len))) return undefined;
+    const start = off < 0 ? Math.max(0, value.length + off) : off;
+    return len === undefined ? value.slice(start) : value.slice(start, len < 0 ? value.length + len : start + len);
+  }
+  const repl = child(pe, 'Repl');
+  if (repl) {
+    const from = literalOf(child(repl, 'Orig'));
+    const to = child(repl, 'With') ? literalOf(child(repl, 'With')) : '';
+    if (value === undefined || from === undefined || to === undefined || /[*?[]/.test(from) || from === '') {
+      return undefined;
+    }
+    return flag(repl, 'All') ? value.split(from).join(to) : value.replace(from, to);
+  }
+  const exp = child(pe, 'Exp');
+  if (exp) {
+    const op = num(exp, 'Op');
+    const isDefault = [OP.defUnset, OP.defUnsetOrNull, OP.assignUnset, OP.assignUnsetOrNull].includes(op);
+    if (isDefault && value !== undefined && value !== '') return value;
+    return undefined;
+  }
+  return value;
+}
+
+function segmentsOf(parts: ShNode[], env: ExpandEnv, substs: ShNode[], quoted: boolean, first: boolean): Seg[] {
+  const out: Seg[] = [];
+  parts.forEach((part, i) => {
+    const t = nodeType(part);
+    if (t === 'Lit') {
+      let raw = str(part, 'Value');
+      if (quoted) {
+        out.push({ text: unescapeDouble(raw), split: false, exact: true, glob: false, keeps: true });
+        return;
+      }
+      let prefix = '';
+      if (first && i === 0 && raw.startsWith('~')) {
+        const slash = raw.indexOf('/');
+        const user = slash === -1 ? raw.slice(1) : raw.slice(1, slash);
+        if (user === '') prefix = env.home;
+        else if (user === '+') prefix = env.lookup('PWD') ?? '';
+        else if (/^[A-Za-z0-9._-]+$/.test(user)) prefix = `/home/${user}`;
+        if (prefix !== '' || user === '') raw = slash === -1 ? '' : raw.slice(slash);
+      }
+      out.push({
+        text: prefix + unescapeUnquoted(raw),
+        split: false,
+        exact: true,
+        glob: GLOB_UNESCAPED.test(raw),
+        keeps: prefix !== '',
+      });
+    } else if (t === 'SglQuoted') {
+      const v = str(part, 'Value');
+      out.push({ text: flag(part, 'Dollar') ? decodeAnsiC(v) : v, split: false, exact: true, glob: false, keeps: true });
+    } else if (t === 'DblQuoted') {
+      const inner = segmentsOf(children(part, 'Parts'), env, substs, true, false);
+      out.push({ text: '', split: false, exact: true, glob: false, keeps: true }, ...inner);
+    } else if (t === 'ParamExp') {
+      const v = paramValue(part, env);
+      out.push({
+        text: v ?? '',
+        split: !quoted,
+        exact: v !== undefined,
+        glob: !quoted && v !== undefined && /[*?[]/.test(v),
+        keeps: v === undefined || quoted,
+      });
+    } else if (t === 'CmdSubst') {
+      substs.push(part);
+      const v = env.substitute(children(part, 'Stmts'))?.replace(/\n+$/, '');
+      out.push({ text: v ?? '', split: !quoted, exact: v !== undefined, glob: false, keeps: v === undefined || quoted });
+    } else if (t === 'ProcSubst') {
+      substs.push(part);
+      out.push({ text: '/dev/fd/63', split: false, exact: false, glob: false, keeps: true });
+    } else if (t === 'ExtGlob') {
+      out.push({ text: str(child(part, 'Pattern'), 'Value'), split: false, exact: true, glob: true, keeps: true });
+    } else {
+      // Arithmetic and anything newer than this code: value unknown.
+      out.push({ text: '', split: false, exact: false, glob: false, keeps: true });
+    }
+  });
+  return out;
+}
+
+function fieldsOf(segs: Seg[], ifs: string): Field[] {
+  const fields: Field[] = [];
+  let cur = { value: '', exact: true, glob: false, live: false };
+  const flush = () => {
+    if (cur.live || cur.value !== '') fields.push({ value: cur.value, exact: cur.exact, glob: cur.glob });
+    cur = { value: '', exact: true, glob: false, live: false };
+  };
+  for (const seg of segs) {
+    if (!seg.exact) cur.exact = false;
+    if (seg.keeps) cur.live = true;
+    if (seg.glob) cur.glob = true;
+    if (!seg.split || ifs === '') {
+      cur.value += seg.text;
+      continue;
+    }
+    const pieces = seg.text.split(new RegExp(`[${ifs.replace(/[\]\\^-]/g, '\\$&')}]+`));
+    pieces.forEach((piece, i) => {
+      if (i > 0) flush();
+      cur.value += piece;
+    });
+  }
+  flush();
+  return fields;
+}
+
+const MAX_BRACE_ALTERNATIVES = 64;
+
+function braceRange(elems: ShNode[]): string[] | undefined {
+  const [a, b, stepWord] = elems.map((e) => literalOf(e));
+  if (a === undefined || b === undefined) return undefined;
+  const step = Math.abs(Number(stepWord ?? 1)) || 1;
+  const numeric = /^-?\d+$/.test(a) && /^-?\d+$/.test(b);
+  const from = numeric ? Number(a) : a.charCodeAt(0);
+  const to = numeric ? Number(b) : b.charCodeAt(0);
+  if (!numeric && (a.length !== 1 || b.length !== 1)) return undefined;
+  const out: string[] = [];
+  const dir = from <= to ? 1 : -1;
+  for (let v = from; dir > 0 ? v <= to : v >= to; v += dir * step) {
+    out.push(numeric ? String(v) : String.fromCharCode(v));
+    if (out.length > MAX_BRACE_ALTERNATIVES) break;
+  }
+  return out;
+}
+
+/** Brace expansion: every alternative as a flat list of word parts. */
+function braceAlternatives(parts: ShNode[]): ShNode[][] {
+  let alts: ShNode[][] = [[]];
+  for (const part of parts) {
+    if (nodeType(part) !== 'BraceExp') {
+      for (const alt of alts) alt.push(part);
+      continue;
+    }
+    const elems = children(part, 'Elems');
+    let options: ShNode[][];
+    if (flag(part, 'Sequence')) {
+      const range = braceRange(elems) ?? [];
+      options = range.map((value) => {
+        const lit: ShNode = { Value: value };
+        synthetic.add(lit);
+        return [lit];
+      });
+    } else {
+      options = elems.flatMap((e) => braceAlternatives(children(e, 'Parts')));
+    }
+    const next: ShNode[][] = [];
+    for (const alt of alts) for (const opt of options) next.push([...alt, ...opt]);
+    alts = next.slice(0, MAX_BRACE_ALTERNATIVES);
+  }
+  return alts;
+}
+
+function ifsOf(env: ExpandEnv): string {
+  return env.lookup('IFS') ?? ' \t\n';
+}
+
+export function expandWord(word: ShNode, env: ExpandEnv): ExpandedWord {
+  const substs: ShNode[] = [];
+  let parts = children(word, 'Parts');
+  const hasBrace = parts.some((p) => nodeType(p) === 'Lit' && str(p, 'Value').includes('{'));
+  if (hasBrace) parts = children(syntax.SplitBraces(word), 'Parts');
+  const alternatives = parts.some((p) => nodeType(p) === 'BraceExp') ? braceAlternatives(parts) : [parts];
+  const fields: Field[] = [];
+  for (const alt of alternatives) fields.push(...fieldsOf(segmentsOf(alt, env, substs, false, true), ifsOf(env)));
+  return { fields, substs };
+}
+
+/** The here-document or here-string body, expanded when the delimiter was not quoted. */
+export function heredocBody(redirect: ShNode, env: ExpandEnv): { text: string; exact: boolean } {
+  const isWordHdoc = num(redirect, 'Op') === OP.wordHdoc;
+  const word = isWordHdoc ? child(redirect, 'Word') : child(redirect, 'Hdoc');
+  if (!word) return { text: '', exact: true };
+  if (isWordHdoc) {
+    const fields = expandWord(word, env).fields;
+    return { text: `${fields.map((f) => f.value).join(' ')}\n`, exact: fields.every((f) => f.exact) };
+  }
+  const delimQuoted = children(child(redirect, 'Word'), 'Parts').some((p) => nodeType(p) !== 'Lit');
+  if (delimQuoted) return { text: children(word, 'Parts').map((p) => str(p, 'Value')).join(''), exact: true };
+  const segs = segmentsOf(children(word, 'Parts'), env, [], true, false);
+  return { text: segs.map((s) => s.text).join(''), exact: segs.every((s) => s.exact) };
+}

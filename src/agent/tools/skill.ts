@@ -1,0 +1,136 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
+import { readSkillNow, skillReminder } from '../skills/discover.ts';
+import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
+import { fail, ok } from './protocol.ts';
+
+// Skill {name}: the guide comes back as a TOOL RESULT (P3), never into the system prompt (P1). The index
+// is the session's snapshot; the body is re-read from disk when asked for. Asking again for a skill
+// already loaded in this session returns its short reminder (the full text is already in context),
+// unless `full` is set. One instance per session: the "already loaded" set is per session.
+
+export const SKILL_MAX_FILE_BYTES = 50 * 1024;
+
+const inputSchema = z.object({
+  name: z.string().min(1).describe('Skill name from the # Skills list'),
+  file: z
+    .string()
+    .optional()
+    .describe('A supporting file of the skill to read, as listed by a previous call'),
+  full: z.boolean().optional().describe('Return the whole guide again even if it was loaded before'),
+});
+export type SkillInput = z.infer<typeof inputSchema>;
+
+export interface SkillData {
+  readonly name: string;
+  readonly mode: 'full' | 'reminder' | 'file';
+  readonly source: SkillEntry['source'];
+  readonly files: readonly string[];
+}
+
+const DESCRIPTION = `Load a skill (a guide for one kind of task) from the # Skills list in the system prompt.
+Use when a skill's description matches the work you are about to do, before starting it. Don't use for names not in the list.
+Returns the guide and its supporting files; read a supporting file with {"name":…,"file":…}.
+Example: {"name":"debugging-failing-tests"}`;
+
+function displayFile(entry: SkillEntry, file: string, ctx: ToolContext): string {
+  const absolute = path.join(entry.dir, file);
+  return entry.source === 'workspace' && ctx.guard.contains(absolute) ? ctx.guard.display(absolute) : file;
+}
+
+function filesBlock(entry: SkillEntry, ctx: ToolContext): string {
+  if (entry.files.length === 0) return '';
+  const readable = entry.source === 'workspace';
+  const list = entry.files.map((f) => `- ${displayFile(entry, f, ctx)}`).join('\n');
+  const how = readable
+    ? 'read them with Read when needed'
+    : `read them with Skill {"name":"${entry.name}","file":"<file>"} when needed`;
+  return `\n\nSupporting files (${how}):\n${list}`;
+}
+
+export function createSkillTool(index: SkillIndex): ToolDefinition<SkillInput, SkillData> {
+  const byName = new Map(index.skills.map((s) => [s.name, s]));
+  const loaded = new Set<string>();
+
+  const unknown = (name: string): ToolResult<SkillData> => {
+    const problem = index.problems.find(
+      (p) => p.level === 'error' && path.basename(path.dirname(p.path)) === name,
+    );
+    if (problem) {
+      return fail(
+        'INVALID_PARAM',
+        `Skill "${name}" exists but is invalid: ${problem.message} (${problem.path}).`,
+        'Tell the user the skill needs fixing, and continue without it.',
+      ) as ToolResult<SkillData>;
+    }
+    const names = [...byName.keys()];
+    return fail(
+      'NOT_FOUND',
+      `There is no skill named "${name}".`,
+      names.length > 0
+        ? `Available skills: ${names.join(', ')}.`
+        : 'No skills are installed; continue without one.',
+    ) as ToolResult<SkillData>;
+  };
+
+  return {
+    name: 'Skill',
+    description: DESCRIPTION,
+    inputSchema,
+    readOnly: true,
+    async execute(input, ctx) {
+      const snapshot = byName.get(input.name);
+      if (!snapshot) return unknown(input.name);
+      const { entry, note } = readSkillNow(snapshot);
+      const prefix = note ? `${note}\n\n` : '';
+      const data = (mode: SkillData['mode']): SkillData => ({
+        name: entry.name,
+        mode,
+        source: entry.source,
+        files: entry.files,
+      });
+
+      if (input.file !== undefined) {
+        const wanted = input.file.replace(/^\.\//, '');
+        const match = entry.files.find((f) => f === wanted || displayFile(entry, f, ctx) === input.file);
+        if (!match) {
+          return fail(
+            'NOT_FOUND',
+            `Skill "${entry.name}" has no supporting file "${input.file}".`,
+            entry.files.length > 0
+              ? `Its files: ${entry.files.join(', ')}.`
+              : 'This skill has no supporting files.',
+          ) as ToolResult<SkillData>;
+        }
+        const absolute = path.join(entry.dir, match);
+        const stat = fs.statSync(absolute);
+        if (stat.size > SKILL_MAX_FILE_BYTES) {
+          return fail(
+            'TOO_LARGE',
+            `${match} is ${stat.size} bytes; Skill returns files up to ${SKILL_MAX_FILE_BYTES} bytes.`,
+            'Ask the user for the part you need.',
+          ) as ToolResult<SkillData>;
+        }
+        const text = fs.readFileSync(absolute, 'utf8');
+        return ok(
+          data('file'),
+          `${prefix}<skill-file skill="${entry.name}" path="${match}">\n${text}\n</skill-file>`,
+        );
+      }
+
+      if (loaded.has(entry.name) && !input.full) {
+        return ok(
+          data('reminder'),
+          `${prefix}Skill "${entry.name}" was loaded earlier in this session. Key points:\n${skillReminder(entry.body)}\n(If the full guide is no longer in your context, call Skill with "full": true.)`,
+        );
+      }
+      loaded.add(entry.name);
+      return ok(
+        data('full'),
+        `${prefix}<skill name="${entry.name}">\n${entry.body}\n</skill>${filesBlock(entry, ctx)}`,
+      );
+    },
+  };
+}

@@ -1,0 +1,254 @@
+import * as vscode from 'vscode';
+import type { Host } from '../agent/host.ts';
+import { createModalApprovals } from './approvals.ts';
+import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
+import { createProposals } from './editReview/proposals.ts';
+import { createReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
+import { findRipgrep } from './ripgrep.ts';
+import { createSessionController, type SessionController } from './sessionController.ts';
+import { readSettings } from './settings.ts';
+import { createStatusBar } from './statusBar.ts';
+import {
+  askPrompt,
+  explainPrompt,
+  fixProblemsPrompt,
+  REVIEW_CHANGES_PROMPT,
+  selectionContext,
+  testsPrompt,
+} from './taskPrompts.ts';
+import { createVscodeHost, workspaceRoots } from './vscodeHost.ts';
+
+// Activation wires things up and does nothing heavy: the agent core (model client, tools) is
+// imported on the first prompt. Every registration is a Disposable owned by the context.
+
+export const SECRET_KEY = 'keel.anthropicApiKey';
+
+export interface KeelApi {
+  readonly controller: SessionController;
+  readonly activationMs: number;
+  host(): Host;
+}
+
+let log: vscode.LogOutputChannel | undefined;
+
+export function activate(context: vscode.ExtensionContext): KeelApi {
+  const started = performance.now();
+  const channel = vscode.window.createOutputChannel('Keel', { log: true });
+  log = channel;
+  const write = (level: 'debug' | 'info' | 'warn' | 'error', message: string) => {
+    if (level === 'error') channel.error(message);
+    else if (level === 'warn') channel.warn(message);
+    else if (level === 'debug') channel.debug(message);
+    else channel.info(message);
+  };
+  const sub = (...d: vscode.Disposable[]) => context.subscriptions.push(...d);
+  sub(channel);
+
+  const roots = () => workspaceRoots();
+  const display = (p: string) => relativeTo(roots(), p);
+  let controller: SessionController | undefined;
+  const review = createReviewManager({
+    display,
+    log: (m) => write('warn', m),
+    onRejected: (note) => {
+      write('info', note.description);
+      controller?.notify(note.description, 'review');
+    },
+  });
+  const proposals = createProposals({ display });
+  sub(review, proposals, registerReviewUi(review, proposals));
+
+  let host: Host | undefined;
+  const getHost = () => {
+    host ??= createVscodeHost({
+      review,
+      proposals,
+      approvals: createModalApprovals({
+        policyFor: (kind) => (kind === 'other' ? 'ask' : readSettings().approvals[kind]),
+        log: (m) => write('info', m),
+      }),
+      reviewMode: () => readSettings().editReview,
+      ripgrepPath: findRipgrep(vscode.env.appRoot, context.extensionPath),
+      log: write,
+      revealEdits: true,
+    });
+    return host;
+  };
+  // Folders added or removed change the roots the path guard allows: rebuild the host lazily.
+  sub(vscode.workspace.onDidChangeWorkspaceFolders(() => (host = undefined)));
+
+  controller = createSessionController({
+    host: getHost,
+    settings: readSettings,
+    apiKey: async () => (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+    log: write,
+  });
+  const ctl = controller;
+  sub(ctl);
+
+  const chat = createChatView({
+    extensionUri: context.extensionUri,
+    controller: ctl,
+    review,
+    proposals,
+    roots,
+    log: write,
+  });
+  sub(chat, vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat));
+
+  const status = createStatusBar('keel.openPanel');
+  sub(
+    status,
+    ctl.onDidChange((e) => e.type === 'usage' && status.update(e.usage)),
+  );
+
+  const send = async (text: string, mentions: readonly string[] = []) => {
+    await chat.reveal();
+    const result = await ctl.submit(text, {
+      mentions,
+      idempotencyKey: `cmd-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    });
+    if (!result.ok) {
+      const action = result.code === 'NO_API_KEY' ? 'Set API Key' : undefined;
+      const choice = await vscode.window.showErrorMessage(
+        `Keel: ${result.error}`,
+        ...(action ? [action] : []),
+      );
+      if (choice === 'Set API Key') await vscode.commands.executeCommand('keel.setApiKey');
+    }
+  };
+  const withEditor = async (fn: (editor: vscode.TextEditor) => Promise<void>) => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      void vscode.window.showInformationMessage('Keel: open a file and select some code first.');
+      return;
+    }
+    await fn(editor);
+  };
+  const command = (id: string, fn: (...args: never[]) => unknown) =>
+    sub(vscode.commands.registerCommand(id, fn as (...args: unknown[]) => unknown));
+
+  command('keel.openPanel', () => chat.reveal());
+  command('keel.newChat', async () => {
+    ctl.newChat();
+    await chat.reveal();
+  });
+  command('keel.askAboutSelection', () =>
+    withEditor(async (editor) => {
+      const ctx = selectionContext(editor, roots());
+      const lines =
+        ctx.startLine === ctx.endLine ? `line ${ctx.startLine}` : `lines ${ctx.startLine}-${ctx.endLine}`;
+      const question = await vscode.window.showInputBox({
+        title: 'Ask Keel About Selection',
+        prompt: `About ${ctx.path}, ${lines}`,
+        placeHolder: 'What do you want to know? (Enter: explain it)',
+        ignoreFocusOut: true,
+      });
+      if (question === undefined) return;
+      await send(askPrompt(question, ctx), [ctx.path]);
+    }),
+  );
+  command('keel.explainSelection', () =>
+    withEditor(async (editor) => {
+      const ctx = selectionContext(editor, roots());
+      await send(explainPrompt(ctx), [ctx.path]);
+    }),
+  );
+  command('keel.writeTests', () =>
+    withEditor(async (editor) => {
+      const ctx = selectionContext(editor, roots());
+      await send(testsPrompt(ctx), [ctx.path]);
+    }),
+  );
+  command('keel.fixProblems', () =>
+    withEditor(async (editor) => {
+      const rel = display(editor.document.uri.fsPath);
+      const problems = vscode.languages
+        .getDiagnostics(editor.document.uri)
+        .filter((d) => d.severity <= vscode.DiagnosticSeverity.Warning);
+      if (problems.length === 0) {
+        void vscode.window.showInformationMessage(`Keel: VS Code reports no errors or warnings in ${rel}.`);
+        return;
+      }
+      await send(fixProblemsPrompt(rel, problems), [rel]);
+    }),
+  );
+  command('keel.reviewChanges', () => send(REVIEW_CHANGES_PROMPT));
+  command('keel.stop', () => ctl.stop());
+  command('keel.acceptAllEdits', async () => {
+    const n = (await review.acceptAll()) + proposals.decideAll(true);
+    write('info', `accepted all edits (${n} file(s))`);
+  });
+  command('keel.rejectAllEdits', async () => {
+    const n = (await review.rejectAll()) + proposals.decideAll(false);
+    write('info', `rejected all edits (${n} file(s))`);
+  });
+  command(COMMANDS.acceptHunk, async (p: string, hunkId?: string) => {
+    if (!(await review.accept(p, hunkId))) proposals.decide(p, true);
+  });
+  command(COMMANDS.rejectHunk, async (p: string, hunkId?: string) => {
+    if (!(await review.reject(p, hunkId))) proposals.decide(p, false);
+  });
+  command(COMMANDS.openDiff, async (arg?: string | vscode.Uri) => {
+    const p =
+      typeof arg === 'string' ? arg : (arg?.fsPath ?? vscode.window.activeTextEditor?.document.uri.fsPath);
+    if (!p || !(await openReviewDiff(review, p)))
+      void vscode.window.showInformationMessage('Keel: no pending edits for this file.');
+  });
+  command('keel.setApiKey', async () => {
+    const key = await vscode.window.showInputBox({
+      title: 'Keel: Set API Key',
+      prompt:
+        "Your Anthropic API key. It is stored in VS Code's secret storage, never in settings. Leave empty to remove it.",
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (key === undefined) return;
+    if (key.trim()) await context.secrets.store(SECRET_KEY, key.trim());
+    else await context.secrets.delete(SECRET_KEY);
+    void vscode.window.showInformationMessage(key.trim() ? 'Keel: API key saved.' : 'Keel: API key removed.');
+  });
+  command('keel.showLog', () => channel.show(true));
+  command('keel.openSessionLog', async () => {
+    let logPath = ctl.current?.logPath;
+    if (!logPath) {
+      const items = await ctl.list();
+      const pick = await vscode.window.showQuickPick(
+        items.map((s) => ({
+          label: s.title || s.id,
+          description: new Date(s.updatedAt).toLocaleString(),
+          id: s.id,
+        })),
+        { title: 'Open Session Log' },
+      );
+      if (!pick) return;
+      logPath = vscode.Uri.joinPath(
+        vscode.Uri.file(getHost().stateDir),
+        'sessions',
+        `${pick.id}.jsonl`,
+      ).fsPath;
+    }
+    await vscode.window.showTextDocument(vscode.Uri.file(logPath), { preview: true });
+  });
+
+  sub(
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      write('info', 'workspace trusted: new chats can edit files and run commands');
+      void vscode.window.showInformationMessage(
+        'Keel: this workspace is now trusted. Start a new chat to let Keel edit files and run commands.',
+      );
+    }),
+  );
+
+  const activationMs = performance.now() - started;
+  write(
+    'info',
+    `Keel activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`,
+  );
+  return { controller: ctl, activationMs, host: getHost };
+}
+
+export function deactivate(): void {
+  log?.info('Keel deactivated');
+}

@@ -1,0 +1,32 @@
+import * as vscode from 'vscode';
+import type { Usage } from './sessionController.ts';
+
+// "Keel 12% · cache 87%": context used of the window and the last call's cache hit ratio.
+
+export function formatUsage(usage: Usage): { text: string; tooltip: string } {
+  const pct = usage.contextWindow > 0 ? Math.round((usage.contextTokens / usage.contextWindow) * 100) : 0;
+  const cache = Math.round(usage.cacheHitPct);
+  return {
+    text: `$(hubot) ${pct}% · cache ${cache}%`,
+    tooltip: `Keel — context ${usage.contextTokens.toLocaleString('en-US')} / ${usage.contextWindow.toLocaleString('en-US')} tokens (${pct}%), prompt cache hit ${cache}%, cost $${usage.costUsd.toFixed(4)}. Click to open the Keel panel.`,
+  };
+}
+
+export interface KeelStatusBar extends vscode.Disposable {
+  update(usage: Usage): void;
+}
+
+export function createStatusBar(openCommand: string): KeelStatusBar {
+  const item = vscode.window.createStatusBarItem('keel.status', vscode.StatusBarAlignment.Right, 100);
+  item.name = 'Keel';
+  item.command = openCommand;
+  const update = (usage: Usage) => {
+    const { text, tooltip } = formatUsage(usage);
+    item.text = text;
+    item.tooltip = tooltip;
+    item.accessibilityInformation = { label: tooltip, role: 'button' };
+  };
+  update({ contextTokens: 0, contextWindow: 200_000, cacheHitPct: 0, costUsd: 0 });
+  item.show();
+  return { update, dispose: () => item.dispose() };
+}

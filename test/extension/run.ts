@@ -1,0 +1,101 @@
+// `npm run test:ext`: the mocha suites in test/extension/suite run INSIDE the real extension host of
+// code-server (VS Code 1.139), with Keel loaded as the development extension. The workbench is opened
+// in headless Chromium with VS Code's own test payload (extensionDevelopmentPath/extensionTestsPath);
+// VS Code reports the exit code through window.codeAutomationExit.
+// Self-contained: installs code-server if missing, builds, starts and stops everything by PID.
+// On machines that can download VS Code, the same bundle runs under @vscode/test-electron:
+//   runTests({ extensionDevelopmentPath: repo, extensionTestsPath: 'out/test-ext' }).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  ensureCodeServer,
+  launchBrowser,
+  log,
+  makeWorkspace,
+  REPO,
+  run,
+  startCodeServer,
+  WORK,
+} from '../e2e/codeServer.ts';
+
+interface Results {
+  passes: string[];
+  failures: { title: string; error: string }[];
+  pending: string[];
+  durationMs: number;
+}
+
+const TIMEOUT_MS = Number(process.env.KEEL_EXT_TEST_TIMEOUT_MS ?? 300_000);
+
+async function main(): Promise<number> {
+  ensureCodeServer();
+  log('building extension and test bundles');
+  run(process.execPath, ['scripts/build-ext.mjs']);
+  const workspace = makeWorkspace('ext-ws', { 'README.md': '# extension test workspace\n' });
+  const resultFile = path.join(WORK, 'ext-results.json');
+  fs.rmSync(resultFile, { force: true });
+  const server = await startCodeServer({
+    name: 'ext',
+    workspace,
+    args: ['--vscode-option', 'enable-smoke-test-driver'],
+    env: {
+      KEEL_EXT_TEST_RESULTS: resultFile,
+      ...(process.env.KEEL_EXT_TEST_GREP ? { KEEL_EXT_TEST_GREP: process.env.KEEL_EXT_TEST_GREP } : {}),
+    },
+  });
+  let exitCode: number | undefined;
+  try {
+    const browser = await launchBrowser(server.runDir);
+    try {
+      const page = browser.pages()[0] ?? (await browser.newPage());
+      const authority = new URL(server.base).host;
+      const remote = (p: string) => `vscode-remote://${authority}${p}`;
+      const payload = JSON.stringify([
+        ['extensionDevelopmentPath', remote(REPO)],
+        ['extensionTestsPath', remote(path.join(REPO, 'out', 'test-ext'))],
+        ['skipWelcome', 'true'],
+      ]);
+      const done = new Promise<number>((resolve) => {
+        void page.exposeFunction('codeAutomationLog', (type: string, args: unknown[]) => {
+          const line = (args ?? []).map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+          process.stdout.write(`  ${type === 'error' ? '[stderr] ' : ''}${line}\n`);
+        });
+        void page.exposeFunction('codeAutomationExit', (code: number) => resolve(code));
+      });
+      const url = `${server.base}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`;
+      log(`opening ${url}`);
+      await page.goto(url);
+      exitCode = await Promise.race([
+        done,
+        new Promise<number>((_, reject) =>
+          setTimeout(() => reject(new Error(`no result from the extension host after ${TIMEOUT_MS} ms`)), TIMEOUT_MS),
+        ),
+      ]);
+      log(`extension host finished with exit code ${exitCode}`);
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    server.stop();
+  }
+  if (!fs.existsSync(resultFile)) {
+    process.stdout.write('no results were written by the extension host\n0 passed, 1 failed\n');
+    return 1;
+  }
+  const results = JSON.parse(fs.readFileSync(resultFile, 'utf8')) as Results;
+  for (const f of results.failures) process.stdout.write(`\nFAILED: ${f.title}\n${f.error}\n`);
+  const failed = results.failures.length + (exitCode !== 0 && results.failures.length === 0 ? 1 : 0);
+  process.stdout.write(
+    `\nextension: ${results.passes.length} passed, ${failed} failed (${results.pending.length} pending) in ${(results.durationMs / 1000).toFixed(1)} s\n`,
+  );
+  return failed === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stdout.write('0 passed, 1 failed\n');
+    process.exit(1);
+  },
+);

@@ -1,0 +1,318 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
+import {
+  cliEnv,
+  processesWith,
+  readLog,
+  runKeel,
+  sessionIdFrom,
+  startKeel,
+  tempWorkspace,
+  waitFor,
+} from './helpers/cli.ts';
+
+// The `keel` CLI end to end: the built command, the real SDK, the emulator over HTTP.
+
+let emu: Emulator;
+before(async () => {
+  emu = await startEmulator({});
+});
+after(async () => {
+  await emu.close();
+});
+
+const readReadme: ScriptedReply = {
+  content: [{ type: 'tool_use', name: 'Read', input: { path: 'README.md' } }],
+};
+const answer = (text: string, expect?: ScriptedReply['expect']): ScriptedReply => ({
+  content: [{ type: 'text', text }],
+  ...(expect ? { expect } : {}),
+});
+
+function assertLogComplete(workspace: string, id: string) {
+  const entries = readLog(workspace, id);
+  assert.equal(entries[0]?.type, 'session');
+  const seqs = entries.slice(1).map((e) => e.seq as number);
+  assert.deepEqual(
+    seqs,
+    [...seqs].sort((a, b) => a - b),
+    'seq is monotonic',
+  );
+  assert.ok(
+    entries.some((e) => e.type === 'agent_end'),
+    'the run end is logged',
+  );
+  return entries;
+}
+
+describe('keel run', () => {
+  test('completes a Read → answer loop and prints the answer', async () => {
+    const ws = tempWorkspace({ 'README.md': 'The launch code is 4711.\n' });
+    emu.setScenario({
+      replies: [readReadme, answer('The README mentions 4711.', { toolResultContains: '4711' })],
+    });
+    const before = emu.requests.length;
+    const run = await runKeel(['run', '--workspace', ws, 'What does the README say?'], cliEnv(emu.url));
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'The README mentions 4711.');
+    const mine = emu.requests.slice(before);
+    assert.equal(mine.length, 2);
+    assert.ok(
+      mine.every((r) => r.status === 200),
+      'no request was rejected by validation',
+    );
+    const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
+    assert.ok(entries.some((e) => e.type === 'tool_end'));
+    assert.ok(fs.readFileSync(path.join(ws, '.keel', '.gitignore'), 'utf8').includes('*'));
+  });
+
+  test('--json prints one AgentEvent per line with increasing seq', async () => {
+    const ws = tempWorkspace({ 'README.md': 'hi\n' });
+    emu.setScenario({ replies: [answer('hello there')] });
+    const run = await runKeel(['run', '--json', '--workspace', ws, 'hi'], cliEnv(emu.url));
+    assert.equal(run.code, 0, run.stderr);
+    const events = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; seq: number });
+    assert.equal(events[0]?.type, 'agent_start');
+    assert.equal(events.at(-1)?.type, 'agent_end');
+    assert.ok(events.some((e) => e.type === 'message_delta'));
+    for (let i = 1; i < events.length; i++) assert.ok(events[i]!.seq > events[i - 1]!.seq);
+  });
+
+  const recoverable: [string, ScriptedReply['fault']][] = [
+    ['529 overloaded', { type: 'overloaded' }],
+    ['429 with retry-after', { type: 'rate_limit', retryAfterSeconds: 1 }],
+    ['500', { type: 'server_error', status: 500 }],
+    ['503', { type: 'server_error', status: 503 }],
+    ['a mid-stream error event', { type: 'mid_stream_error', afterEvents: 5 }],
+    ['a cut stream', { type: 'cut_stream', afterEvents: 5 }],
+  ];
+  for (const [name, fault] of recoverable) {
+    test(`recovers from ${name}`, async () => {
+      const ws = tempWorkspace({ 'README.md': 'x\n' });
+      emu.setScenario({
+        replies: [
+          { fault, content: [{ type: 'text', text: 'partial words that must be discarded' }] },
+          answer('recovered'),
+        ],
+      });
+      const run = await runKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout.trim(), 'recovered');
+      const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
+      assert.ok(
+        entries.some((e) => e.type === 'retry'),
+        'the retry is logged',
+      );
+      if (fault?.type === 'mid_stream_error' || fault?.type === 'cut_stream') {
+        assert.ok(
+          entries.some((e) => e.type === 'discarded'),
+          'the partial reply is kept in the log, marked',
+        );
+        const sentToModel = JSON.stringify(emu.requests.at(-1)?.body);
+        assert.ok(!sentToModel.includes('must be discarded'), 'a discarded partial never reaches the model');
+      }
+    });
+  }
+
+  test('invalid tool JSON from the model becomes INVALID_PARAM the model can correct', async () => {
+    const ws = tempWorkspace({ 'README.md': 'x\n' });
+    emu.setScenario({
+      replies: [
+        {
+          fault: { type: 'invalid_tool_json' },
+          content: [{ type: 'tool_use', name: 'Read', input: { path: 'README.md' } }],
+        },
+        answer('corrected', { toolResultIsError: true, toolResultContains: 'INVALID_PARAM' }),
+      ],
+    });
+    const run = await runKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'corrected');
+  });
+
+  test('retries exhausted end in a clean, explained failure (exit 1)', async () => {
+    const ws = tempWorkspace();
+    emu.setScenario({
+      replies: Array.from({ length: 10 }, () => ({ fault: { type: 'overloaded' as const } })),
+    });
+    const run = await runKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /kept failing/);
+    assert.match(run.stderr, /Overloaded \(529\)/);
+    assertLogComplete(ws, sessionIdFrom(run.stderr));
+  });
+
+  test('falls back to --fallback-model when the primary keeps failing', async () => {
+    const ws = tempWorkspace();
+    emu.setScenario({
+      replies: [{ model: 'backup-model', content: [{ type: 'text', text: 'from the backup' }] }],
+    });
+    const run = await runKeel(
+      ['run', '--workspace', ws, '--model', 'main-model', '--fallback-model', 'backup-model', 'go'],
+      cliEnv(emu.url),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'from the backup');
+  });
+
+  test('prompt too long fails clearly when compaction cannot help', async () => {
+    const ws = tempWorkspace();
+    emu.setScenario({
+      replies: Array.from({ length: 6 }, () => ({ fault: { type: 'prompt_too_long' as const } })),
+    });
+    const run = await runKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /context window/);
+    assertLogComplete(ws, sessionIdFrom(run.stderr));
+  });
+
+  test('Ctrl-C during a slow stream exits 130 within 2 s with the log intact', async () => {
+    const ws = tempWorkspace();
+    emu.setScenario({
+      replies: [{ fault: { type: 'slow', delayMs: 30_000 }, content: [{ type: 'text', text: 'late' }] }],
+    });
+    const before = emu.requests.length;
+    const child = startKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+    await waitFor(() => emu.requests.length > before, 10_000, 'the model request');
+    const t0 = Date.now();
+    child.kill('SIGINT');
+    const run = await child.result;
+    assert.equal(run.code, 130, run.stderr);
+    assert.ok(Date.now() - t0 < 2000, `exited in ${Date.now() - t0} ms`);
+    const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
+    assert.equal(entries.at(-1)?.status, 'aborted');
+  });
+
+  test('Ctrl-C while a command runs kills its whole process tree', async () => {
+    const ws = tempWorkspace();
+    const marker = `${300 + Math.floor(Math.random() * 600)}.${process.pid}`;
+    emu.setScenario({
+      replies: [
+        {
+          content: [
+            { type: 'tool_use', name: 'Bash', input: { command: `sleep ${marker} & sleep ${marker}; wait` } },
+          ],
+        },
+        answer('never'),
+      ],
+    });
+    const child = startKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+    await waitFor(() => processesWith(`sleep ${marker}`).length >= 2, 10_000, 'the command to start');
+    const t0 = Date.now();
+    child.kill('SIGINT');
+    const run = await child.result;
+    assert.equal(run.code, 130, run.stderr);
+    assert.ok(Date.now() - t0 < 2000);
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
+  });
+
+  test('kill -9 mid-turn, then --resume continues with every prior entry', async () => {
+    const ws = tempWorkspace({ 'README.md': 'resume-me\n' });
+    emu.setScenario({
+      replies: [
+        readReadme,
+        { fault: { type: 'slow', delayMs: 30_000 }, content: [{ type: 'text', text: 'x' }] },
+      ],
+    });
+    const before = emu.requests.length;
+    const child = startKeel(['run', '--workspace', ws, 'read it'], cliEnv(emu.url));
+    await waitFor(() => emu.requests.length >= before + 2, 10_000, 'the second model call');
+    child.kill('SIGKILL');
+    const killed = await child.result;
+    const id = sessionIdFrom(killed.stderr);
+    const logFile = path.join(ws, '.keel', 'sessions', `${id}.jsonl`);
+    // Simulate the torn write a crash can leave.
+    fs.appendFileSync(logFile, '{"type":"message_appen');
+    const priorLines = fs.readFileSync(logFile, 'utf8').split('\n').slice(0, -1);
+
+    emu.setScenario({ replies: [answer('resumed fine', { lastUserContains: 'continue please' })] });
+    const resumed = await runKeel(
+      ['run', '--workspace', ws, '--resume', id, 'continue please'],
+      cliEnv(emu.url),
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(resumed.stdout.trim(), 'resumed fine');
+    const after = fs.readFileSync(logFile, 'utf8').split('\n');
+    assert.deepEqual(
+      after.slice(0, priorLines.length),
+      priorLines,
+      'every prior entry is still there, unchanged',
+    );
+    const sent = JSON.stringify(emu.requests.at(-1)?.body);
+    assert.ok(sent.includes('resume-me'), 'the earlier tool result is part of the resumed conversation');
+    assert.ok(fs.existsSync(`${logFile}.torn`), 'the torn fragment is kept aside');
+  });
+});
+
+describe('keel usage and guards', () => {
+  test('usage errors exit 2 with a specific message', async () => {
+    const env = cliEnv(emu.url);
+    for (const args of [
+      ['run'],
+      ['run', '--approve', 'maybe', 'x'],
+      ['bogus'],
+      ['run', '--max-turns', 'ten', 'x'],
+      ['tool', 'Read'],
+    ]) {
+      const run = await runKeel(args, env);
+      assert.equal(run.code, 2, `${args.join(' ')} → ${run.code}`);
+      assert.match(run.stderr, /keel: /);
+    }
+  });
+
+  test('refuses to run with a context window under 16K tokens', async () => {
+    const run = await runKeel(
+      ['run', '--workspace', tempWorkspace(), '--context-window', '8000', 'x'],
+      cliEnv(emu.url),
+    );
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /below the minimum of 16000/);
+  });
+
+  test('keel tool runs one tool through the guards and prints its ToolResult', async () => {
+    const ws = tempWorkspace({ 'a.txt': 'alpha\n' });
+    const ok = await runKeel(['tool', 'Read', '{"path":"a.txt"}', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(JSON.parse(ok.stdout).status, 'success');
+    const out = await runKeel(
+      ['tool', 'Read', '{"path":"../../../../etc/passwd"}', '--workspace', ws],
+      cliEnv(emu.url),
+    );
+    assert.equal(out.code, 1);
+    assert.equal(JSON.parse(out.stdout).error.code, 'OUTSIDE_WORKSPACE');
+    assert.ok(!out.stdout.includes('root:'));
+    const bad = await runKeel(['tool', 'Read', '{nope', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(bad.code, 1);
+    assert.equal(JSON.parse(bad.stdout).error.code, 'INVALID_PARAM');
+  });
+
+  test('keel trace prints metrics for a session', async () => {
+    const ws = tempWorkspace({ 'README.md': 'trace me\n' });
+    emu.setScenario({ replies: [readReadme, answer('done')] });
+    const run = await runKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+    assert.equal(run.code, 0, run.stderr);
+    const trace = await runKeel(['trace', sessionIdFrom(run.stderr), '--workspace', ws], cliEnv(emu.url));
+    assert.equal(trace.code, 0, trace.stderr);
+    const metrics = JSON.parse(trace.stdout);
+    assert.equal(metrics.turns, 2);
+    assert.equal(metrics.tool_calls.Read.success, 1);
+    assert.equal(typeof metrics.cache_hit_ratio, 'number');
+    assert.equal(typeof metrics.prefix_stability_ratio, 'number');
+  });
+
+  test('--demo needs no API key and says loudly that it is a demo', async () => {
+    const env = { ...process.env };
+    delete env.ANTHROPIC_API_KEY;
+    delete env.ANTHROPIC_BASE_URL;
+    const run = await runKeel(['run', '--demo'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /DEMO MODE/);
+    assert.match(run.stdout, /demo emulator/);
+  });
+});

@@ -1,0 +1,494 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import type { AgentEvent, AgentEventBody } from '../../src/agent/events.ts';
+import type { AgentMessage } from '../../src/agent/messages.ts';
+import {
+  contextPercent,
+  formatDuration,
+  keyArgument,
+  parseUnifiedDiff,
+  samePath,
+  visibleRange,
+} from '../../webview-ui/src/format.ts';
+import { insertMention, mentionAt, mentionsInText } from '../../webview-ui/src/mentions.ts';
+import { initialState, type ToolItem, type ViewState } from '../../webview-ui/src/model.ts';
+import { MAX_SAVED_ITEMS, restoreSaved, toSaved } from '../../webview-ui/src/persist.ts';
+import {
+  addPending,
+  applyHostMessage,
+  itemsFromMessages,
+  reduce,
+  reduceMany,
+  STREAM_TAIL_CHARS,
+} from '../../webview-ui/src/reducer.ts';
+
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+function stream(bodies: AgentEventBody[], sessionId = 's1', firstSeq = 1): AgentEvent[] {
+  return bodies.map((b, i) => ({ ...b, sessionId, seq: firstSeq + i, ts: 1000 + i }));
+}
+
+function assistantEnd(
+  id: string,
+  content: Extract<AgentEventBody, { type: 'message_end' }>['message']['content'],
+) {
+  return {
+    type: 'message_end' as const,
+    message: { id, ts: 1, role: 'assistant' as const, content, model: 'm', stopReason: 'end_turn', usage },
+  };
+}
+
+function userMsg(id: string, text: string, queued: boolean, mentions?: string[]): AgentEventBody {
+  return {
+    type: 'user_message',
+    message: { id, ts: 1, role: 'user', text, mentions, steering: queued },
+    queued,
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+function tool(state: ViewState, id: string): ToolItem {
+  const item = state.items.find((i) => i.id === id);
+  assert.ok(item && item.kind === 'tool', `tool card ${id}`);
+  return item;
+}
+
+// A realistic run: prompt, thinking + streamed text, a Bash call with live output that fails, an
+// Edit with a diff, usage records, todos.
+const run = stream([
+  { type: 'agent_start', runId: 'r1', prompt: 'fix the test' },
+  userMsg('u1', 'fix the test in @src/a.ts', false, ['src/a.ts']),
+  { type: 'turn_start', turn: 1 },
+  { type: 'message_start', messageId: 'm1', model: 'claude-x' },
+  { type: 'message_delta', messageId: 'm1', blockIndex: 0, kind: 'thinking', delta: 'Let me ' },
+  { type: 'message_delta', messageId: 'm1', blockIndex: 0, kind: 'thinking', delta: 'look.' },
+  { type: 'message_delta', messageId: 'm1', blockIndex: 1, kind: 'text', delta: 'Running ' },
+  { type: 'message_delta', messageId: 'm1', blockIndex: 1, kind: 'text', delta: 'the **tests**.' },
+  { type: 'message_delta', messageId: 'm1', blockIndex: 2, kind: 'tool_input', delta: '{"comm' },
+  assistantEnd('m1', [
+    { type: 'thinking', thinking: 'Let me look.', signature: 'sig' },
+    { type: 'text', text: 'Running the **tests**.' },
+    { type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'npm test' } },
+  ]),
+  {
+    type: 'model_call',
+    record: {
+      stage: 0,
+      message_count: 2,
+      est_tokens: 5000,
+      prefix_hash: 'h',
+      cache_read: 3000,
+      cache_write: 1000,
+      input: 1000,
+      output: 100,
+      latency_ms: 1,
+      ttft_ms: 1,
+      model: 'claude-x',
+      cost_usd: 0.012,
+      context_window: 200000,
+      ok: true,
+    },
+  },
+  { type: 'tool_start', toolUseId: 't1', name: 'Bash', input: { command: 'npm test' } },
+  { type: 'tool_update', toolUseId: 't1', text: '> test\n' },
+  { type: 'tool_update', toolUseId: 't1', text: '1 failing\n' },
+  {
+    type: 'tool_end',
+    toolUseId: 't1',
+    name: 'Bash',
+    durationMs: 1500,
+    result: {
+      status: 'error',
+      data: null,
+      text: 'exit 1',
+      error: {
+        code: 'DENIED_BY_USER',
+        message: 'The user denied the command.',
+        suggestion: 'Ask the user why.',
+      },
+      stats: { time_ms: 1500 },
+    },
+  },
+  { type: 'todo', todos: [{ id: '1', content: 'Fix a.ts', status: 'in_progress' }] },
+  { type: 'message_start', messageId: 'm2', model: 'claude-x' },
+  assistantEnd('m2', [
+    { type: 'tool_use', id: 't2', name: 'Edit', input: { path: 'src/a.ts', old: 'a', new: 'b' } },
+  ]),
+  { type: 'tool_start', toolUseId: 't2', name: 'Edit', input: { path: 'src/a.ts', old: 'a', new: 'b' } },
+  {
+    type: 'tool_end',
+    toolUseId: 't2',
+    name: 'Edit',
+    durationMs: 8,
+    result: {
+      status: 'success',
+      data: null,
+      text: 'Edited src/a.ts',
+      stats: { time_ms: 8 },
+      ui: { diff: '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-a\n+b\n' },
+    },
+  },
+  {
+    type: 'model_call',
+    record: {
+      stage: 0,
+      message_count: 4,
+      est_tokens: 6000,
+      prefix_hash: 'h',
+      cache_read: 4500,
+      cache_write: 0,
+      input: 500,
+      output: 40,
+      latency_ms: 1,
+      ttft_ms: 1,
+      model: 'claude-x',
+      cost_usd: 0.003,
+      context_window: 200000,
+      ok: true,
+    },
+  },
+  { type: 'agent_end', runId: 'r1', status: 'finished', finalText: 'done' },
+]);
+
+test('streamed deltas become one assistant message with thinking and text, finalised at message_end', () => {
+  const midway = reduceMany(initialState(), run.slice(0, 8));
+  const streaming = midway.items.find((i) => i.id === 'm1');
+  assert.ok(streaming?.kind === 'assistant');
+  assert.equal(streaming.streaming, true);
+  assert.deepEqual(streaming.blocks, [
+    { kind: 'thinking', text: 'Let me look.' },
+    { kind: 'text', text: 'Running the **tests**.' },
+  ]);
+  const done = reduceMany(initialState(), run);
+  const final = done.items.find((i) => i.id === 'm1');
+  assert.ok(final?.kind === 'assistant');
+  assert.equal(final.streaming, false);
+  assert.deepEqual(
+    final.blocks.map((b) => b.kind),
+    ['thinking', 'text'],
+  );
+  assert.equal(done.running, false);
+  assert.deepEqual(
+    done.items.map((i) => i.kind),
+    ['user', 'assistant', 'tool', 'assistant', 'tool'],
+  );
+});
+
+test('tool cards track status, live output, duration and the error code with its suggestion', () => {
+  const queued = reduceMany(initialState(), run.slice(0, 10));
+  assert.equal(tool(queued, 't1').status, 'pending');
+  const live = reduceMany(initialState(), run.slice(0, 14));
+  assert.equal(tool(live, 't1').status, 'running');
+  assert.equal(tool(live, 't1').stream, '> test\n1 failing\n');
+  const done = reduceMany(initialState(), run);
+  const bash = tool(done, 't1');
+  assert.equal(bash.status, 'error');
+  assert.equal(bash.durationMs, 1500);
+  assert.deepEqual(bash.error, {
+    code: 'DENIED_BY_USER',
+    message: 'The user denied the command.',
+    suggestion: 'Ask the user why.',
+  });
+  const edit = tool(done, 't2');
+  assert.equal(edit.status, 'success');
+  assert.equal(edit.path, 'src/a.ts');
+  assert.match(edit.diff ?? '', /\+b/);
+  assert.deepEqual(done.todos, [{ id: '1', content: 'Fix a.ts', status: 'in_progress' }]);
+});
+
+test('live tool output is bounded to its tail', () => {
+  const chunk = 'x'.repeat(5000) + '\n';
+  const events = stream([
+    { type: 'tool_start', toolUseId: 't', name: 'Bash', input: { command: 'yes' } },
+    ...Array.from(
+      { length: 10 },
+      (): AgentEventBody => ({ type: 'tool_update', toolUseId: 't', text: chunk }),
+    ),
+    { type: 'tool_update', toolUseId: 't', text: 'LAST LINE\n' },
+  ]);
+  const card = tool(reduceMany(initialState(), events), 't');
+  assert.ok(card.stream.length <= STREAM_TAIL_CHARS);
+  assert.ok(card.stream.endsWith('LAST LINE\n'));
+  assert.equal(card.streamTruncated, true);
+});
+
+test('context meter and cost come from model_call records', () => {
+  const state = reduceMany(initialState(), run);
+  // Last call: prompt = 500 input + 4500 cache read = 5000 tokens, 90% from cache.
+  assert.equal(state.usage.contextTokens, 5000);
+  assert.equal(state.usage.contextWindow, 200000);
+  assert.equal(state.usage.cacheHitPct, 90);
+  assert.ok(Math.abs(state.usage.costUsd - 0.015) < 1e-9);
+  assert.equal(state.model, 'claude-x');
+});
+
+test('reducers never mutate their input and re-delivered events are applied once', () => {
+  const half = deepFreeze(reduceMany(initialState(), run.slice(0, 12)));
+  const full = reduceMany(half, run);
+  const again = reduceMany(full, run);
+  assert.deepEqual(again, full);
+  assert.equal(full.lastSeq, run.length);
+  // Unchanged items keep their identity (the renderer relies on it to skip work).
+  assert.equal(full.items[0], half.items[0]);
+});
+
+test('catching up after any seq gives the same view as watching live', () => {
+  const live = run.reduce(reduce, initialState());
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: run.length }), (cut) => {
+      const before = reduceMany(initialState(), run.slice(0, cut));
+      const caughtUp = applyHostMessage(before, {
+        type: 'snapshot',
+        sessionId: 's1',
+        replace: false,
+        events: run.filter((e) => e.seq > before.lastSeq - 3), // overlap is harmless
+        todos: live.todos,
+        running: false,
+        model: 'claude-x',
+        contextWindow: 200000,
+      });
+      assert.deepEqual(caughtUp.items, live.items);
+      assert.equal(caughtUp.lastSeq, live.lastSeq);
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test('a message sent while the agent works shows as queued until delivered, then joins the transcript', () => {
+  let state = reduceMany(initialState(), run.slice(0, 13)); // running, Bash in progress
+  state = addPending(state, 'also update the docs', 'key-1');
+  assert.deepEqual(
+    state.queue.map((q) => q.state),
+    ['sending'],
+  );
+  state = applyHostMessage(state, { type: 'submitResult', idempotencyKey: 'key-1', ok: true });
+  assert.deepEqual(
+    state.queue.map((q) => q.state),
+    ['queued'],
+  );
+  state = reduceMany(state, stream([userMsg('u2', 'also update the docs', true)], 's1', 100));
+  assert.equal(state.queue.length, 1);
+  assert.equal(state.queue[0]?.id, 'u2');
+  assert.equal(
+    state.items.some((i) => i.id === 'u2'),
+    false,
+  );
+  state = reduceMany(state, stream([userMsg('u2', 'also update the docs', false)], 's1', 101));
+  assert.equal(state.queue.length, 0);
+  const last = state.items[state.items.length - 1];
+  assert.ok(last?.kind === 'user');
+  assert.equal(last.text, 'also update the docs');
+});
+
+test('a refused submission leaves the queue and shows why', () => {
+  let state = addPending(initialState(), 'hello', 'k');
+  state = applyHostMessage(state, {
+    type: 'submitResult',
+    idempotencyKey: 'k',
+    ok: false,
+    error: 'No API key set',
+  });
+  assert.equal(state.queue.length, 0);
+  assert.equal(state.banner?.text, 'No API key set');
+});
+
+test('stopping a run cancels unfinished tool cards and says so', () => {
+  const events = stream([
+    { type: 'agent_start', runId: 'r', prompt: 'x' },
+    { type: 'tool_start', toolUseId: 't', name: 'Bash', input: { command: 'sleep 100' } },
+    { type: 'agent_end', runId: 'r', status: 'aborted', finalText: '' },
+  ]);
+  const state = reduceMany(initialState(), events);
+  assert.equal(state.running, false);
+  assert.equal(tool(state, 't').status, 'cancelled');
+  const last = state.items[state.items.length - 1];
+  assert.ok(last?.kind === 'notice');
+  assert.equal(last.text, 'Stopped.');
+});
+
+test('a discarded partial reply disappears; errors keep their code', () => {
+  const events = stream([
+    { type: 'message_start', messageId: 'bad', model: 'm' },
+    { type: 'message_delta', messageId: 'bad', blockIndex: 0, kind: 'text', delta: 'Half a sen' },
+    {
+      type: 'discarded',
+      model: 'm',
+      content: [{ type: 'text', text: 'Half a sen' }],
+      reason: 'stream reset',
+    },
+    { type: 'message_start', messageId: 'good', model: 'm' },
+    { type: 'error', code: 'authentication_error', message: 'invalid x-api-key' },
+  ]);
+  const state = reduceMany(initialState(), events);
+  assert.deepEqual(
+    state.items.map((i) => i.id),
+    ['good', 'seq:5'],
+  );
+  const err = state.items[1];
+  assert.ok(err?.kind === 'error');
+  assert.equal(err.code, 'authentication_error');
+  assert.match(err.suggestion ?? '', /Set API Key/);
+});
+
+test('an event from another session asks for a resync; a replacing snapshot starts over', () => {
+  const state = reduceMany(initialState(), run);
+  const foreign = reduce(state, { type: 'turn_start', turn: 1, sessionId: 's2', seq: 1, ts: 1 });
+  assert.equal(foreign.needsResync, true);
+  assert.deepEqual(foreign.items, state.items);
+  const fresh = applyHostMessage(foreign, {
+    type: 'snapshot',
+    sessionId: 's2',
+    replace: true,
+    events: stream([userMsg('x1', 'new chat', false)], 's2'),
+    todos: [],
+    running: false,
+    model: 'claude-x',
+    contextWindow: 100000,
+  });
+  assert.equal(fresh.sessionId, 's2');
+  assert.equal(fresh.needsResync, false);
+  assert.deepEqual(
+    fresh.items.map((i) => i.id),
+    ['x1'],
+  );
+  assert.equal(fresh.usage.costUsd, 0);
+  assert.equal(fresh.usage.contextWindow, 100000);
+});
+
+test('a session reopened from its log renders from its messages', () => {
+  const messages: AgentMessage[] = [
+    { id: 'u', ts: 1, role: 'user', text: 'hi' },
+    {
+      id: 'a',
+      ts: 2,
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Reading.' },
+        { type: 'tool_use', id: 't', name: 'Read', input: { path: 'x.ts' } },
+      ],
+      model: 'm',
+      stopReason: 'tool_use',
+      usage,
+    },
+    {
+      id: 'r',
+      ts: 3,
+      role: 'tool_result',
+      toolUseId: 't',
+      toolName: 'Read',
+      result: { status: 'success', data: null, text: 'contents', stats: { time_ms: 4 } },
+      content: 'contents',
+      isError: false,
+    },
+    { id: 'rem', ts: 4, role: 'reminder', text: 'secret recap', source: 'recap' },
+  ];
+  const items = itemsFromMessages(messages);
+  assert.deepEqual(
+    items.map((i) => `${i.kind}:${i.id}`),
+    ['user:u', 'assistant:a', 'tool:t'],
+  );
+  const card = items[2] as ToolItem;
+  assert.equal(card.status, 'success');
+  assert.equal(card.resultText, 'contents');
+});
+
+test('thousands of events reduce quickly', () => {
+  const bodies: AgentEventBody[] = [];
+  for (let i = 0; i < 1500; i++) {
+    bodies.push({ type: 'message_start', messageId: `m${i}`, model: 'm' });
+    for (let d = 0; d < 5; d++)
+      bodies.push({ type: 'message_delta', messageId: `m${i}`, blockIndex: 0, kind: 'text', delta: 'word ' });
+    bodies.push({ type: 'tool_start', toolUseId: `t${i}`, name: 'Read', input: { path: `f${i}.ts` } });
+    bodies.push({ type: 'tool_update', toolUseId: `t${i}`, text: 'x' });
+    bodies.push({
+      type: 'tool_end',
+      toolUseId: `t${i}`,
+      name: 'Read',
+      durationMs: 1,
+      result: { status: 'success', data: null, text: 'ok', stats: { time_ms: 1 } },
+    });
+  }
+  const events = stream(bodies);
+  const started = performance.now();
+  const state = reduceMany(initialState(), events);
+  const elapsed = performance.now() - started;
+  assert.equal(state.items.length, 3000);
+  assert.equal(state.lastSeq, events.length);
+  assert.ok(elapsed < 1500, `reducing ${events.length} events took ${elapsed.toFixed(0)} ms`);
+  // Live delivery, one event at a time, of the last 2000 events on top of a long transcript.
+  const base = reduceMany(initialState(), events.slice(0, -2000));
+  const t2 = performance.now();
+  events.slice(-2000).reduce(reduce, base);
+  assert.ok(performance.now() - t2 < 2000);
+});
+
+test('the list window keeps only the newest items in the DOM', () => {
+  assert.deepEqual(visibleRange(5000, 200), { start: 4800, hidden: 4800 });
+  assert.deepEqual(visibleRange(50, 200), { start: 0, hidden: 0 });
+  assert.deepEqual(visibleRange(400, 400), { start: 0, hidden: 0 });
+});
+
+test('@ mentions: detect the query at the caret, insert the chosen path, send only those still present', () => {
+  assert.deepEqual(mentionAt('look at @src/a', 14), { start: 8, query: 'src/a' });
+  assert.deepEqual(mentionAt('@', 1), { start: 0, query: '' });
+  assert.equal(mentionAt('mail me@example.com', 19), undefined);
+  assert.equal(mentionAt('look at @src/a now', 18), undefined);
+  const text = 'look at @sr and tell me';
+  const m = mentionAt(text, 11)!;
+  const next = insertMention(text, m, 11, 'src/app.ts');
+  assert.equal(next.text, 'look at @src/app.ts and tell me');
+  assert.equal(next.text.slice(0, next.caret), 'look at @src/app.ts ');
+  assert.deepEqual(mentionsInText(next.text, ['src/app.ts', 'gone.ts']), ['src/app.ts']);
+  assert.deepEqual(mentionsInText('check @a.ts.', ['a.ts']), ['a.ts']);
+  assert.deepEqual(mentionsInText('check @a.tsx', ['a.ts']), []);
+});
+
+test('cards show the argument that matters and diffs are classified line by line', () => {
+  assert.equal(keyArgument('Bash', { command: 'npm   test\n--watch' }), 'npm test --watch');
+  assert.equal(keyArgument('Read', { path: 'src/a.ts', offset: 3 }), 'src/a.ts');
+  assert.equal(keyArgument('Grep', { pattern: 'TODO', path: 'src' }), 'TODO');
+  assert.equal(keyArgument('TodoWrite', { todos: [{}, {}] }), '2 items');
+  assert.equal(keyArgument('Custom', { n: 1, q: 'why' }), 'why');
+  assert.equal(keyArgument('Bash', { command: 'x'.repeat(300) }).length, 120);
+  assert.deepEqual(
+    parseUnifiedDiff('--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n').map((l) => l.kind),
+    ['meta', 'meta', 'hunk', 'ctx', 'del', 'add'],
+  );
+  assert.equal(formatDuration(1500), '1.5 s');
+  assert.equal(formatDuration(42), '42 ms');
+  assert.equal(contextPercent(150_000, 200_000), 75);
+  assert.equal(contextPercent(5, 0), 0);
+  assert.ok(samePath('/work/ws/src/a.ts', 'src/a.ts'));
+  assert.ok(samePath('./src/a.ts', 'src\\a.ts'));
+  assert.equal(samePath('src/ba.ts', 'a.ts'), false);
+});
+
+test('saved state restores the view and draft; junk and oversized views are not trusted', () => {
+  const state = reduceMany(initialState(), run);
+  const saved = JSON.parse(
+    JSON.stringify(toSaved(addPending(state, 'unsent', 'k'), { text: 'draft', mentions: ['a.ts'] })),
+  );
+  const restored = restoreSaved(saved);
+  assert.ok(restored?.view);
+  assert.equal(restored.view.lastSeq, state.lastSeq);
+  assert.deepEqual(restored.view.items, JSON.parse(JSON.stringify(state.items)));
+  // An unacknowledged submission is not resurrected as "sending" forever.
+  assert.equal(restored.view.queue.length, 0);
+  assert.deepEqual(restored.draft, { text: 'draft', mentions: ['a.ts'] });
+  assert.equal(restoreSaved(null), undefined);
+  assert.equal(restoreSaved({ v: 2 }), undefined);
+  assert.equal(restoreSaved({ v: 1, view: { items: 'nope' }, draft: {} })?.view, undefined);
+  const huge = {
+    ...state,
+    items: Array.from({ length: MAX_SAVED_ITEMS + 1 }, (_, i) => ({ ...state.items[0]!, id: `u${i}` })),
+  };
+  assert.equal(toSaved(huge, { text: '', mentions: [] }).view, undefined);
+});

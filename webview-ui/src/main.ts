@@ -1,0 +1,191 @@
+// Keel chat panel (webview entry; bundled to dist/webview.js as an IIFE).
+//
+// The host writes the HTML; this script expects (all through `webview.asWebviewUri`, no remote URLs):
+//   <meta http-equiv="Content-Security-Policy" content="default-src 'none'; font-src ${cspSource};
+//         style-src ${cspSource} 'nonce-N'; script-src 'nonce-N'; img-src ${cspSource} data:">
+//   <link rel="stylesheet" id="vscode-codicon-stylesheet" nonce="N"
+//         href=".../node_modules/@vscode/codicons/dist/codicon.css">   (or a copy under dist/; the
+//         id is required: vscode-elements' <vscode-icon> looks the stylesheet up by it; codicon.ttf
+//         must sit next to the css)
+//   <link rel="stylesheet" nonce="N" href=".../dist/webview.css">
+//   <script nonce="N" src=".../dist/webview.js"></script>
+// `localResourceRoots` must therefore include `dist/` and `node_modules/@vscode/codicons/dist/`.
+// The body may be empty; the app mounts into #app (created if missing). No retainContextWhenHidden:
+// the view state + last seq live in `vscode.setState` and `ready {afterSeq}` catches up.
+
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import { type HostMessage, parseHostMessage, type WebviewMessage } from '../../src/shared/webviewProtocol.ts';
+import { button, h } from './dom.ts';
+import { initialState, type ViewState } from './model.ts';
+import { addPending, applyHostMessage } from './reducer.ts';
+import { createComposer } from './render/composer.ts';
+import { createTranscript } from './render/list.ts';
+import {
+  renderBanner,
+  renderHistory,
+  renderMeter,
+  renderQueue,
+  renderReview,
+  renderTodos,
+} from './render/panels.ts';
+import { restoreSaved, type Saved, toSaved } from './persist.ts';
+import { samePath } from './format.ts';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const saved = restoreSaved(vscode.getState());
+let state: ViewState = saved?.view ?? initialState();
+let draft: Saved['draft'] = saved?.draft ?? { text: '', mentions: [] };
+
+function post(message: WebviewMessage): void {
+  vscode.postMessage(message);
+}
+
+// ---------- layout ----------
+
+const app = document.getElementById('app') ?? document.body.appendChild(h('div', { id: 'app' }));
+const historyPanel = h('div', {
+  class: 'history',
+  id: 'history-panel',
+  hidden: true,
+  role: 'region',
+  'aria-label': 'Past chats',
+});
+const historyButton = button('Chat history', () => toggleHistory(), {
+  icon: 'history',
+  iconOnly: true,
+  secondary: true,
+});
+historyButton.setAttribute('aria-controls', 'history-panel');
+historyButton.setAttribute('aria-expanded', 'false');
+const toolbar = h(
+  'div',
+  { class: 'toolbar', role: 'toolbar', 'aria-label': 'Chat' },
+  h('span', { class: 'title' }, 'Keel'),
+  h('span', { class: 'status', role: 'status', id: 'run-status' }),
+  historyButton,
+  button('New chat', () => post({ type: 'newChat' }), { icon: 'add', iconOnly: true, secondary: true }),
+);
+const transcript = createTranscript();
+const todos = h('div', { class: 'todos-panel' });
+const review = h('div', { class: 'review', role: 'region', 'aria-label': 'Pending changes' });
+const queue = h('div', { class: 'queue', 'aria-label': 'Queued messages' });
+const banner = h('div', { class: 'banner' });
+const meter = h('div', { class: 'meter' });
+const composer = createComposer({
+  submit(text, mentions) {
+    const idempotencyKey = crypto.randomUUID();
+    state = addPending(state, text, idempotencyKey);
+    post({ type: 'submit', text, mentions, idempotencyKey });
+    schedule();
+  },
+  stop: () => post({ type: 'stop' }),
+  requestCompletions: (query) => post({ type: 'requestFileCompletions', query }),
+  changed(next) {
+    draft = next;
+    schedulePersist();
+  },
+});
+app.replaceChildren(
+  toolbar,
+  historyPanel,
+  transcript.element,
+  h('div', { class: 'footer' }, todos, review, queue, banner, composer.element, meter),
+);
+
+function toggleHistory(): void {
+  historyPanel.hidden = !historyPanel.hidden;
+  historyButton.setAttribute('aria-expanded', String(!historyPanel.hidden));
+  if (!historyPanel.hidden) {
+    post({ type: 'listSessions' });
+    renderHistory(historyPanel, state, post, closeHistory);
+    historyPanel.querySelector<HTMLElement>('button')?.focus();
+  }
+}
+
+function closeHistory(): void {
+  historyPanel.hidden = true;
+  historyButton.setAttribute('aria-expanded', 'false');
+  composer.focus();
+}
+
+// ---------- render loop ----------
+
+const pendingHunks = (path: string) =>
+  state.review.filter((f) => samePath(f.path, path)).reduce((n, f) => n + f.hunks.length, 0);
+
+let frame = 0;
+function schedule(): void {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    render();
+  });
+}
+
+function render(): void {
+  transcript.render(state.items, { post, pendingHunks });
+  renderTodos(todos, state);
+  renderReview(review, state, post);
+  renderQueue(queue, state);
+  renderBanner(banner, state);
+  renderMeter(meter, state);
+  if (!historyPanel.hidden) renderHistory(historyPanel, state, post, closeHistory);
+  composer.setRunning(state.running);
+  const status = toolbar.querySelector<HTMLElement>('#run-status')!;
+  status.textContent = state.running ? 'Working…' : '';
+  document.body.dataset['running'] = String(state.running);
+  schedulePersist();
+}
+
+let persistTimer: ReturnType<typeof setTimeout> | undefined;
+function persist(): void {
+  clearTimeout(persistTimer);
+  persistTimer = undefined;
+  vscode.setState(toSaved(state, draft));
+}
+function schedulePersist(): void {
+  if (persistTimer === undefined) persistTimer = setTimeout(persist, 400);
+}
+window.addEventListener('pagehide', persist);
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden') persist();
+});
+
+// ---------- host messages ----------
+
+function handle(message: HostMessage): void {
+  if (message.type === 'fileCompletions') composer.showCompletions(message.query, message.items);
+  else if (message.type === 'setInput') composer.setInput(message.text, message.mentions);
+  state = applyHostMessage(state, message);
+  if (state.needsResync) {
+    // An event from a session we don't show: ask for a full snapshot of the host's current one.
+    state = { ...state, needsResync: false };
+    post({ type: 'ready', afterSeq: 0 });
+  }
+  schedule();
+}
+
+window.addEventListener('message', (event: MessageEvent) => {
+  const parsed = parseHostMessage(event.data);
+  if (!parsed.ok) {
+    console.warn(`[keel] ignored an invalid host message: ${parsed.error}`);
+    return;
+  }
+  handle(parsed.value);
+});
+
+if (draft.text) composer.setInput(draft.text, draft.mentions);
+render();
+post(
+  state.sessionId
+    ? { type: 'ready', afterSeq: state.lastSeq, sessionId: state.sessionId }
+    : { type: 'ready', afterSeq: 0 },
+);
