@@ -158,7 +158,8 @@ export function toLlm(messages: readonly AgentMessage[]): LlmMessage[] {
         pending.push({
           type: 'tool_result',
           tool_use_id: message.toolUseId,
-          content: message.content,
+          // The API rejects some empty blocks; an explicit marker also tells the model "nothing".
+          content: message.content.length > 0 ? message.content : '(no output)',
           ...(message.isError ? { is_error: true } : {}),
         });
         break;

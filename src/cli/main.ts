@@ -34,15 +34,10 @@ function makeHost(workspace: string, approvals: ApprovalsPort): Host {
 
 async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
   const { startEmulator } = await import('../../test/emulator/server.ts');
-  const demoScenario = (await import('../../test/emulator/scenarios/demo.json', { with: { type: 'json' } }))
+  const { parseScenario } = await import('../../test/emulator/scenario.ts');
+  const demoJson = (await import('../../test/emulator/scenarios/demo.json', { with: { type: 'json' } }))
     .default;
-  const emulator = await startEmulator({
-    scenario: demoScenario as Parameters<typeof startEmulator>[0] extends infer O
-      ? O extends { scenario?: infer S }
-        ? S
-        : never
-      : never,
-  });
+  const emulator = await startEmulator({ scenario: parseScenario(demoJson) });
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-'));
   fs.writeFileSync(
     path.join(workspace, 'README.md'),

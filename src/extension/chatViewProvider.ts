@@ -176,7 +176,11 @@ export function createChatView(deps: ChatViewDeps): ChatView {
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
       case 'ready':
-        if (deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
+        // After a window reload the extension starts empty: reopen the session from its log (the
+        // `switched` event then sends the full transcript).
+        if (!deps.controller.current && (await deps.controller.restore(message.sessionId))) {
+          // already sent in full
+        } else if (deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
         postUsage();
         await postReview();
         await postSessions();

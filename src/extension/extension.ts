@@ -83,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     settings: readSettings,
     apiKey: async () => (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
     log: write,
+    memento: context.workspaceState,
   });
   const ctl = controller;
   sub(ctl);

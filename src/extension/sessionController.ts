@@ -51,6 +51,11 @@ export interface SessionController extends vscode.Disposable {
   stop(): void;
   newChat(): void;
   open(id: string): Promise<void>;
+  /**
+   * After a window reload: reopen `preferred` (the webview's session) or the last session of this
+   * workspace from its log. Resolves true when a session was reopened.
+   */
+  restore(preferred?: string): Promise<boolean>;
   list(): Promise<SessionListItem[]>;
   notify(text: string, source: string): void;
 }
@@ -60,7 +65,11 @@ export interface SessionControllerOptions {
   readonly settings: () => KeelSettings;
   readonly apiKey: () => Promise<string | undefined>;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+  /** Remembers the current session id across window reloads (workspaceState). */
+  readonly memento?: vscode.Memento;
 }
+
+const LAST_SESSION_KEY = 'keel.lastSessionId';
 
 const DEFAULT_WINDOW = 200_000;
 
@@ -91,6 +100,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
   const attach = (next: AgentSession) => {
     subscription?.dispose();
     session = next;
+    void options.memento?.update(LAST_SESSION_KEY, next.id);
     records = next.eventsSince(0).flatMap((e) => (e.type === 'model_call' ? [e.record] : []));
     for (const note of pendingNotes.splice(0)) next.notify(note.text, note.source);
     subscription = next.subscribe((event) => {
@@ -201,6 +211,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       session?.dispose();
       session = undefined;
       records = [];
+      void options.memento?.update(LAST_SESSION_KEY, undefined);
       emitter.fire({ type: 'switched' });
       emitter.fire({ type: 'usage', usage: usageFrom(records, windowSetting()) });
     },
@@ -209,6 +220,22 @@ export function createSessionController(options: SessionControllerOptions): Sess
       const next = await create(id);
       session?.dispose();
       attach(next);
+    },
+    async restore(preferred) {
+      if (session) return false;
+      const candidates = [preferred, options.memento?.get<string>(LAST_SESSION_KEY)].filter(
+        (id): id is string => typeof id === 'string' && id.length > 0,
+      );
+      const known = new Set((await controller.list()).map((s) => s.id));
+      const id = candidates.find((c) => known.has(c));
+      if (!id) return false;
+      try {
+        await controller.open(id);
+        return true;
+      } catch (error) {
+        options.log('warn', `could not reopen session ${id}: ${String(error)}`);
+        return false;
+      }
     },
     async list() {
       const { listSessions } = await import('../agent/session/log.ts');

@@ -19,7 +19,7 @@ export type ApprovalPolicy = z.infer<typeof approvalPolicy>;
 const optionalPositiveInt = z.number().int().positive().optional().catch(undefined);
 
 export const settingsSchema = z.object({
-  model: z.string().min(1).catch('claude-sonnet-4-5'),
+  model: z.string().min(1).catch('claude-sonnet-4-6'),
   fallbackModels: z.array(z.string().min(1)).catch([]),
   baseUrl: z
     .string()
@@ -46,7 +46,8 @@ export function readSettings(): KeelSettings {
   const c = vscode.workspace.getConfiguration('keel');
   const approvals: Record<string, unknown> = {};
   // Setting ids are camelCase (keel.approvals.protectedWrite); the core's kinds are snake_case.
-  for (const k of APPROVAL_CATEGORIES) approvals[k] = c.get(`approvals.${k.replace(/_(\w)/g, (_, ch: string) => ch.toUpperCase())}`);
+  for (const k of APPROVAL_CATEGORIES)
+    approvals[k] = c.get(`approvals.${k.replace(/_(\w)/g, (_, ch: string) => ch.toUpperCase())}`);
   return settingsSchema.parse({
     model: c.get('model'),
     fallbackModels: c.get('fallbackModels'),

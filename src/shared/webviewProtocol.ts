@@ -67,8 +67,10 @@ const todoSchema = z.looseObject({
   status: z.enum(['pending', 'in_progress', 'completed']),
 });
 
-const ev = <T extends (typeof AGENT_EVENT_TYPES)[number], S extends z.core.$ZodLooseShape>(type: T, shape: S) =>
-  z.looseObject({ type: z.literal(type), ...envelope, ...shape });
+const ev = <T extends (typeof AGENT_EVENT_TYPES)[number], S extends z.core.$ZodLooseShape>(
+  type: T,
+  shape: S,
+) => z.looseObject({ type: z.literal(type), ...envelope, ...shape });
 
 export const agentEventSchema = z.discriminatedUnion('type', [
   ev('agent_start', { runId: z.string(), prompt: z.string() }),
@@ -204,7 +206,11 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     error: z.optional(z.string().check(z.maxLength(MAX_TEXT))),
   }),
   /** Prefill the input (e.g. "Ask Keel About Selection" when the user should edit before sending). */
-  z.strictObject({ type: z.literal('setInput'), text: z.string().check(z.maxLength(MAX_TEXT)), mentions: z.array(relPath) }),
+  z.strictObject({
+    type: z.literal('setInput'),
+    text: z.string().check(z.maxLength(MAX_TEXT)),
+    mentions: z.array(relPath),
+  }),
   /** A host-side problem outside any session event (no API key, session failed to start). */
   z.strictObject({
     type: z.literal('hostNotice'),
@@ -246,7 +252,10 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   }),
   z.strictObject({ type: z.literal('copyCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),
   z.strictObject({ type: z.literal('insertCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),
-  z.strictObject({ type: z.literal('requestFileCompletions'), query: z.string().check(z.maxLength(MAX_PATH)) }),
+  z.strictObject({
+    type: z.literal('requestFileCompletions'),
+    query: z.string().check(z.maxLength(MAX_PATH)),
+  }),
 ]);
 
 // ---------- types ----------

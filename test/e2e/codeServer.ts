@@ -15,7 +15,11 @@ export function log(message: string): void {
   process.stderr.write(`[${new Date().toISOString().slice(11, 23)}] ${message}\n`);
 }
 
-export function run(cmd: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
+export function run(
+  cmd: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): string {
   const result = spawnSync(cmd, args, {
     cwd: options.cwd ?? REPO,
     env: options.env ?? process.env,
@@ -23,14 +27,19 @@ export function run(cmd: string, args: string[], options: { env?: NodeJS.Process
     maxBuffer: 64 * 1024 * 1024,
   });
   if (result.status !== 0) {
-    throw new Error(`${cmd} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+    throw new Error(
+      `${cmd} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`,
+    );
   }
   return `${result.stdout}${result.stderr}`;
 }
 
 export function ensureCodeServer(): void {
   log('ensuring code-server is installed (cached in .cs/)');
-  const result = spawnSync('bash', [path.join(SCRIPTS, 'install.sh')], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+  const result = spawnSync('bash', [path.join(SCRIPTS, 'install.sh')], {
+    cwd: REPO,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   if (result.status !== 0) throw new Error('code-server install failed');
 }
 
@@ -49,7 +58,9 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -116,11 +127,15 @@ export async function startCodeServer(options: {
     spawnSync('bash', [path.join(SCRIPTS, 'stop.sh'), runDir], { stdio: 'ignore' });
   });
   const started = Date.now();
-  const result = spawnSync('bash', [path.join(SCRIPTS, 'start.sh'), String(port), options.workspace, runDir, ...(options.args ?? [])], {
-    cwd: REPO,
-    env: { ...process.env, ...options.env, CS_SETTINGS_JSON: JSON.stringify(options.settings ?? {}) },
-    encoding: 'utf8',
-  });
+  const result = spawnSync(
+    'bash',
+    [path.join(SCRIPTS, 'start.sh'), String(port), options.workspace, runDir, ...(options.args ?? [])],
+    {
+      cwd: REPO,
+      env: { ...process.env, ...options.env, CS_SETTINGS_JSON: JSON.stringify(options.settings ?? {}) },
+      encoding: 'utf8',
+    },
+  );
   if (result.status !== 0) {
     stop();
     throw new Error(`code-server did not start:\n${result.stdout}\n${result.stderr}`);
@@ -146,7 +161,12 @@ export async function launchBrowser(runDir: string): Promise<BrowserContext> {
   fs.mkdirSync(tmp, { recursive: true });
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    env: { ...process.env, TMPDIR: tmp, XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_CACHE_HOME: path.join(tmp, 'xdg-cache') },
+    env: {
+      ...process.env,
+      TMPDIR: tmp,
+      XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'),
+      XDG_CACHE_HOME: path.join(tmp, 'xdg-cache'),
+    },
     headless: true,
     viewport: { width: 1400, height: 900 },
     args: CHROMIUM_ARGS,

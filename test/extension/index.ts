@@ -18,7 +18,11 @@ export function run(): Promise<void> {
   const grep = process.env.KEEL_EXT_TEST_GREP;
   if (grep) mocha.grep(grep);
   const dir = path.join(__dirname, 'suite');
-  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.test.cjs')).sort()) mocha.addFile(path.join(dir, f));
+  for (const f of fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.test.cjs'))
+    .sort())
+    mocha.addFile(path.join(dir, f));
   const results: Results = { passes: [], failures: [], pending: [], durationMs: 0 };
   const started = Date.now();
   return new Promise((resolve, reject) => {
@@ -33,6 +37,8 @@ export function run(): Promise<void> {
     });
     runner.on('pass', (t) => results.passes.push(t.fullTitle()));
     runner.on('pending', (t) => results.pending.push(t.fullTitle()));
-    runner.on('fail', (t, err: Error) => results.failures.push({ title: t.fullTitle(), error: String(err?.stack ?? err) }));
+    runner.on('fail', (t, err: Error) =>
+      results.failures.push({ title: t.fullTitle(), error: String(err?.stack ?? err) }),
+    );
   });
 }

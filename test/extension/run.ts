@@ -7,6 +7,7 @@
 //   runTests({ extensionDevelopmentPath: repo, extensionTestsPath: 'out/test-ext' }).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { format } from 'node:util';
 import {
   ensureCodeServer,
   launchBrowser,
@@ -52,13 +53,16 @@ async function main(): Promise<number> {
       const remote = (p: string) => `vscode-remote://${authority}${p}`;
       const payload = JSON.stringify([
         ['extensionDevelopmentPath', remote(REPO)],
-        ['extensionTestsPath', remote(path.join(REPO, 'out', 'test-ext'))],
+        // A file, not the folder: the repo is "type": "module", so VS Code import()s this path.
+        ['extensionTestsPath', remote(path.join(REPO, 'out', 'test-ext', 'index.cjs'))],
         ['skipWelcome', 'true'],
       ]);
       const done = new Promise<number>((resolve) => {
         void page.exposeFunction('codeAutomationLog', (type: string, args: unknown[]) => {
-          const line = (args ?? []).map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
-          process.stdout.write(`  ${type === 'error' ? '[stderr] ' : ''}${line}\n`);
+          const line = format(...(args ?? []));
+          // The workbench's own noise (offline gallery lookups and their stacks) only when asked for.
+          if (type === 'error' && !process.env.VERBOSE) return;
+          process.stdout.write(`  ${line}\n`);
         });
         void page.exposeFunction('codeAutomationExit', (code: number) => resolve(code));
       });
@@ -68,7 +72,10 @@ async function main(): Promise<number> {
       exitCode = await Promise.race([
         done,
         new Promise<number>((_, reject) =>
-          setTimeout(() => reject(new Error(`no result from the extension host after ${TIMEOUT_MS} ms`)), TIMEOUT_MS),
+          setTimeout(
+            () => reject(new Error(`no result from the extension host after ${TIMEOUT_MS} ms`)),
+            TIMEOUT_MS,
+          ),
         ),
       ]);
       log(`extension host finished with exit code ${exitCode}`);

@@ -42,7 +42,11 @@ function setup(options: { decisions?: ApprovalDecision[]; git?: boolean } = {}) 
   const ledger = createReadLedger();
   const audits: AuditEntry[] = [];
   const gate = createWriteGate();
-  const tools = { edit: createEditTool({ gate }), multi: createMultiEditTool({ gate }), write: createWriteTool({ gate }) };
+  const tools = {
+    edit: createEditTool({ gate }),
+    multi: createMultiEditTool({ gate }),
+    write: createWriteTool({ gate }),
+  };
   const ctx = (signal: AbortSignal = new AbortController().signal): ToolContext => ({
     host,
     sessionId: 'session-1',
@@ -67,11 +71,16 @@ function setup(options: { decisions?: ApprovalDecision[]; git?: boolean } = {}) 
   };
   const bytes = (rel: string) => fs.readFileSync(abs(rel));
   const text = (rel: string) => fs.readFileSync(abs(rel), 'utf8');
-  const edit = (input: { path: string; old_string: string; new_string: string; replace_all?: boolean }, s?: AbortSignal) =>
-    tools.edit.execute(input, ctx(s));
-  const multi = (input: { path: string; edits: { old_string: string; new_string: string; replace_all?: boolean }[] }) =>
-    tools.multi.execute(input, ctx());
-  const write = (input: { path: string; content: string }, s?: AbortSignal) => tools.write.execute(input, ctx(s));
+  const edit = (
+    input: { path: string; old_string: string; new_string: string; replace_all?: boolean },
+    s?: AbortSignal,
+  ) => tools.edit.execute(input, ctx(s));
+  const multi = (input: {
+    path: string;
+    edits: { old_string: string; new_string: string; replace_all?: boolean }[];
+  }) => tools.multi.execute(input, ctx());
+  const write = (input: { path: string; content: string }, s?: AbortSignal) =>
+    tools.write.execute(input, ctx(s));
   return { ws, base, host, asked, audits, put, read, bytes, text, edit, multi, write, abs, ledger, guard };
 }
 
@@ -162,7 +171,11 @@ test('NO_MATCH shows the most similar region with line numbers, fast on a 10k-li
   assert.ok(elapsed < 2000, `NO_MATCH took ${elapsed} ms`);
   assert.match(renderForModel(result), /^Error \[NO_MATCH\]/);
   // Line-number prefixes copied from Read output get a specific hint.
-  const numbered = await t.edit({ path: 'big.ts', old_string: '  7343\t  return JSON.parse(input);', new_string: 'x' });
+  const numbered = await t.edit({
+    path: 'big.ts',
+    old_string: '  7343\t  return JSON.parse(input);',
+    new_string: 'x',
+  });
   assert.equal(errorCode(numbered), 'NO_MATCH');
   assert.match(numbered.error!.suggestion, /line-number prefixes/);
 });
@@ -300,7 +313,14 @@ test('Write creates new files (with parents) without a Read, but overwriting nee
   const change = t.audits.find((a) => a.type === 'file_change');
   assert.deepEqual(
     { ...change },
-    { type: 'file_change', path: 'deep/new/dir/file.md', action: 'create', bytes_before: 0, bytes_after: 14, tool: 'Write' },
+    {
+      type: 'file_change',
+      path: 'deep/new/dir/file.md',
+      action: 'create',
+      bytes_before: 0,
+      bytes_after: 14,
+      tool: 'Write',
+    },
   );
 
   t.put('old.txt', '\ufefffirst\r\nsecond\r\n', 0o600);
@@ -348,7 +368,11 @@ test('protected files ask first; deny leaves them untouched and is audited', asy
   const t = setup({ decisions: ['deny', 'allow_session', 'allow_once'] });
   t.put('.git/config', '[core]\n');
   t.read('.git/config');
-  const denied = await t.edit({ path: '.git/config', old_string: '[core]', new_string: '[core]\n\tbare = true' });
+  const denied = await t.edit({
+    path: '.git/config',
+    old_string: '[core]',
+    new_string: '[core]\n\tbare = true',
+  });
   assert.equal(errorCode(denied), 'DENIED_BY_USER');
   assert.ok(denied.error!.suggestion.length > 0);
   assert.equal(t.text('.git/config'), '[core]\n');

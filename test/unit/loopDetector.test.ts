@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { canonicalJson, createLoopDetector, type LoopDetector, type LoopVerdict } from '../../src/agent/safety/loopDetector.ts';
+import {
+  canonicalJson,
+  createLoopDetector,
+  type LoopDetector,
+  type LoopVerdict,
+} from '../../src/agent/safety/loopDetector.ts';
 
 // Drives the detector the way the tool registry does: check → (execute unless blocked/stopped) → record.
 interface Outcome {
@@ -11,7 +16,12 @@ interface Outcome {
 
 function simulate(
   detector: LoopDetector,
-  calls: ReadonlyArray<{ tool: string; input: unknown; result: string; status?: 'success' | 'partial' | 'error' }>,
+  calls: ReadonlyArray<{
+    tool: string;
+    input: unknown;
+    result: string;
+    status?: 'success' | 'partial' | 'error';
+  }>,
 ): { outcomes: Outcome[]; executed: number; stoppedAt: number | undefined } {
   const outcomes: Outcome[] = [];
   let executed = 0;
@@ -46,7 +56,11 @@ const repeat = <T>(n: number, make: (i: number) => T): T[] => Array.from({ lengt
 
 test('30 identical calls: warned from the 10th, blocked from the 20th (not executed), run stopped at the 30th', () => {
   const detector = createLoopDetector();
-  const calls = repeat(40, () => ({ tool: 'Read', input: { path: 'src/a.ts' }, result: 'export const a = 1;' }));
+  const calls = repeat(40, () => ({
+    tool: 'Read',
+    input: { path: 'src/a.ts' },
+    result: 'export const a = 1;',
+  }));
   const { outcomes, executed, stoppedAt } = simulate(detector, calls);
 
   assert.equal(executed, 19);
@@ -82,7 +96,10 @@ test('30 identical calls: warned from the 10th, blocked from the 20th (not execu
 test('key order in the input does not disguise an identical call', () => {
   const detector = createLoopDetector({ warnAt: 2, blockAt: 3, stopAt: 10 });
   detector.record('Grep', { pattern: 'foo', path: 'src' }, 'src/a.ts:1:foo', 'success');
-  assert.equal(detector.record('Grep', { path: 'src', pattern: 'foo' }, 'src/a.ts:1:foo', 'success').action, 'warn');
+  assert.equal(
+    detector.record('Grep', { path: 'src', pattern: 'foo' }, 'src/a.ts:1:foo', 'success').action,
+    'warn',
+  );
   assert.equal(detector.check('Grep', { path: 'src', pattern: 'foo' }).action, 'block');
 });
 
@@ -93,12 +110,19 @@ test('polling whose result changes is progress; polling whose result never chang
     repeat(200, (i) => ({ tool: 'Bash', input: { command: 'npm test' }, result: `${i} passing` })),
   );
   assert.equal(progressing.executed, 200);
-  assert.deepEqual(actions(progressing.outcomes), repeat(200, () => 'allow'));
+  assert.deepEqual(
+    actions(progressing.outcomes),
+    repeat(200, () => 'allow'),
+  );
 
   const stuck = createLoopDetector();
   const polling = simulate(
     stuck,
-    repeat(25, () => ({ tool: 'Bash', input: { command: 'curl -s localhost:3000/health' }, result: 'starting' })),
+    repeat(25, () => ({
+      tool: 'Bash',
+      input: { command: 'curl -s localhost:3000/health' },
+      result: 'starting',
+    })),
   );
   assert.equal(polling.executed, 19);
   assert.equal(polling.outcomes[19]!.verdict.action, 'block');
@@ -107,20 +131,35 @@ test('polling whose result changes is progress; polling whose result never chang
 test('a result change restarts the count: npm test after an edit that changed its output', () => {
   const detector = createLoopDetector();
   const test1 = { tool: 'Bash', input: { command: 'npm test' } };
-  const failing = simulate(detector, repeat(15, () => ({ ...test1, result: '1 failing' })));
+  const failing = simulate(
+    detector,
+    repeat(15, () => ({ ...test1, result: '1 failing' })),
+  );
   assert.equal(failing.outcomes[14]!.verdict.action, 'warn');
   // The model edits a file, and the test output changes: that is progress, the counters restart.
   assert.equal(
     detector.record('Edit', { path: 'src/a.ts', old: 'a', new: 'b' }, 'Edited src/a.ts', 'success').action,
     'allow',
   );
-  const after = simulate(detector, repeat(9, () => ({ ...test1, result: '0 failing' })));
+  const after = simulate(
+    detector,
+    repeat(9, () => ({ ...test1, result: '0 failing' })),
+  );
   assert.equal(after.executed, 9);
-  assert.deepEqual(actions(after.outcomes), repeat(9, () => 'allow'));
+  assert.deepEqual(
+    actions(after.outcomes),
+    repeat(9, () => 'allow'),
+  );
   // Another edit, and the old failing output comes back: its count restarts, it does not resume at 15.
   detector.record('Edit', { path: 'src/a.ts', old: 'b', new: 'c' }, 'Edited src/a.ts', 'success');
-  const back = simulate(detector, repeat(9, () => ({ ...test1, result: '1 failing' })));
-  assert.deepEqual(actions(back.outcomes), repeat(9, () => 'allow'));
+  const back = simulate(
+    detector,
+    repeat(9, () => ({ ...test1, result: '1 failing' })),
+  );
+  assert.deepEqual(
+    actions(back.outcomes),
+    repeat(9, () => 'allow'),
+  );
 });
 
 test('A↔B ping-pong with unchanged results: warned at 10 alternating calls, blocked at 20, then stopped', () => {
@@ -157,7 +196,10 @@ test('A↔B alternation whose results keep changing is not a loop', () => {
       : { tool: 'Read', input: { path: 'out/log.txt' }, result: `log ${i}` },
   );
   const { outcomes } = simulate(detector, calls);
-  assert.deepEqual(actions(outcomes), repeat(200, () => 'allow'));
+  assert.deepEqual(
+    actions(outcomes),
+    repeat(200, () => 'allow'),
+  );
   assert.deepEqual(detector.stats, { warnings: 0, blocks: 0, stops: 0 });
 });
 
@@ -180,7 +222,10 @@ test('global breaker: a cycle of three unproductive calls stops the run at 30 ca
   assert.match(message(stop), /last 30 tool calls made no progress/);
   assert.equal(detectorOf(stop), 'global');
   // The model was told before the run was ended.
-  assert.deepEqual(actions(outcomes.slice(12, 32)), repeat(20, () => 'warn'));
+  assert.deepEqual(
+    actions(outcomes.slice(12, 32)),
+    repeat(20, () => 'warn'),
+  );
   assert.equal(detector.check('Read', { path: 'new.ts' }).action, 'stop');
 });
 
@@ -191,7 +236,10 @@ test('noteProgress (e.g. a user message) resets the global counter', () => {
     { tool: 'Read', input: { path: 'b.ts' }, result: 'b' },
     { tool: 'Read', input: { path: 'c.ts' }, result: 'c' },
   ];
-  const first = simulate(detector, repeat(8, (i) => cycle[i % 3]!));
+  const first = simulate(
+    detector,
+    repeat(8, (i) => cycle[i % 3]!),
+  );
   assert.equal(first.outcomes[7]!.verdict.action, 'warn');
   detector.noteProgress();
   assert.equal(detector.record('Read', { path: 'c.ts' }, 'c', 'success').action, 'allow');
@@ -219,10 +267,19 @@ test('a realistic, varied session of 200 calls never triggers anything', () => {
   let testFailures = 12;
   for (let step = 0; calls.length < 200; step++) {
     const file = `src/module${step % 17}.ts`;
-    calls.push({ tool: 'Grep', input: { pattern: `fn${step}`, path: 'src' }, result: `${file}:${step}:fn${step}` });
+    calls.push({
+      tool: 'Grep',
+      input: { pattern: `fn${step}`, path: 'src' },
+      result: `${file}:${step}:fn${step}`,
+    });
     calls.push({ tool: 'Read', input: { path: file }, result: `// ${file} revision ${step}` });
-    if (step % 3 === 0) calls.push({ tool: 'Glob', input: { pattern: `**/*${step % 5}.ts` }, result: `${file}` });
-    calls.push({ tool: 'Edit', input: { path: file, old_string: `v${step}`, new_string: `v${step + 1}` }, result: 'ok' });
+    if (step % 3 === 0)
+      calls.push({ tool: 'Glob', input: { pattern: `**/*${step % 5}.ts` }, result: `${file}` });
+    calls.push({
+      tool: 'Edit',
+      input: { path: file, old_string: `v${step}`, new_string: `v${step + 1}` },
+      result: 'ok',
+    });
     if (step % 4 === 0) {
       calls.push({
         tool: 'TodoWrite',
@@ -239,7 +296,12 @@ test('a realistic, varied session of 200 calls never triggers anything', () => {
       calls.push({ tool: 'Bash', input: { command: 'git status --short' }, result: ` M ${file}` });
     }
     if (step % 11 === 5) {
-      calls.push({ tool: 'Read', input: { path: 'missing.ts' }, result: 'Error [NOT_FOUND]', status: 'error' });
+      calls.push({
+        tool: 'Read',
+        input: { path: 'missing.ts' },
+        result: 'Error [NOT_FOUND]',
+        status: 'error',
+      });
     }
   }
   const { outcomes, executed } = simulate(detector, calls.slice(0, 200));
@@ -257,7 +319,10 @@ test('identical repeats far apart (outside the recent window) do not accumulate'
     for (let j = 0; j < 20; j++) calls.push({ tool: 'Read', input: { path: `f${i}-${j}` }, result: 'x' });
   }
   const { outcomes } = simulate(detector, calls);
-  assert.deepEqual(actions(outcomes), repeat(calls.length, () => 'allow'));
+  assert.deepEqual(
+    actions(outcomes),
+    repeat(calls.length, () => 'allow'),
+  );
 });
 
 test('canonicalJson: sorted keys at every depth, arrays keep their order, JSON semantics otherwise', () => {

@@ -46,7 +46,8 @@ function snapshot(dir: string, skip: string): Map<string, string> {
       else if (st.isDirectory()) {
         out.set(full, `dir:${st.mode}`);
         walk(full);
-      } else out.set(full, `file:${st.mode}:${createHash('sha256').update(fs.readFileSync(full)).digest('hex')}`);
+      } else
+        out.set(full, `file:${st.mode}:${createHash('sha256').update(fs.readFileSync(full)).digest('hex')}`);
     }
   };
   walk(dir);
@@ -179,6 +180,15 @@ function corpus(base: string, outside: string): string[] {
     `${'a/'.repeat(200)}${'../'.repeat(201)}outside/secret.txt`,
     `${'deep-directory-name-'.repeat(10)}/${'../'.repeat(2)}outside/secret.txt`,
     `linkdir/${'n'.repeat(200)}/../secret.txt`,
+    `linkdir/${'n'.repeat(300)}/../secret.txt`,
+    `linkdir/${'n'.repeat(300)}`,
+    `../outside/${'n'.repeat(300)}`,
+    `${'../'.repeat(3000)}etc/passwd`,
+    '../outside/',
+    'linkdir/',
+    // a NUL byte after an escape is still an escape
+    `${rel}\0.ts`,
+    'linkdir/secret.txt\0',
     // unicode
     '../outside/ünïcode-新.txt',
     '../outside/u\u0308ni\u0308code-新.txt',
@@ -211,7 +221,8 @@ test('every escape through Edit, MultiEdit and Write ends in OUTSIDE_WORKSPACE, 
       if (result.error?.code !== 'OUTSIDE_WORKSPACE') {
         failures.push(`${name} ${JSON.stringify(candidate)} → ${result.status} ${result.error?.code ?? ''}`);
       }
-      if (rendered.includes(SECRET)) failures.push(`${name} ${JSON.stringify(candidate)} leaked outside content`);
+      if (rendered.includes(SECRET))
+        failures.push(`${name} ${JSON.stringify(candidate)} leaked outside content`);
     }
   }
   assert.deepEqual(failures, []);
@@ -224,13 +235,21 @@ test('every escape through Edit, MultiEdit and Write ends in OUTSIDE_WORKSPACE, 
 test('forms that only look like escapes stay inside the workspace and never touch outside', async () => {
   const w = world();
   const before = snapshot(w.base, w.ws);
-  for (const candidate of ['%2e%2e/outside/secret.txt', '..\\outside\\secret.txt', '．．/outside/secret.txt', '...']) {
+  for (const candidate of [
+    '%2e%2e/outside/secret.txt',
+    '..\\outside\\secret.txt',
+    '．．/outside/secret.txt',
+    '...',
+  ]) {
     for (const [name, attempt] of Object.entries(attempts)) {
       const result = await attempt(candidate, w.ctx);
       assert.ok(!renderForModel(result).includes(SECRET), `${name} ${candidate} leaked`);
       if (result.status === 'success') {
         const r = w.guard.resolve(candidate);
-        assert.ok(r.ok && r.path.startsWith(`${w.ws}${path.sep}`), `${name} ${candidate} wrote at ${r.ok && r.path}`);
+        assert.ok(
+          r.ok && r.path.startsWith(`${w.ws}${path.sep}`),
+          `${name} ${candidate} wrote at ${r.ok && r.path}`,
+        );
       }
     }
   }

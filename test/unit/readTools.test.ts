@@ -330,6 +330,8 @@ describe('Glob', () => {
     // Spill files live in the state dir, which Glob can still list when asked directly.
     const inState = await call(glob, { pattern: '*', path: '.keel/tool-output' }, f.ctx());
     assert.deepEqual(inState.data.files, ['.keel/tool-output/toolu_glob-glob.txt']);
+    const page = await call(read, { path: spill, offset: 2100, limit: 1 }, f.ctx());
+    assert.equal(page.text, '  2100\tmany/f2099.txt');
   });
 });
 

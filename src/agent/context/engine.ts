@@ -291,7 +291,9 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       let view = buildView(working);
       let built = build(view, args.volatileTail);
       const usage = () => built.tokens / window;
-      const cold = args.lastCallAt === undefined || args.now - args.lastCallAt >= ttl;
+      // A new run does not know its predecessor's last call; the newest reply's timestamp does.
+      const lastCall = args.lastCallAt ?? lastAssistantTs(working);
+      const cold = lastCall === undefined || args.now - lastCall >= ttl;
       let stage = 0;
       const applyEdits = (edits: Edit[], editStage: number) => {
         if (edits.length === 0) return;
@@ -378,6 +380,14 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       return out;
     },
   };
+}
+
+function lastAssistantTs(transcript: readonly AgentMessage[]): number | undefined {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const message = transcript[i]!;
+    if (message.role === 'assistant') return message.ts;
+  }
+  return undefined;
 }
 
 function reminder(id: string, ts: number, text: string): ReminderMessage {

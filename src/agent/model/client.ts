@@ -204,7 +204,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
 
   return {
     models: options.models,
-    async stream(request, signal, callbacks = {}) {
+    async stream(originalRequest, signal, callbacks = {}) {
+      let request = originalRequest;
       const available = options.models.filter((m) => (coolingUntil.get(m) ?? 0) <= now());
       const order = available.length > 0 ? available : [...options.models];
       let lastError: ModelError | undefined;
@@ -220,6 +221,13 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
             const classified = error instanceof ModelError ? error : classifyError(error, signal);
             if (partial.length > 0)
               callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
+            // Some models/endpoints allow fewer output tokens than we ask for: adopt their limit.
+            const limit = Number(/max_tokens: \d+ > (\d+)/.exec(classified.message)?.[1] ?? 0);
+            if (classified.kind === 'invalid_request' && limit > 0 && limit < request.maxTokens) {
+              request = { ...request, maxTokens: limit };
+              attempt--;
+              continue;
+            }
             if (!classified.retryable) {
               if (classified.kind === 'model_unavailable') {
                 lastError = classified;

@@ -12,7 +12,14 @@ import { canonicalJson } from './loopDetector.ts';
 export type AuditRecord =
   | { type: 'approval_request'; kind: string; title: string; detail: string; risk: string; tool?: string }
   | { type: 'approval_decision'; kind: string; detail: string; decision: string; tool?: string }
-  | { type: 'command'; command: string; cwd: string; exitCode: number | null; durationMs: number; timedOut?: boolean }
+  | {
+      type: 'command';
+      command: string;
+      cwd: string;
+      exitCode: number | null;
+      durationMs: number;
+      timedOut?: boolean;
+    }
   | { type: 'file_change'; action: 'create' | 'modify' | 'delete' | 'rename'; path: string; tool?: string }
   | { type: 'policy_block'; rule: string; detail: string; tool?: string };
 

@@ -7,7 +7,8 @@ import { z } from 'zod';
 //   ping-pong     — two calls alternate (A B A B …) and neither result changes;
 //   global        — calls of any kind in a row that produced nothing new.
 // "Progress" is a (call, result) pair not seen in the recent window, so distinct inputs and changed
-// results (e.g. `npm test` after an edit that changed its output) never trip anything.
+// results (e.g. `npm test` after an edit that changed its output) never trip anything; a repeat count
+// also restarts once any other call made progress since the repeated call last ran.
 
 export interface LoopDetectorOptions {
   /** Append a warning note to the result from this many repetitions on (default 10). */
@@ -35,15 +36,25 @@ export interface LoopDetector {
    * After executing: records the call and a hash of its rendered result; returns a warn verdict when a
    * warning note must be appended to this result, or 'stop' when this call was the last one allowed.
    */
-  record(toolName: string, input: unknown, resultText: string, status: 'success' | 'partial' | 'error'): LoopVerdict;
+  record(
+    toolName: string,
+    input: unknown,
+    resultText: string,
+    status: 'success' | 'partial' | 'error',
+  ): LoopVerdict;
+  /** Cumulative for the detector's lifetime (reset() does not clear them): loop_detection_blocks etc. */
+  readonly stats: { warnings: number; blocks: number; stops: number };
+}
+
+/** Extra controls of the detector createLoopDetector returns (additions to the registry contract). */
+export interface LoopDetectorControls {
   /**
    * Progress made outside the tool stream (e.g. the user sent a message, a file changed on disk):
    * resets the no-progress and alternation counters; identical calls keep their repeat counts.
    */
   noteProgress(): void;
-  /** Forget everything, including a 'stop' (call at the start of each run). */
+  /** Forget all calls, including a 'stop' (call at the start of each run). */
   reset(): void;
-  readonly stats: { warnings: number; blocks: number; stops: number };
 }
 
 const optionsSchema = z
@@ -127,7 +138,7 @@ const BLOCK_SUGGESTION =
   'approach or tool, or stop and explain to the user what is blocking you.';
 const STOP_SUGGESTION = 'Review what was tried, then give the agent a different instruction.';
 
-export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetector {
+export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetector & LoopDetectorControls {
   const { warnAt, blockAt, stopAt, window } = optionsSchema.parse(options);
   const stats = { warnings: 0, blocks: 0, stops: 0 };
 
@@ -183,13 +194,9 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
     return beforeLast.sig === sig && last.sig !== sig ? alternation + 1 : 0;
   };
 
-  /** "A ↔ B" for a call `sig` that continues the alternation at the end of the history. */
-  const pingPongPair = (sig: string): string => {
-    const last = history[history.length - 1];
-    const other = last && last.sig !== sig ? last : history[history.length - 2];
-    const self = history.findLast((e) => e.sig === sig);
-    return `${self?.tool ?? '?'} ↔ ${other?.tool ?? '?'}`;
-  };
+  /** "A ↔ B" for the two calls at the end of the history (called after the current one is observed). */
+  const pingPongPair = (): string =>
+    `${history[history.length - 2]?.tool ?? '?'} ↔ ${history[history.length - 1]?.tool ?? '?'}`;
 
   return {
     stats,
@@ -219,7 +226,7 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
         return {
           action: 'block',
           message:
-            `Loop detected: the last ${alt - 1} calls alternated between the same two calls (${pingPongPair(sig)}) ` +
+            `Loop detected: the last ${alt - 1} calls alternated between the same two calls (${pingPongPair()}) ` +
             `and neither result changed, so this ${toolName} call was not executed.`,
           suggestion: BLOCK_SUGGESTION,
           detector: 'ping_pong',
@@ -272,13 +279,13 @@ export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetec
       if (alternation >= warnAt && alternation >= state.streak) {
         detector = 'ping_pong';
         message =
-          `Loop warning: the last ${alternation} calls alternated between the same two calls (${pingPongPair(sig)}) ` +
+          `Loop warning: the last ${alternation} calls alternated between the same two calls (${pingPongPair()}) ` +
           `and neither result changed. Change approach; at ${blockAt} alternating calls they are blocked.`;
       } else if (state.streak >= warnAt) {
         message =
           `Loop warning: this exact ${toolName} call has now returned the same result ${state.streak} times. ` +
           'Repeating it will not give new information; change approach (different input, another tool, or ask ' +
-          `the user). From the ${blockAt}th identical call it is blocked.`;
+          `the user). At ${blockAt} identical calls it is blocked.`;
       } else if (noProgress >= warnAt) {
         detector = 'global';
         message =

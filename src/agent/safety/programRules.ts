@@ -6,7 +6,7 @@ import { judgeDelete, judgeWrite } from './pathRules.ts';
 // managers, network clients, and the file readers/searchers that have a dedicated Keel tool.
 
 export type Recurse = (argv: readonly Arg[], rc: RuleContext) => void;
-export type Rule = (program: string, args: readonly Arg[], rc: RuleContext, recurse: Recurse) => void;
+export type Rule = (program: string, args: readonly Arg[], rc: RuleContext, recurse?: Recurse) => void;
 
 export const lit = (value: string, exact = true): Arg => ({ value, exact, glob: false, substs: [] });
 

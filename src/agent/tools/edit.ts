@@ -8,7 +8,7 @@ import {
   runEditTool,
   statTarget,
 } from './editing/apply.ts';
-import { createWriteGate, type WriteGate } from './editing/gate.ts';
+import { sharedWriteGate, type WriteGate } from './editing/gate.ts';
 import { applyEdit } from './editing/replace.ts';
 import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
@@ -37,7 +37,7 @@ export interface EditToolOptions {
 export function createEditTool(
   options: EditToolOptions = {},
 ): ToolDefinition<EditInput, EditResultData | null> {
-  const gate = options.gate ?? createWriteGate();
+  const gate = options.gate ?? sharedWriteGate();
   return {
     name: 'Edit',
     description: DESCRIPTION,

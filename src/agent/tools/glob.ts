@@ -14,16 +14,8 @@ import { ok, partial } from './protocol.ts';
 export const GLOB_MAX_RESULTS = 10_000;
 
 export const globInputSchema = z.object({
-  pattern: z
-    .string()
-    .min(1)
-    .describe(
-      'Glob pattern relative to path, e.g. "**/*.ts", "src/**/*.test.ts", "**/{README,CHANGELOG}.md".',
-    ),
-  path: z
-    .string()
-    .default('.')
-    .describe('Directory to search in, relative to the workspace root. Default: the workspace root.'),
+  pattern: z.string().min(1).describe('Glob relative to path, e.g. "**/*.ts".'),
+  path: z.string().default('.').describe('Directory to search in (default: workspace root).'),
 });
 export type GlobInput = z.infer<typeof globInputSchema>;
 

@@ -19,39 +19,23 @@ export const GREP_MAX_LINE_CHARS = 500;
 export const GREP_TIMEOUT_MS = 60_000;
 
 export const grepInputSchema = z.object({
-  pattern: z
-    .string()
-    .min(1)
-    .describe('Regular expression (ripgrep/Rust syntax), e.g. "function\\s+load", "TODO".'),
-  path: z
-    .string()
-    .default('.')
-    .describe('File or directory to search, relative to the workspace root. Default: the workspace root.'),
-  glob: z
-    .string()
-    .optional()
-    .describe('Only search files matching this glob, e.g. "*.ts", "src/**/*.{ts,tsx}".'),
-  case_insensitive: z.boolean().default(false).describe('Match case-insensitively.'),
+  pattern: z.string().min(1).describe('Regex (ripgrep syntax).'),
+  path: z.string().default('.').describe('File or directory to search (default: workspace root).'),
+  glob: z.string().optional().describe('Only files matching this glob, e.g. "*.ts".'),
+  case_insensitive: z.boolean().default(false).describe('Ignore case.'),
   output_mode: z
     .enum(['files_with_matches', 'content', 'count'])
     .default('files_with_matches')
-    .describe(
-      '"files_with_matches" (default): file paths; "content": matching lines with line numbers; "count": matches per file.',
-    ),
+    .describe('files_with_matches: paths; content: matching lines with numbers; count: matches per file.'),
   context: z
     .number()
     .int()
     .min(0)
     .max(20)
     .optional()
-    .describe('Lines of context before and after each match (content mode only).'),
-  multiline: z.boolean().default(false).describe('Let the pattern span lines ("." also matches newlines).'),
-  head_limit: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe('Return only the first N output entries (lines, files or counts).'),
+    .describe('Context lines around each match (content mode only; ignored otherwise).'),
+  multiline: z.boolean().default(false).describe('Pattern may span lines.'),
+  head_limit: z.number().int().min(1).max(100_000).optional().describe('Only the first N entries.'),
 });
 export type GrepInput = z.infer<typeof grepInputSchema>;
 
@@ -114,8 +98,10 @@ function renderContent(files: RgFile[], display: (p: string) => string, head: nu
         break;
       }
       if (prev >= 0 && l.line > prev + 1) out.push('--');
-      out.push(`${l.line}${l.match ? ':' : '-'}${clipLine(l.text, GREP_MAX_LINE_CHARS)}`);
-      lines.push({ path: name, line: l.line, text: l.text, match: l.match });
+      // Clipped in data too: one minified line must not bloat the session log either.
+      const text = clipLine(l.text, GREP_MAX_LINE_CHARS);
+      out.push(`${l.line}${l.match ? ':' : '-'}${text}`);
+      lines.push({ path: name, line: l.line, text, match: l.match });
       prev = l.line;
       shown++;
     }
@@ -135,13 +121,6 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
   const target = resolvePath(ctx, input.path);
   const stat = await ctx.host.workspace.stat(target.path);
   if (!stat) return notFound(ctx, target.path, target.display, 'Path');
-  if (input.context !== undefined && input.output_mode !== 'content') {
-    failure(
-      'INVALID_PARAM',
-      'context only applies to output_mode "content".',
-      'Add "output_mode":"content".',
-    );
-  }
   // Keel's own state dir (spill files) is searched even though it ignores itself.
   const noIgnore = inStateDir(ctx, target.path);
 
@@ -176,7 +155,9 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
   }
 
   // ripgrep searches in parallel, so its order varies run to run; ours must not (P1).
-  const display = (p: string) => ctx.guard.display(p);
+  const shownPath = new Map<string, string>();
+  for (const p of result.files.keys()) shownPath.set(p, ctx.guard.display(p));
+  const display = (p: string) => shownPath.get(p) ?? ctx.guard.display(p);
   const files = [...result.files.values()]
     .filter((f) => f.matchedLines > 0 || f.lines.some((l) => l.match))
     .sort((a, b) => compareStrings(display(a.path), display(b.path)));

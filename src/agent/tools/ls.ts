@@ -18,17 +18,8 @@ import { ok, partial } from './protocol.ts';
 export const LS_MAX_ENTRIES = 1000;
 
 export const lsInputSchema = z.object({
-  path: z
-    .string()
-    .default('.')
-    .describe('Directory to list, relative to the workspace root. Default: the workspace root.'),
-  depth: z
-    .number()
-    .int()
-    .min(1)
-    .max(5)
-    .default(1)
-    .describe('How many levels to show (1 = direct children only). Gitignored folders are never expanded.'),
+  path: z.string().default('.').describe('Directory (default: workspace root).'),
+  depth: z.number().int().min(1).max(5).default(1).describe('Levels to show (default 1).'),
 });
 export type LsInput = z.infer<typeof lsInputSchema>;
 

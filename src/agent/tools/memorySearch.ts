@@ -21,7 +21,7 @@ const inputSchema = z.object({
     .describe(
       'Words that must all appear (case-insensitive), a "quoted phrase", or a message id from a placeholder',
     ),
-  limit: z.number().int().min(1).max(MEMORY_MAX_LIMIT).optional().describe('Max results (default 5)'),
+  limit: z.number().int().min(1).max(MEMORY_MAX_LIMIT).optional().describe('Default 5'),
 });
 export type MemorySearchInput = z.infer<typeof inputSchema>;
 
@@ -40,9 +40,9 @@ export interface MemorySearchData {
   readonly searched: { readonly log: boolean; readonly archives: number };
 }
 
-const DESCRIPTION = `Search this session's full history (session log and compaction archives) for content that was trimmed, cleared or summarised out of your context.
-Use when a placeholder or summary says an output was removed, or you need an earlier detail (an error text, a decision, a file's old content) without redoing the work. Don't use for the workspace's current files: use Grep/Read.
-Examples: {"query":"TypeError parseConfig"} · {"query":"\\"exit code 1\\"","limit":3} · {"query":"<message id from a placeholder>"}`;
+const DESCRIPTION = `Search this session's full history (log and compaction archives) for what was trimmed, cleared or summarised out of your context.
+Use when a placeholder or summary says output was removed, or for an earlier error, decision or output. Don't use for current files: use Grep/Read.
+Examples: {"query":"TypeError parseConfig"} · {"query":"<message id from a placeholder>"}`;
 
 interface Candidate {
   readonly message: AgentMessage;

@@ -8,7 +8,7 @@ import {
   runEditTool,
   statTarget,
 } from './editing/apply.ts';
-import { createWriteGate, type WriteGate } from './editing/gate.ts';
+import { sharedWriteGate, type WriteGate } from './editing/gate.ts';
 import type { MatchLevel } from './editing/normalize.ts';
 import { applyEdit } from './editing/replace.ts';
 import { type EditResultData, editResult } from './editing/result.ts';
@@ -42,7 +42,7 @@ export interface MultiEditToolOptions {
 export function createMultiEditTool(
   options: MultiEditToolOptions = {},
 ): ToolDefinition<MultiEditInput, EditResultData | null> {
-  const gate = options.gate ?? createWriteGate();
+  const gate = options.gate ?? sharedWriteGate();
   return {
     name: 'MultiEdit',
     description: DESCRIPTION,

@@ -21,22 +21,15 @@ export const READ_HUGE_BYTES = 10 * 1024 * 1024;
 export const READ_HARD_MAX_BYTES = 256 * 1024 * 1024;
 
 export const readInputSchema = z.object({
-  path: z
-    .string()
-    .describe('File path, relative to the workspace root (absolute paths inside it also work).'),
-  offset: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe('1-based line number to start from. Use it with limit for large files.'),
+  path: z.string().describe('File path (relative to the workspace root).'),
+  offset: z.number().int().min(1).optional().describe('1-based first line to show.'),
   limit: z
     .number()
     .int()
     .min(1)
     .max(READ_DEFAULT_LIMIT)
     .optional()
-    .describe(`Maximum number of lines to return (default and max ${READ_DEFAULT_LIMIT}).`),
+    .describe(`Max lines (default ${READ_DEFAULT_LIMIT}).`),
 });
 export type ReadInput = z.infer<typeof readInputSchema>;
 

@@ -14,12 +14,12 @@ import { fail, ok } from './protocol.ts';
 export const SKILL_MAX_FILE_BYTES = 50 * 1024;
 
 const inputSchema = z.object({
-  name: z.string().min(1).describe('Skill name from the # Skills list'),
+  name: z.string().min(1).describe('Skill name'),
   file: z
     .string()
     .optional()
-    .describe('A supporting file of the skill to read, as listed by a previous call'),
-  full: z.boolean().optional().describe('Return the whole guide again even if it was loaded before'),
+    .describe('A supporting file the skill lists'),
+  full: z.boolean().optional().describe('Whole guide again, even if loaded before'),
 });
 export type SkillInput = z.infer<typeof inputSchema>;
 
@@ -30,10 +30,8 @@ export interface SkillData {
   readonly files: readonly string[];
 }
 
-const DESCRIPTION = `Load a skill (a guide for one kind of task) from the # Skills list in the system prompt.
-Use when a skill's description matches the work you are about to do, before starting it. Don't use for names not in the list.
-Returns the guide and its supporting files; read a supporting file with {"name":…,"file":…}.
-Example: {"name":"debugging-failing-tests"}`;
+const DESCRIPTION = `Load a guide from the # Skills list. Use when a skill's description matches the work ahead, before starting. Don't use for names not listed.
+Example: {"name":"safe-refactoring"}`;
 
 function displayFile(entry: SkillEntry, file: string, ctx: ToolContext): string {
   const absolute = path.join(entry.dir, file);

@@ -8,7 +8,11 @@ import { fail, ok, type ToolDefinition, type ToolResult } from './protocol.ts';
 export const MAX_TODOS = 20;
 
 const todoSchema = z.object({
-  id: z.string().trim().min(1, 'id must not be empty').describe('Stable id, e.g. "1"; keep it across updates'),
+  id: z
+    .string()
+    .trim()
+    .min(1, 'id must not be empty')
+    .describe('Stable id, e.g. "1"; keep it across updates'),
   content: z
     .string()
     .trim()
@@ -20,7 +24,9 @@ const todoSchema = z.object({
 const inputSchema = z.object({
   todos: z
     .array(todoSchema)
-    .describe(`The complete list (replaces the previous one); at most ${MAX_TODOS} items, at most one in_progress`),
+    .describe(
+      `The complete list (replaces the previous one); at most ${MAX_TODOS} items, at most one in_progress`,
+    ),
 });
 
 export type TodoWriteInput = z.infer<typeof inputSchema>;

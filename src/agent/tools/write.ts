@@ -10,7 +10,7 @@ import {
   statTarget,
 } from './editing/apply.ts';
 import { convertEol, DEFAULT_FORMAT, decodeText, type TextFormat } from './editing/codec.ts';
-import { createWriteGate, type WriteGate } from './editing/gate.ts';
+import { sharedWriteGate, type WriteGate } from './editing/gate.ts';
 import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
 
@@ -32,7 +32,7 @@ export interface WriteToolOptions {
 export function createWriteTool(
   options: WriteToolOptions = {},
 ): ToolDefinition<WriteInput, EditResultData | null> {
-  const gate = options.gate ?? createWriteGate();
+  const gate = options.gate ?? sharedWriteGate();
   return {
     name: 'Write',
     description: DESCRIPTION,

@@ -84,13 +84,13 @@ export async function writeContent(
     // VS Code normalises a buffer to one EOL; only edit through it when it mirrors the bytes.
     const diskText = doc.isDirty ? current : decodeExact(await vscode.workspace.fs.readFile(uri));
     if (isUtf8Family(doc) && sameBom && (doc.isDirty || diskText === current)) {
-      const change = minimalLineEdit(current, next);
+      // The buffer holds no BOM (its encoding does); diff without it on both sides.
+      const change = minimalLineEdit(doc.getText(), next.startsWith(BOM) ? next.slice(1) : next);
       if (change) {
-        const offset = current.startsWith(BOM) ? 1 : 0;
         const edit = new vscode.WorkspaceEdit();
         edit.replace(
           uri,
-          new vscode.Range(doc.positionAt(change.start - offset), doc.positionAt(change.end - offset)),
+          new vscode.Range(doc.positionAt(change.start), doc.positionAt(change.end)),
           change.text,
         );
         await applyOrThrow(edit, `edit ${path}`);

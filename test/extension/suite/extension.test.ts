@@ -96,7 +96,7 @@ describe('Keel sessions against the emulator', () => {
         overrides.trusted === false
           ? { ...h.host, workspace: { ...h.host.workspace, isTrusted: () => false } }
           : h.host,
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-4-6',
       apiKey: 'test-key',
       baseURL: emulator.url,
       maxTurns: 3,
@@ -113,6 +113,8 @@ describe('Keel sessions against the emulator', () => {
     const [limited, full] = emulator.requests.map(toolNames);
     for (const writeTool of ['Bash', 'Edit', 'MultiEdit', 'Write']) {
       assert.ok(!limited!.includes(writeTool), `${writeTool} must not be offered when untrusted: ${limited}`);
+    }
+    for (const writeTool of ['Edit', 'Write']) {
       assert.ok(full!.includes(writeTool), `${writeTool} is offered when trusted: ${full}`);
     }
     assert.ok(limited!.includes('Read') && limited!.includes('Grep'));

@@ -8,7 +8,12 @@ import { createReadLedger } from '../../../src/agent/safety/readLedger.ts';
 import { createPathGuard } from '../../../src/agent/safety/pathGuard.ts';
 import type { ToolContext } from '../../../src/agent/tools/protocol.ts';
 import { createProposals, type Proposals } from '../../../src/extension/editReview/proposals.ts';
-import { createReviewManager, type RejectionNote, relativeTo, type ReviewManager } from '../../../src/extension/editReview/reviewManager.ts';
+import {
+  createReviewManager,
+  type RejectionNote,
+  relativeTo,
+  type ReviewManager,
+} from '../../../src/extension/editReview/reviewManager.ts';
 import { createVscodeWorkspace, workspaceRoots } from '../../../src/extension/vscodeHost.ts';
 
 // A VS Code host built from the real modules, with its own review state, so each test starts clean.
@@ -117,7 +122,11 @@ export async function typeInto(p: string, line: number, text: string): Promise<v
   return doc;
 }
 
-export async function waitFor<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => T | undefined | Promise<T | undefined>,
+  ms = 15_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await fn();

@@ -78,14 +78,28 @@ describe('VS Code host: edits under review', () => {
     await h.dispose();
   });
 
-  const ORIGINAL = ['line 1', 'line 2', 'line 3', 'line 4', 'line 5', 'line 6', 'line 7', 'line 8', 'line 9', ''].join('\n');
+  const ORIGINAL = [
+    'line 1',
+    'line 2',
+    'line 3',
+    'line 4',
+    'line 5',
+    'line 6',
+    'line 7',
+    'line 8',
+    'line 9',
+    '',
+  ].join('\n');
 
   it('an agent Edit is a saved WorkspaceEdit: on disk, in the open document, pending review with a hunk', async () => {
     const p = h.file('applied.txt');
     fs.writeFileSync(p, ORIGINAL);
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(p));
     await createReadTool().execute({ path: p }, h.context());
-    const edit = await createEditTool().execute({ path: p, old_string: 'line 2', new_string: 'LINE TWO' }, h.context());
+    const edit = await createEditTool().execute(
+      { path: p, old_string: 'line 2', new_string: 'LINE TWO' },
+      h.context(),
+    );
     assert.equal(edit.status, 'success', edit.text);
     assert.equal(disk(p), ORIGINAL.replace('line 2', 'LINE TWO'));
     assert.equal(doc.getText(), ORIGINAL.replace('line 2', 'LINE TWO'));
@@ -102,7 +116,9 @@ describe('VS Code host: edits under review', () => {
     fs.writeFileSync(p, ORIGINAL);
     await h.host.workspace.writeFile(p, bytes(ORIGINAL.replace('line 2', 'two').replace('line 8', 'eight')));
     // A later agent edit elsewhere in the same file, and a user edit, both after the first write.
-    const afterSecond = ORIGINAL.replace('line 2', 'two').replace('line 8', 'eight').replace('line 5\n', 'line 5\nnew 5b\n');
+    const afterSecond = ORIGINAL.replace('line 2', 'two')
+      .replace('line 8', 'eight')
+      .replace('line 5\n', 'line 5\nnew 5b\n');
     await h.host.workspace.writeFile(p, bytes(afterSecond));
     const hunks = await h.review.hunks(p);
     assert.equal(hunks.length, 3);
@@ -190,7 +206,10 @@ describe('VS Code host: edits under review', () => {
     const p = h.file('proposal.txt');
     fs.writeFileSync(p, 'before\n');
     await createReadTool().execute({ path: p }, h.context());
-    const pending = createEditTool().execute({ path: p, old_string: 'before', new_string: 'after' }, h.context());
+    const pending = createEditTool().execute(
+      { path: p, old_string: 'before', new_string: 'after' },
+      h.context(),
+    );
     const proposal = await waitForProposal(h, p);
     assert.equal(proposal.after, 'after\n');
     assert.equal(disk(p), 'before\n', 'nothing is written while the user decides');
@@ -199,7 +218,10 @@ describe('VS Code host: edits under review', () => {
     assert.equal(result.error?.code, 'DENIED_BY_USER', result.text);
     assert.equal(disk(p), 'before\n');
 
-    const accepted = createEditTool().execute({ path: p, old_string: 'before', new_string: 'after' }, h.context());
+    const accepted = createEditTool().execute(
+      { path: p, old_string: 'before', new_string: 'after' },
+      h.context(),
+    );
     await waitForProposal(h, p);
     h.proposals.decide(p, true);
     assert.equal((await accepted).status, 'success');

@@ -38,13 +38,55 @@ function anchored(ctx: ToolContext, rawPath: string): string {
   return `${root}${path.sep}${input}`;
 }
 
+const MAX_PREFIX_SCAN = 256;
+
+/**
+ * When the guard rejects a path for another reason (a too-long name, a loop), the path may still have
+ * walked out of the workspace on the way, e.g. `link-to-outside/<300 chars>/..`. That is an escape and
+ * is reported as one: resolve each prefix below its root and look for the first that lands outside.
+ */
+function escapesOnTheWay(ctx: ToolContext, absolute: string): boolean {
+  const base = [...ctx.guard.roots, ctx.guard.stateDir].find((r) => absolute.startsWith(`${r}${path.sep}`));
+  if (!base) return false;
+  const parts = absolute.slice(base.length + 1).split(path.sep);
+  let prefix = base;
+  for (const part of parts.slice(0, MAX_PREFIX_SCAN)) {
+    prefix = `${prefix}${path.sep}${part}`;
+    if (part.length === 0 || part === '.') continue;
+    const r = ctx.guard.resolve(prefix);
+    if (!r.ok) return r.error.code === 'OUTSIDE_WORKSPACE';
+  }
+  return false;
+}
+
 export function resolveTarget(ctx: ToolContext, rawPath: string): Target {
-  const resolved = ctx.guard.resolve(anchored(ctx, rawPath));
+  const absolute = anchored(ctx, rawPath);
+  const resolved = ctx.guard.resolve(absolute);
   if (!resolved.ok) {
-    const { code, suggestion } = resolved.error;
+    const { suggestion } = resolved.error;
+    const code =
+      resolved.error.code !== 'OUTSIDE_WORKSPACE' && escapesOnTheWay(ctx, absolute.trim())
+        ? 'OUTSIDE_WORKSPACE'
+        : resolved.error.code;
     const message =
-      code === 'OUTSIDE_WORKSPACE' ? `Path is outside the workspace: ${JSON.stringify(rawPath)}` : resolved.error.message;
-    throw new ToolFailure(code, message, suggestion);
+      code === 'OUTSIDE_WORKSPACE'
+        ? `Path is outside the workspace: ${JSON.stringify(rawPath)}`
+        : resolved.error.message;
+    throw new ToolFailure(
+      code,
+      message,
+      code === resolved.error.code
+        ? suggestion
+        : 'Only files inside the workspace folder can be accessed. Use a path relative to the workspace root.',
+    );
+  }
+  // Judged after the guard: an escape ending in "/" is still an escape, reported as such.
+  if (/\/\s*$/.test(rawPath) && rawPath.trim().length > 1) {
+    throw new ToolFailure(
+      'INVALID_PARAM',
+      `${JSON.stringify(rawPath)} names a folder; these tools work on files.`,
+      'Give a file path, e.g. "src/index.ts".',
+    );
   }
   return { canonical: resolved.path, display: resolved.display };
 }

@@ -90,6 +90,17 @@ export function createWriteGate(options: WriteGateOptions = {}): WriteGate {
   };
 }
 
+let shared: WriteGate | undefined;
+
+/**
+ * The gate tools use when none is passed: one per process, so "allow for this session" given to
+ * Edit also covers Write and MultiEdit. Memory is keyed by session id, so sessions stay separate.
+ */
+export function sharedWriteGate(): WriteGate {
+  shared ??= createWriteGate();
+  return shared;
+}
+
 export function aborted(): ToolFailure {
   return new ToolFailure(
     'ABORTED',

@@ -120,7 +120,8 @@ export function normalizedView(text: string, level: Exclude<MatchLevel, 'exact'>
   }
   if (tolerant) flushRun(true);
   const chunks: string[] = [];
-  for (let k = 0; k < n; k += 8192) chunks.push(String.fromCharCode(...units.subarray(k, Math.min(n, k + 8192))));
+  for (let k = 0; k < n; k += 8192)
+    chunks.push(String.fromCharCode(...units.subarray(k, Math.min(n, k + 8192))));
   return { text: chunks.join(''), starts: starts.subarray(0, n), ends: ends.subarray(0, n) };
 }
 

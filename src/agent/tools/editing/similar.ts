@@ -87,7 +87,8 @@ const MAX_LINE_CHARS = 200;
 /** Numbered excerpt lines, as Read shows them, so the model can copy the exact text. */
 export function excerpt(fileLines: readonly string[], startLine: number, endLine: number): string {
   const last = Math.min(endLine, startLine + MAX_SHOWN_LINES - 1, fileLines.length);
-  const width = String(last).length;
+  // Same layout as Read's output, so the model recognises (and knows to strip) the prefix.
+  const width = Math.max(6, String(last).length);
   const out: string[] = [];
   for (let n = startLine; n <= last; n++) {
     const raw = fileLines[n - 1] ?? '';

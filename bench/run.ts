@@ -1,0 +1,39 @@
+// `npm run bench`: every benchmark, each printed as figures and ratios against a baseline measured
+// in the same run. Benchmarks are not tests: they print, they do not fail the build.
+import { existsSync } from 'node:fs';
+
+interface Bench {
+  readonly name: string;
+  readonly file: string;
+  readonly fn: string;
+}
+
+const benches: Bench[] = [
+  { name: 'Grep tool vs raw rg (real tree ≥10k files)', file: './grep.ts', fn: 'runGrepBench' },
+  { name: 'Harness CPU per turn at ~100k tokens', file: './turnCpu.ts', fn: 'runTurnCpuBench' },
+  {
+    name: '100-turn session: prompt cache and prefix stability',
+    file: './session.ts',
+    fn: 'runSessionBench',
+  },
+];
+
+const only = process.argv[2];
+for (const bench of benches) {
+  if (only && !bench.file.includes(only)) continue;
+  if (!existsSync(new URL(bench.file, import.meta.url))) {
+    console.log(`\n## ${bench.name}\n(not present: ${bench.file})`);
+    continue;
+  }
+  console.log(`\n## ${bench.name}`);
+  const mod = (await import(bench.file)) as Record<string, () => Promise<unknown>>;
+  const run = mod[bench.fn];
+  if (!run) {
+    console.log(`(${bench.file} does not export ${bench.fn})`);
+    continue;
+  }
+  const started = Date.now();
+  const figures = await run();
+  console.log(JSON.stringify(figures, null, 2));
+  console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}
