@@ -3,7 +3,7 @@
 //   dist/extension.cjs (CJS, `vscode` external), dist/webview.js (+css) when the webview exists,
 //   out/test-ext/index.cjs (mocha runner) and out/test-ext/suite/*.test.cjs (one bundle per suite).
 // Usage: node scripts/build-ext.mjs [--no-tests] [--production]
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
@@ -71,6 +71,9 @@ if (withTests) {
   });
 }
 await Promise.all(builds.map((options) => esbuild.build(options)));
+// The chat panel loads codicons from the extension itself (no node_modules in the .vsix).
+mkdirSync('dist/codicons', { recursive: true });
+for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `dist/codicons/${f}`);
 if (withTests) {
   // VS Code require()s extensionTestsPath as a folder (index.js); the repo is "type": "module".
   mkdirSync('out/test-ext', { recursive: true });

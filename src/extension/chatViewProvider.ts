@@ -51,6 +51,8 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
     .filter((f) => fs.existsSync(path.join(dist.fsPath, f)))
     .map((f) => `<link rel="stylesheet" nonce="${n}" href="${asset(f)}">`)
     .join('\n    ');
+  // vscode-elements finds the codicon font through this id; the build copies it into dist/codicons.
+  const codicons = `<link rel="stylesheet" id="vscode-codicon-stylesheet" nonce="${n}" href="${asset('codicons/codicon.css')}">`;
   const csp = [
     "default-src 'none'",
     `img-src ${webview.cspSource} data:`,
@@ -65,6 +67,7 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
     <meta charset="UTF-8">
     <meta http-equiv="Content-Security-Policy" content="${csp}">
     <meta name="viewport" content="width=device-width, initial-scale=1.0">
+    ${codicons}
     ${styles}
     <title>Keel</title>
   </head>

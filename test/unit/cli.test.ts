@@ -64,6 +64,11 @@ describe('keel run', () => {
       mine.every((r) => r.status === 200),
       'no request was rejected by validation',
     );
+    const prefix = (r: (typeof mine)[number]) => {
+      const body = r.body as { system: unknown; tools: unknown };
+      return JSON.stringify([body.system, body.tools]);
+    };
+    assert.equal(prefix(mine[0]!), prefix(mine[1]!), 'tools + system are byte-identical across calls (P1)');
     const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
     assert.ok(entries.some((e) => e.type === 'tool_end'));
     assert.ok(fs.readFileSync(path.join(ws, '.keel', '.gitignore'), 'utf8').includes('*'));

@@ -131,3 +131,50 @@ test('@file mentions become a reminder to read the file, not its content', async
   assert.ok(body.includes('secret-plan.md'));
   assert.ok(!body.includes('THE CONTENT ITSELF'));
 });
+
+test('circuit breaker: 3 failures open the circuit for 300 s, then a trial call closes it', async () => {
+  const ws = tempWorkspace({ 'x.ts': 'const needle = 1;\n' });
+  const fakeRg = `${ws}/.keel/bin-rg`;
+  let clock = 1_000_000;
+  const base = createNodeHost({
+    workspace: ws,
+    approvals: createPolicyApprovals('never'),
+    ripgrepPath: fakeRg,
+  });
+  const host = { ...base, clock: { now: () => clock } };
+  const s = createAgentSession({ host, model: 'claude-sonnet-4-6', apiKey: 'k', baseURL: emu.url });
+  const grep = (q: string) => ({
+    content: [{ type: 'tool_use' as const, name: 'Grep', input: { pattern: q } }],
+  });
+  emu.setScenario({
+    replies: [
+      grep('needle'),
+      grep('needle2'),
+      grep('needle3'),
+      grep('needle4'),
+      { content: [{ type: 'text', text: 'paused' }] },
+    ],
+  });
+  const codesOf = (events: AgentEvent[]) =>
+    events.flatMap((e) => (e.type === 'tool_end' ? [e.result.error?.code ?? e.result.status] : []));
+  const seen: AgentEvent[] = [];
+  s.subscribe((e) => seen.push(e));
+  await s.prompt('search');
+  assert.deepEqual(codesOf(seen), ['UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE', 'CIRCUIT_OPEN']);
+
+  // Still open a minute later; half-open after 300 s, and a successful trial closes it.
+  clock += 60_000;
+  seen.length = 0;
+  emu.setScenario({ replies: [grep('needle'), { content: [{ type: 'text', text: 'still paused' }] }] });
+  await s.prompt('again');
+  assert.deepEqual(codesOf(seen), ['CIRCUIT_OPEN']);
+  const { symlinkSync } = await import('node:fs');
+  symlinkSync(rgPath, fakeRg);
+  clock += 300_000;
+  seen.length = 0;
+  emu.setScenario({
+    replies: [grep('needle'), grep('needle'), { content: [{ type: 'text', text: 'found' }] }],
+  });
+  await s.prompt('retry');
+  assert.deepEqual(codesOf(seen), ['success', 'success']);
+});

@@ -1,11 +1,9 @@
 import DOMPurify from 'dompurify';
-import { Marked } from 'marked';
 import { button, h } from './dom.ts';
+import { markdownToHtml } from './markdownHtml.ts';
 
-// Model output is untrusted: Markdown → HTML with marked, then DOMPurify, then the CSP as the last
-// line. Images and anything that could fetch a remote resource are dropped (no remote resources).
-
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+// Model output is untrusted: markdownToHtml escapes raw HTML, DOMPurify strips anything active that
+// is left (javascript: links, on* attributes), and the CSP is the last line.
 
 const PURIFY = {
   FORBID_TAGS: [
@@ -33,8 +31,7 @@ const PURIFY = {
 };
 
 export function markdownToSafeHtml(text: string): string {
-  const html = marked.parse(text) as string;
-  return DOMPurify.sanitize(html, PURIFY);
+  return DOMPurify.sanitize(markdownToHtml(text), PURIFY);
 }
 
 export interface CodeActions {

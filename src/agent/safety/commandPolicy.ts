@@ -23,6 +23,7 @@ import {
   expandWord,
   flag,
   heredocBody,
+  nodeKey,
   nodeType,
   num,
   OP,
@@ -72,11 +73,19 @@ interface State {
   positional: readonly string[] | undefined;
 }
 
+interface Script {
+  readonly buf: Buffer;
+  readonly id: number;
+}
+
 interface Walker {
   readonly options: Required<ClassifyOptions>;
   readonly findings: Finding[];
-  readonly visited: WeakSet<ShNode>;
-  readonly fetchingSubsts: WeakSet<ShNode>;
+  /** Keys (script id + node offsets) of simple commands already classified. */
+  readonly visited: Set<string>;
+  /** Keys of substitutions that run a network-fetching command. */
+  readonly fetchingSubsts: Set<string>;
+  scripts: number;
   readonly functions: Set<string>;
 }
 
@@ -121,26 +130,36 @@ function push(w: Walker, f: FindingInput, command: string): void {
 
 // ---------- walking the syntax tree ----------
 
-function scanSubsts(node: ShNode | undefined, state: State, w: Walker, src: Buffer, depth: number): void {
+function scanSubsts(node: ShNode | undefined, state: State, w: Walker, src: Script, depth: number): void {
   if (!node) return;
   walk(node, (n) => {
     const t = nodeType(n);
     if (t !== 'CmdSubst' && t !== 'ProcSubst') return true;
     const before = w.findings.length;
     walkStmts(children(n, 'Stmts'), clone(state), NO_STDIN, w, src, depth);
-    if (w.findings.slice(before).some((f) => f.fetches)) w.fetchingSubsts.add(n);
+    if (w.findings.slice(before).some((f) => f.fetches)) w.fetchingSubsts.add(`${src.id}:${nodeKey(n)}`);
     return false;
   });
 }
 
-function walkStmts(stmts: ShNode[], state: State, stdin: StdinInfo, w: Walker, src: Buffer, depth: number): void {
+function walkStmts(stmts: ShNode[], state: State, stdin: StdinInfo, w: Walker, src: Script, depth: number): void {
   for (const stmt of stmts) walkStmt(stmt, state, stdin, w, src, depth);
 }
 
 const OUTPUT_OPS = new Set([OP.rdrOut, OP.appOut, OP.clbOut, OP.rdrAll, OP.appAll, OP.rdrInOut]);
 
-function redirections(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: Buffer, depth: number): StdinInfo {
+interface Redirected {
+  readonly input: StdinInfo;
+  /** stdout goes to a file. */
+  readonly toFile: boolean;
+  /** Some stream is connected to /dev/tcp or /dev/udp. */
+  readonly socket: boolean;
+}
+
+function redirections(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: Script, depth: number): Redirected {
   let input = stdin;
+  let toFile = false;
+  let socket = false;
   const env = envFor(state, w);
   for (const r of children(stmt, 'Redirs')) {
     const word = child(r, 'Word');
@@ -156,28 +175,41 @@ function redirections(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, s
     const fields = expandWord(word, env).fields;
     const field = fields[0] ?? { value: '', exact: false, glob: false };
     const arg: Arg = { ...field, substs: [] };
-    const text = sourceOf(src, stmt);
-    const rc = ruleContext(state, input, w, src, depth, text);
+    const text = sourceOf(src.buf, stmt);
+    const rc = ruleContext(state, input, false, w, src, depth, text);
+    if (/^\/dev\/(tcp|udp)\//.test(field.value)) socket = true;
     if (op === OP.rdrIn) {
       const network = /^\/dev\/(tcp|udp)\//.test(field.value);
       if (network) rc.add({ class: 'network', risk: 'high', program: 'redirection', reason: `reads from the network via ${field.value}`, fetches: true });
       input = { kind: 'file', network };
     } else if (OUTPUT_OPS.has(op) || ((op === OP.dplOut || op === OP.dplIn) && !/^(\d+|-)$/.test(field.value))) {
       judgeRedirectTarget(arg, op === OP.appOut || op === OP.appAll, rc);
+      const fd = str(child(r, 'N'), 'Value');
+      if (fd === '' || fd === '1' || op === OP.rdrAll || op === OP.appAll) toFile = true;
       if (op === OP.rdrInOut) input = { kind: 'file', network: /^\/dev\/(tcp|udp)\//.test(field.value) };
     }
   }
-  return input;
+  return { input, toFile, socket };
 }
 
-function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: Buffer, depth: number): void {
-  const input = redirections(stmt, state, stdin, w, src, depth);
+const SHELL_LIKE = /^((ba|z|da|k|mk|c|tc|fi|a)?sh|python[\d.]*|perl|ruby|php|node|lua)$/;
+
+function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: Script, depth: number): void {
+  const { input, toFile, socket } = redirections(stmt, state, stdin, w, src, depth);
   const cmd = child(stmt, 'Cmd');
   const t = nodeType(cmd);
   if (!cmd) return;
+  if (socket && t === 'CallExpr') {
+    const first = children(cmd, 'Args')[0];
+    const program = first ? path.basename(expandWord(first, envFor(state, w)).fields[0]?.value ?? '') : '';
+    if (SHELL_LIKE.test(program)) {
+      const reason = `connects ${program} to a network socket (reverse shell)`;
+      push(w, { class: 'never', risk: 'high', program, reason }, sourceOf(src.buf, stmt));
+    }
+  }
   switch (t) {
     case 'CallExpr':
-      return walkCall(cmd, stmt, state, input, w, src, depth);
+      return walkCall(cmd, stmt, state, input, toFile, w, src, depth);
     case 'BinaryCmd': {
       const op = num(cmd, 'Op');
       const x = child(cmd, 'X');
@@ -233,7 +265,7 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
   }
 }
 
-function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Buffer, depth: number): void {
+function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Script, depth: number): void {
   const loop = child(cmd, 'Loop');
   const body = children(cmd, 'Do');
   if (nodeType(loop) !== 'WordIter') {
@@ -256,7 +288,7 @@ function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Bu
   }
 }
 
-function walkFunction(cmd: ShNode, state: State, w: Walker, src: Buffer, depth: number): void {
+function walkFunction(cmd: ShNode, state: State, w: Walker, src: Script, depth: number): void {
   const name = str(child(cmd, 'Name'), 'Value');
   const body = child(cmd, 'Body');
   w.functions.add(name);
@@ -277,12 +309,12 @@ function walkFunction(cmd: ShNode, state: State, w: Walker, src: Buffer, depth: 
     return true;
   });
   if (selfCalls > 0 && parallel) {
-    push(w, { class: 'never', risk: 'high', program: name, reason: `function ${name} spawns copies of itself without bound (fork bomb)` }, sourceOf(src, cmd));
+    push(w, { class: 'never', risk: 'high', program: name, reason: `function ${name} spawns copies of itself without bound (fork bomb)` }, sourceOf(src.buf, cmd));
   }
   walkStmt(body, { ...clone(state), positional: undefined }, NO_STDIN, w, src, depth);
 }
 
-function walkDecl(cmd: ShNode, stmt: ShNode, state: State, input: StdinInfo, w: Walker, src: Buffer, depth: number): void {
+function walkDecl(cmd: ShNode, stmt: ShNode, state: State, input: StdinInfo, w: Walker, src: Script, depth: number): void {
   const env = envFor(state, w);
   for (const a of children(cmd, 'Args')) {
     scanSubsts(a, state, w, src, depth);
@@ -292,12 +324,21 @@ function walkDecl(cmd: ShNode, stmt: ShNode, state: State, input: StdinInfo, w: 
     const fields = value ? expandWord(value, env).fields : [];
     state.vars.set(name, fields.every((f) => f.exact) ? fields.map((f) => f.value).join(' ') : undefined);
   }
-  push(w, { class: 'safe', risk: 'low', program: str(child(cmd, 'Variant'), 'Value'), reason: 'sets variables' }, sourceOf(src, stmt));
+  push(w, { class: 'safe', risk: 'low', program: str(child(cmd, 'Variant'), 'Value'), reason: 'sets variables' }, sourceOf(src.buf, stmt));
   void input;
 }
 
-function walkCall(call: ShNode, stmt: ShNode, state: State, input: StdinInfo, w: Walker, src: Buffer, depth: number): void {
-  w.visited.add(call);
+function walkCall(
+  call: ShNode,
+  stmt: ShNode,
+  state: State,
+  input: StdinInfo,
+  toFile: boolean,
+  w: Walker,
+  src: Script,
+  depth: number,
+): void {
+  w.visited.add(`${src.id}:${nodeKey(call)}`);
   const env = envFor(state, w);
   const prefix = new Map<string, string | undefined>();
   for (const a of children(call, 'Assigns')) {
@@ -317,9 +358,9 @@ function walkCall(call: ShNode, stmt: ShNode, state: State, input: StdinInfo, w:
     const e = expandWord(word, env);
     return e.fields.map((f) => ({ ...f, substs: e.substs }));
   });
-  const text = sourceOf(src, stmt) || sourceOf(src, call);
+  const text = sourceOf(src.buf, stmt) || sourceOf(src.buf, call);
   const callState = prefix.size > 0 ? { ...state, vars: new Map([...state.vars, ...prefix]) } : state;
-  classifyArgv(argv, ruleContext(callState, input, w, src, depth, text));
+  classifyArgv(argv, ruleContext(callState, input, toFile, w, src, depth, text));
   trackBuiltins(argv, state, w.options.home);
 }
 
@@ -340,18 +381,27 @@ function trackBuiltins(argv: readonly Arg[], state: State, home: string): void {
   } else if (head.value === 'set' || head.value === 'shift') state.positional = undefined;
 }
 
-function ruleContext(state: State, stdin: StdinInfo, w: Walker, src: Buffer, depth: number, text: string): RuleContext {
+function ruleContext(
+  state: State,
+  stdin: StdinInfo,
+  stdoutToFile: boolean,
+  w: Walker,
+  src: Script,
+  depth: number,
+  text: string,
+): RuleContext {
   const rc: RuleContext = {
     workspaceRoot: w.options.workspaceRoot,
     home: w.options.home,
     cwd: state.cwd,
     stdin,
+    stdoutToFile,
     depth,
     add: (f) => push(w, f, text),
     nested: (script, options) => nested(script, options, state, w, depth, text),
-    substsFetch: (substs) => substs.some((s) => w.fetchingSubsts.has(s)),
+    substsFetch: (substs) => substs.some((s) => w.fetchingSubsts.has(`${src.id}:${nodeKey(s)}`)),
     isFile: w.options.isFile,
-    withCwd: (cwd) => ruleContext({ ...state, cwd }, stdin, w, src, depth, text),
+    withCwd: (cwd) => ruleContext({ ...state, cwd }, stdin, stdoutToFile, w, src, depth, text),
   };
   return rc;
 }
@@ -375,12 +425,12 @@ function analyse(script: string, state: State, stdin: StdinInfo, w: Walker, dept
     push(w, { class: 'unknown', risk: 'high', program: via, reason: `${via} runs text that does not parse as shell (${parsed.error})` }, text);
     return false;
   }
-  const src = Buffer.from(script, 'utf8');
+  const src: Script = { buf: Buffer.from(script, 'utf8'), id: w.scripts++ };
   walkStmts(children(parsed.file, 'Stmts'), state, stdin, w, src, depth);
   // Safety net: any simple command the structured walk did not reach (a construct added to the parser
   // after this code was written, a substitution in an odd place) is still classified.
   walk(parsed.file, (n) => {
-    if (nodeType(n) === 'CallExpr' && !w.visited.has(n)) walkCall(n, n, { cwd: undefined, vars: new Map(), positional: undefined }, NO_STDIN, w, src, depth);
+    if (nodeType(n) === 'CallExpr' && !w.visited.has(`${src.id}:${nodeKey(n)}`)) walkCall(n, n, { cwd: undefined, vars: new Map(), positional: undefined }, NO_STDIN, false, w, src, depth);
     return true;
   });
   return true;
@@ -462,8 +512,13 @@ export function classifyCommand(command: string, options: ClassifyOptions): Comm
   if (!parsed.ok) {
     return refuse(`the command does not parse as shell: ${parsed.error}`, 'Fix the quoting/syntax; a command that cannot be parsed is not run.');
   }
-  const w: Walker = { options: opts, findings: [], visited: new WeakSet(), fetchingSubsts: new WeakSet(), functions: new Set() };
+  const w: Walker = { options: opts, findings: [], visited: new Set(), fetchingSubsts: new Set(), functions: new Set(), scripts: 0 };
   const state: State = { cwd: opts.workspaceRoot, vars: new Map(), positional: ['bash'] };
-  analyse(command, state, NO_STDIN, w, 0, 'command', command);
+  try {
+    analyse(command, state, NO_STDIN, w, 0, 'command', command);
+  } catch (error) {
+    // A command the analysis cannot handle is not run.
+    return refuse(`the command could not be analysed (${String(error).slice(0, 200)})`, 'Simplify the command, or split it into steps.');
+  }
   return verdictFrom(w.findings);
 }

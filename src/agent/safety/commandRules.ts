@@ -332,6 +332,9 @@ function xargsRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Ru
   };
 }
 
+/** A file find would pass to -exec/-delete: somewhere below its start directory. */
+const found = (start: Arg): Arg => ({ ...start, value: path.join(start.value, '<found>') });
+
 const FIND_NON_FILTERS = /^-(maxdepth|mindepth|depth|d|xdev|mount|follow|L|H|P|print0?|ls|daystart|ignore_readdir_race|noleaf|warn|nowarn|O\d?)$/;
 
 function findRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rule {
@@ -348,22 +351,23 @@ function findRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rul
       const v = (expr[j] as Arg).value;
       if (v === '-delete') {
         acted = true;
-        judgeDelete('find -delete', filtered ? starts.map((s) => ({ ...s, value: path.join(s.value, 'x'), exact: false })) : starts, true, rc);
+        judgeDelete('find -delete', filtered ? starts.map((s) => found(s)) : starts, true, rc);
       } else if (/^-(exec|execdir|ok|okdir)$/.test(v)) {
         acted = true;
         const end = expr.findIndex((a, k) => k > j && (a.value === ';' || a.value === '+'));
         const cmd = expr.slice(j + 1, end === -1 ? expr.length : end);
         j = end === -1 ? expr.length : end;
         for (const start of starts) {
-          const found = filtered ? { ...start, value: path.join(start.value, 'x'), exact: false } : start;
-          recurse(cmd.map((a) => (a.value.includes('{}') ? { ...found, value: a.value.split('{}').join(found.value) } : a)), rc);
+          const each = filtered ? found(start) : start;
+          recurse(cmd.map((a) => (a.value.includes('{}') ? { ...each, value: a.value.split('{}').join(each.value) } : a)), rc);
         }
       } else if (/^-(fprint0?|fprintf|fls)$/.test(v) && expr[j + 1]) {
         acted = true;
         judgeWrite('find', expr[j + 1] as Arg, 'overwrite', rc);
       }
     }
-    if (!acted) {
+    if (!acted && rc.stdoutToFile) safe(rc, program, 'output is written to a file');
+    else if (!acted) {
       rc.add({
         class: 'use_tool',
         risk: 'low',

@@ -69,6 +69,8 @@ export interface RuleContext {
   /** Undefined after a `cd` we could not follow. */
   readonly cwd: string | undefined;
   readonly stdin: StdinInfo;
+  /** stdout is redirected to a file (`cat a b > c`): the output is not meant for the model. */
+  readonly stdoutToFile: boolean;
   readonly depth: number;
   add(finding: FindingInput): void;
   /** Parse and classify a script that this command would run (sh -c, eval, alias, trap…). */

@@ -117,6 +117,20 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
     return p;
   };
 
+  const escapesOnTheWay = (absolute: string): boolean => {
+    const parts = absolute.split(path.sep).filter((c) => c.length > 0);
+    for (let n = 1; n <= parts.length; n++) {
+      let prefix: string;
+      try {
+        prefix = canonicalize(path.sep + parts.slice(0, n).join(path.sep));
+      } catch {
+        return false;
+      }
+      if (n > 1 && !contains(prefix) && !roots.some((r) => isWithin(prefix, r))) return true;
+    }
+    return false;
+  };
+
   const resolve = (raw: string): GuardResult => {
     if (typeof raw !== 'string' || raw.length === 0) return invalid('Path must be a non-empty string.');
     if (raw.includes('\0')) return invalid('Path contains a NUL byte.');
@@ -131,7 +145,9 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
     }
     // "~" means the home directory to every shell user and to the model; never a literal folder.
     if (input === '~' || input.startsWith('~/')) input = path.join(os.homedir(), input.slice(1));
-    const absolute = path.isAbsolute(input) ? input : path.join(primary, input);
+    // No lexical normalisation here: `link/..` must mean what the kernel makes of it (the parent of
+    // the link's TARGET), so '..' is resolved only after the symlinks before it are followed.
+    const absolute = path.isAbsolute(input) ? input : `${primary}${path.sep}${input}`;
     // Lexical check first: cheap, and means we never even stat outside paths.
     const lexical = path.resolve(absolute);
     if (!contains(lexical) && !givenRoots.some((r) => isWithin(r, lexical))) {
@@ -142,6 +158,8 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
     try {
       canonical = canonicalize(absolute);
     } catch (error) {
+      // A path that walks outside before it fails (too long, a loop) is still an escape attempt.
+      if (escapesOnTheWay(absolute)) return outside(raw);
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENAMETOOLONG') return invalid('Path is too long.');
       if (code === 'ELOOP') return invalid(`Too many levels of symbolic links: ${JSON.stringify(raw)}`);

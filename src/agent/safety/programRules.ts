@@ -22,6 +22,11 @@ const GREP_HINT = 'Use Grep to search file contents (regex, glob filter, context
 const GLOB_HINT = 'Use Glob to find files by name pattern (e.g. "src/**/*.ts").';
 
 function useTool(rc: RuleContext, program: string, tool: string, suggestion: string): void {
+  if (rc.stdoutToFile) {
+    // `cat a b > c`, `ls > files.txt`: the output goes to a file, not to the model; not a read.
+    rc.add({ class: 'safe', risk: 'low', program, reason: 'output is written to a file' });
+    return;
+  }
   rc.add({ class: 'use_tool', risk: 'low', program, reason: `${program} duplicates the ${tool} tool`, suggestion });
 }
 
@@ -179,7 +184,8 @@ const GIT_COMMAND_KEYS =
   /^(alias\.|core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass)|diff\.|filter\.|credential\.|sequence\.editor|gpg\.|uploadpack\.|protocol\.|merge\.|pager\.|web\.|browser\.|man\.|interactive\.)/i;
 
 function gitDestructive(rc: RuleContext, what: string, risk: 'medium' | 'high' = 'medium'): void {
-  rc.add({ class: 'destructive', risk, program: 'git', reason: what, sessionKey: risk === 'high' ? undefined : `destructive:git:${what}` });
+  const name = what.split(' ').slice(0, 2).join(' ');
+  rc.add({ class: 'destructive', risk, program: name, reason: what, sessionKey: risk === 'high' ? undefined : `destructive:${name}` });
 }
 
 export const gitRule: Rule = (program, args, rc) => {

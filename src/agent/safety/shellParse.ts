@@ -13,7 +13,6 @@ interface SyntaxApi {
   NewParser(): { Parse(src: string, name: string): ShNode };
   NodeType(node: ShNode): string;
   Walk(node: ShNode, visit: (node: ShNode | null) => boolean): void;
-  SplitBraces(word: ShNode): ShNode;
 }
 
 const syntax = sh.syntax as SyntaxApi;
@@ -64,6 +63,14 @@ export function num(node: ShNode | null | undefined, key: string): number {
 
 export function flag(node: ShNode | null | undefined, key: string): boolean {
   return node?.[key] === true;
+}
+
+/** Identity of a node within one parsed script (the JS wrappers are recreated on every access). */
+export function nodeKey(node: ShNode): string {
+  const pos = node.Pos as (() => { Offset(): number }) | undefined;
+  const end = node.End as (() => { Offset(): number }) | undefined;
+  if (typeof pos !== 'function' || typeof end !== 'function') return '';
+  return `${nodeType(node)}@${pos.call(node).Offset()}-${end.call(node).Offset()}`;
 }
 
 /** Source text of a node (offsets are UTF-8 byte offsets). */
@@ -308,45 +315,82 @@ function fieldsOf(segs: Seg[], ifs: string): Field[] {
 
 const MAX_BRACE_ALTERNATIVES = 64;
 
-function braceRange(elems: ShNode[]): string[] | undefined {
-  const [a, b, stepWord] = elems.map((e) => literalOf(e));
-  if (a === undefined || b === undefined) return undefined;
-  const step = Math.abs(Number(stepWord ?? 1)) || 1;
-  const numeric = /^-?\d+$/.test(a) && /^-?\d+$/.test(b);
+function braceRange(body: string): string[] | undefined {
+  const m = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?$/.exec(body);
+  if (!m) return undefined;
+  const [, a = '', b = '', stepText] = m;
+  const numeric = /\d/.test(a) && /\d/.test(b);
+  if (!numeric && (/\d/.test(a) || /\d/.test(b))) return undefined;
   const from = numeric ? Number(a) : a.charCodeAt(0);
   const to = numeric ? Number(b) : b.charCodeAt(0);
-  if (!numeric && (a.length !== 1 || b.length !== 1)) return undefined;
+  const step = Math.abs(Number(stepText ?? 1)) || 1;
   const out: string[] = [];
   const dir = from <= to ? 1 : -1;
   for (let v = from; dir > 0 ? v <= to : v >= to; v += dir * step) {
     out.push(numeric ? String(v) : String.fromCharCode(v));
-    if (out.length > MAX_BRACE_ALTERNATIVES) break;
+    if (out.length >= MAX_BRACE_ALTERNATIVES) break;
   }
   return out;
 }
 
-/** Brace expansion: every alternative as a flat list of word parts. */
+/** Bash brace expansion of an unquoted literal (`{rm,-rf,/}`, `a{1..3}`), escapes respected. */
+export function expandBraces(s: string): string[] {
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '\\') {
+      i++;
+      continue;
+    }
+    if (s[i] !== '{') continue;
+    let depth = 0;
+    let close = -1;
+    const commas: number[] = [];
+    for (let j = i; j < s.length; j++) {
+      const c = s[j];
+      if (c === '\\') j++;
+      else if (c === '{') depth++;
+      else if (c === '}' && --depth === 0) {
+        close = j;
+        break;
+      } else if (c === ',' && depth === 1) commas.push(j);
+    }
+    if (close === -1) return [s];
+    const body = s.slice(i + 1, close);
+    let options: string[] | undefined;
+    if (commas.length > 0) {
+      const cuts = [i, ...commas, close];
+      options = cuts.slice(0, -1).map((at, k) => s.slice(at + 1, cuts[k + 1]));
+    } else options = braceRange(body);
+    if (!options) return expandBraces(s.slice(i + 1)).map((rest) => s.slice(0, i + 1) + rest);
+    const out: string[] = [];
+    for (const option of options) {
+      for (const x of expandBraces(s.slice(0, i) + option + s.slice(close + 1))) {
+        out.push(x);
+        if (out.length >= MAX_BRACE_ALTERNATIVES) return out;
+      }
+    }
+    return out;
+  }
+  return [s];
+}
+
+/** Every brace alternative of the word, as lists of parts (literals replaced by synthetic ones). */
 function braceAlternatives(parts: ShNode[]): ShNode[][] {
   let alts: ShNode[][] = [[]];
   for (const part of parts) {
-    if (nodeType(part) !== 'BraceExp') {
+    const raw = nodeType(part) === 'Lit' ? str(part, 'Value') : '';
+    const options = raw.includes('{') ? expandBraces(raw) : [raw];
+    if (options.length <= 1 && options[0] === raw) {
       for (const alt of alts) alt.push(part);
       continue;
     }
-    const elems = children(part, 'Elems');
-    let options: ShNode[][];
-    if (flag(part, 'Sequence')) {
-      const range = braceRange(elems) ?? [];
-      options = range.map((value) => {
-        const lit: ShNode = { Value: value };
-        synthetic.add(lit);
-        return [lit];
-      });
-    } else {
-      options = elems.flatMap((e) => braceAlternatives(children(e, 'Parts')));
-    }
     const next: ShNode[][] = [];
-    for (const alt of alts) for (const opt of options) next.push([...alt, ...opt]);
+    for (const alt of alts) {
+      for (const option of options) {
+        const lit: ShNode = { Value: option };
+        synthetic.add(lit);
+        next.push([...alt, lit]);
+      }
+    }
     alts = next.slice(0, MAX_BRACE_ALTERNATIVES);
   }
   return alts;
@@ -358,10 +402,9 @@ function ifsOf(env: ExpandEnv): string {
 
 export function expandWord(word: ShNode, env: ExpandEnv): ExpandedWord {
   const substs: ShNode[] = [];
-  let parts = children(word, 'Parts');
+  const parts = children(word, 'Parts');
   const hasBrace = parts.some((p) => nodeType(p) === 'Lit' && str(p, 'Value').includes('{'));
-  if (hasBrace) parts = children(syntax.SplitBraces(word), 'Parts');
-  const alternatives = parts.some((p) => nodeType(p) === 'BraceExp') ? braceAlternatives(parts) : [parts];
+  const alternatives = hasBrace ? braceAlternatives(parts) : [parts];
   const fields: Field[] = [];
   for (const alt of alternatives) fields.push(...fieldsOf(segmentsOf(alt, env, substs, false, true), ifsOf(env)));
   return { fields, substs };

@@ -200,6 +200,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const startRun = async (message: UserMessage): Promise<RunOutcome> => {
     controller = new AbortController();
     const signal = controller.signal;
+    // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
+    loopDetector.reset();
     const runId = newId('run');
     emit({ type: 'agent_start', runId, prompt: message.text });
     emit({ type: 'user_message', message, queued: false });

@@ -17,6 +17,8 @@ import { ok, partial } from './protocol.ts';
 export const GREP_MAX_MATCH_LINES = 20_000;
 export const GREP_MAX_LINE_CHARS = 500;
 export const GREP_TIMEOUT_MS = 60_000;
+/** Of a huge (minified) line only this much is decoded; far more than the GREP_MAX_LINE_CHARS shown. */
+const LONG_LINE_KEEP_BYTES = 4096;
 
 export const grepInputSchema = z.object({
   pattern: z.string().min(1).describe('Regex (ripgrep syntax).'),
@@ -99,7 +101,9 @@ function renderContent(files: RgFile[], display: (p: string) => string, head: nu
       }
       if (prev >= 0 && l.line > prev + 1) out.push('--');
       // Clipped in data too: one minified line must not bloat the session log either.
-      const text = clipLine(l.text, GREP_MAX_LINE_CHARS);
+      const text = l.cut
+        ? `${l.text.slice(0, GREP_MAX_LINE_CHARS)}… [line truncated, very long line]`
+        : clipLine(l.text, GREP_MAX_LINE_CHARS);
       out.push(`${l.line}${l.match ? ':' : '-'}${text}`);
       lines.push({ path: name, line: l.line, text, match: l.match });
       prev = l.line;
@@ -133,6 +137,7 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
       timeoutMs: GREP_TIMEOUT_MS,
       collectLines: input.output_mode === 'content',
       maxLines: GREP_MAX_MATCH_LINES,
+      ...(input.multiline ? {} : { maxLineBytes: LONG_LINE_KEEP_BYTES }),
     });
   let result = await run(false);
   if (result.exitCode === 2 && result.files.size === 0 && NEEDS_PCRE.test(result.stderr))

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import type { CircuitBreaker } from '../safety/circuitBreaker.ts';
+import { type CircuitBreaker, circuitOpenResult } from '../safety/circuitBreaker.ts';
 import type { LoopDetector } from '../safety/loopDetector.ts';
 import type { AnyToolDefinition, ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
 import { fail, renderForModel, ToolFailure } from './protocol.ts';
@@ -111,23 +111,14 @@ export function createToolRegistry(
         );
       }
       const breaker = options.circuitBreaker?.check(name);
-      if (breaker?.open) {
-        const seconds = Math.ceil(breaker.retryInMs / 1000);
-        return finish(
-          fail(
-            'CIRCUIT_OPEN',
-            `${name} failed 3 times in a row and is paused for ${seconds} s.`,
-            'Use another tool or approach; do not retry this tool yet.',
-          ),
-        );
-      }
+      if (breaker?.open) return finish(circuitOpenResult(name, breaker.retryInMs));
       const verdict = options.loopDetector?.check(name, parsed.data);
       if (verdict?.action === 'block' || verdict?.action === 'stop') {
         const call = finish(
           fail(
             'LOOP_DETECTED',
             verdict.message,
-            'Stop repeating this call. Change approach, or tell the user what is blocking you.',
+            verdict.suggestion ?? 'Stop repeating this call. Change approach, or tell the user what is blocking you.',
           ),
         );
         return verdict.action === 'stop' ? { ...call, stopRun: verdict.message } : call;

@@ -52,6 +52,15 @@ export function createTranscript(): Transcript {
   );
   element.append(earlier, empty, list);
   const cache = new Map<string, Entry>();
+  // Follow the newest output while the user is at the bottom; stop following once they scroll up.
+  // Heights change after render (custom elements upgrade, fonts), hence the ResizeObserver.
+  let stick = true;
+  element.addEventListener('scroll', () => {
+    stick = element.scrollTop + element.clientHeight >= element.scrollHeight - 48;
+  });
+  new ResizeObserver(() => {
+    if (stick) element.scrollTop = element.scrollHeight;
+  }).observe(list);
   let limit = WINDOW;
   let lastItems: readonly Item[] = [];
   let lastCtx: RenderContext | undefined;
@@ -62,7 +71,6 @@ export function createTranscript(): Transcript {
   function render(items: readonly Item[], ctx: RenderContext): void {
     lastItems = items;
     lastCtx = ctx;
-    const pinned = element.scrollTop + element.clientHeight >= element.scrollHeight - 48;
     const { start, hidden } = visibleRange(items.length, limit);
     empty.hidden = items.length > 0;
     earlier.replaceChildren();
@@ -115,7 +123,7 @@ export function createTranscript(): Transcript {
       cursor.remove();
       cursor = next;
     }
-    if (pinned) element.scrollTop = element.scrollHeight;
+    if (stick) element.scrollTop = element.scrollHeight;
   }
 
   return { element, render };

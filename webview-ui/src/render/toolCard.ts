@@ -130,7 +130,7 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
       const actions = h('div', { class: 'edit-actions' });
       if (pending > 0) {
         actions.append(
-          h('span', { class: 'review-state' }, `${pending} change${pending === 1 ? '' : 's'} pending review`),
+          h('span', { class: 'review-state' }, `${pending} change${pending === 1 ? '' : 's'} to review`),
           button('Accept', () => ctx.post({ type: 'accept', path }), { icon: 'check' }),
           button('Reject', () => ctx.post({ type: 'reject', path }), { icon: 'discard', secondary: true }),
         );

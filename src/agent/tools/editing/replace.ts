@@ -61,10 +61,10 @@ function noMatch(text: string, edit: EditSpec, label: string): ToolFailure {
   const fileLines = splitLines(text);
   const regions = findSimilarRegions(text, edit.old_string);
   if (regions.length === 0) parts.push('Nothing similar was found in the file.');
-  for (const r of regions) {
+  for (const [i, r] of regions.entries()) {
     const where = r.startLine === r.endLine ? `line ${r.startLine}` : `lines ${r.startLine}-${r.endLine}`;
     parts.push(
-      `Most similar: ${where} (${Math.round(r.score * 100)}% similar):\n${excerpt(fileLines, r.startLine, r.endLine)}`,
+      `${i === 0 ? 'Most similar' : 'Also similar'}: ${where} (${Math.round(r.score * 100)}% similar):\n${excerpt(fileLines, r.startLine, r.endLine)}`,
     );
   }
   const suggestion = looksLineNumbered(edit.old_string)

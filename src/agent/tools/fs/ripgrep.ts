@@ -9,6 +9,8 @@ export interface RgLine {
   readonly line: number;
   readonly text: string;
   readonly match: boolean;
+  /** `text` is only the start of a much longer line (see RgOptions.maxLineBytes). */
+  readonly cut?: boolean;
 }
 
 export interface RgFile {
@@ -38,6 +40,11 @@ export interface RgOptions {
   readonly collectLines: boolean;
   /** Stop once this many lines have been collected across all files. */
   readonly maxLines: number;
+  /**
+   * Keep about this many bytes of a very long line (minified code) without decoding or parsing the
+   * rest of its JSON event. Leave undefined for multiline searches, whose events span lines.
+   */
+  readonly maxLineBytes?: number;
 }
 
 interface RgText {
@@ -60,6 +67,62 @@ function textOf(t: RgText | undefined): string {
   if (t.text !== undefined) return t.text;
   // Not valid UTF-8: ripgrep sends base64; show it lossily rather than not at all.
   return t.bytes !== undefined ? Buffer.from(t.bytes, 'base64').toString('utf8') : '';
+}
+
+const END = Buffer.from('{"type":"end"');
+const MATCH = Buffer.from('{"type":"match"');
+const CONTEXT = Buffer.from('{"type":"context"');
+const LINES_KEY = Buffer.from('"lines":{"');
+const LINE_NUMBER_KEY = Buffer.from('"},"line_number":');
+
+function startsWith(buf: Buffer, prefix: Buffer): boolean {
+  return buf.length >= prefix.length && prefix.compare(buf, 0, prefix.length) === 0;
+}
+
+interface LineEvent {
+  readonly path: string;
+  readonly lineNumber: number;
+  readonly text: string;
+  readonly cut: boolean;
+}
+
+/**
+ * Read a match/context event whose line is huge without decoding all of it. ripgrep writes the keys
+ * in a fixed order (path, lines, line_number, ...), and `"},"line_number":` cannot occur inside a
+ * JSON string (its quote would be escaped), so the first occurrence ends the line text.
+ */
+function parseLongLine(buf: Buffer, keep: number): LineEvent | undefined {
+  const linesAt = buf.indexOf(LINES_KEY);
+  if (linesAt < 0) return undefined;
+  const head = JSON.parse(`${buf.toString('utf8', 0, linesAt - 1)}}}`) as RgEvent;
+  const isBytes = buf[linesAt + LINES_KEY.length] === 0x62; // "b"ytes vs "t"ext
+  const valueStart = linesAt + LINES_KEY.length + (isBytes ? 'bytes":"' : 'text":"').length;
+  const valueEnd = buf.indexOf(LINE_NUMBER_KEY, valueStart);
+  if (valueEnd < 0) return undefined;
+  const numberAt = valueEnd + LINE_NUMBER_KEY.length;
+  const lineNumber = Number.parseInt(
+    buf.toString('latin1', numberAt, Math.min(buf.length, numberAt + 20)),
+    10,
+  );
+  const cut = valueEnd - valueStart > keep;
+  let text: string;
+  if (isBytes) {
+    const end = cut ? valueStart + keep - (keep % 4) : valueEnd;
+    text = Buffer.from(buf.toString('latin1', valueStart, end), 'base64').toString('utf8');
+  } else {
+    // The cut may split an escape sequence; drop characters until what is left is a valid string.
+    let raw = buf.toString('utf8', valueStart, cut ? valueStart + keep : valueEnd);
+    text = '';
+    for (let attempt = 0; attempt < 8 && raw.length > 0; attempt++) {
+      try {
+        text = JSON.parse(`"${raw}"`) as string;
+        break;
+      } catch {
+        raw = raw.slice(0, -1);
+      }
+    }
+  }
+  return { path: textOf(head.data.path), lineNumber: Number.isNaN(lineNumber) ? 0 : lineNumber, text, cut };
 }
 
 export function runRipgrep(options: RgOptions): Promise<RgRun> {
@@ -97,18 +160,34 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
       return file;
     };
 
-    const handle = (line: string) => {
-      // Only parse what this mode needs: in files/count mode the per-match events are skipped.
-      if (line.startsWith('{"type":"end"')) {
-        const event = JSON.parse(line) as RgEvent;
+    const handle = (line: Buffer) => {
+      // Only parse what this mode needs: in files/count mode the per-match events are skipped
+      // without even being decoded.
+      if (startsWith(line, END)) {
+        const event = JSON.parse(line.toString('utf8')) as RgEvent;
         const matched = event.data.stats?.matched_lines ?? 0;
         if (matched > 0) fileFor(event.data).matchedLines = matched;
         return;
       }
       if (!options.collectLines || stoppedBy) return;
-      const isMatch = line.startsWith('{"type":"match"');
-      if (!isMatch && !line.startsWith('{"type":"context"')) return;
-      const event = JSON.parse(line) as RgEvent;
+      const isMatch = startsWith(line, MATCH);
+      if (!isMatch && !startsWith(line, CONTEXT)) return;
+      const keep = options.maxLineBytes;
+      if (keep !== undefined && line.length > keep * 4) {
+        const long = parseLongLine(line, keep);
+        if (long) {
+          const text = long.text.replace(/\r?\n$/, '').replace(/\r$/, '');
+          fileFor({ path: { text: long.path } }).lines.push({
+            line: long.lineNumber,
+            text,
+            match: isMatch,
+            ...(long.cut ? { cut: true } : {}),
+          });
+          if (isMatch && ++collected >= options.maxLines) stop('limit');
+          return;
+        }
+      }
+      const event = JSON.parse(line.toString('utf8')) as RgEvent;
       const file = fileFor(event.data);
       const first = event.data.line_number ?? 0;
       // A multiline match spans several lines; number each one.
@@ -122,20 +201,20 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
       if (collected >= options.maxLines) stop('limit');
     };
 
-    // Lines are cut out of raw chunks and decoded once: a JSON line for a match in a minified file
-    // can be hundreds of KB and span many chunks, so nothing here may rescan what it has seen.
+    // Lines are cut out of raw chunks without copying when they fit in one chunk; a JSON line for a
+    // match in a minified file can be megabytes and span many chunks, so nothing is rescanned.
     let partial: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => {
       let start = 0;
       let nl = chunk.indexOf(NEWLINE);
       while (nl >= 0) {
-        let line: string;
+        let line: Buffer;
         if (partial.length > 0) {
           partial.push(chunk.subarray(start, nl));
-          line = Buffer.concat(partial).toString('utf8');
+          line = Buffer.concat(partial);
           partial = [];
         } else {
-          line = chunk.toString('utf8', start, nl);
+          line = chunk.subarray(start, nl);
         }
         if (line.length > 0) handle(line);
         start = nl + 1;
@@ -157,7 +236,7 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
     };
     child.on('error', (error) => finish({ exitCode: null, spawnError: error.message }));
     child.on('close', (code) => {
-      if (partial.length > 0 && !stoppedBy) handle(Buffer.concat(partial).toString('utf8'));
+      if (partial.length > 0 && !stoppedBy) handle(Buffer.concat(partial));
       finish({ exitCode: code });
     });
   });

@@ -1,0 +1,325 @@
+// Playwright E2E: the packaged Keel .vsix installed into a real VS Code (code-server 4.139 = VS Code
+// 1.139), driven in Debian's Chromium, talking to the protocol emulator (in this process, so each
+// test scripts its replies and inspects what the agent sent). Run: npm run test:e2e
+// Screenshots (dark, light, high contrast, the modal, the diff) go to test-artifacts/.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { type Emulator, startEmulator } from '../emulator/server.ts';
+import type { ScriptedReply } from '../emulator/types.ts';
+import {
+  type CodeServer,
+  codeServerEntry,
+  ensureCodeServer,
+  launchBrowser,
+  log,
+  makeWorkspace,
+  node24,
+  REPO,
+  run,
+  startCodeServer,
+  WORK,
+} from './codeServer.ts';
+
+const ARTIFACTS = path.join(REPO, 'test-artifacts');
+const UI_TIMEOUT = 60_000;
+const APP_TS = 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n';
+
+let emulator: Emulator;
+let server: CodeServer;
+let browser: BrowserContext;
+let page: Page;
+let workspace: string;
+let settingsFile: string;
+const metrics: Record<string, string> = {};
+
+function script(name: string, replies: ScriptedReply[]): void {
+  emulator.setScenario({ name, replies, onExhausted: 'repeat_last' });
+}
+
+function requestsText(from = 0): string {
+  return emulator.requests
+    .slice(from)
+    .map((r) => JSON.stringify((r.body as { messages?: unknown }).messages ?? []))
+    .join('\n');
+}
+
+async function shot(name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = UI_TIMEOUT): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function openWorkbench(): Promise<void> {
+  const started = Date.now();
+  await page.goto(`${server.base}/?folder=${encodeURIComponent(workspace)}`);
+  await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
+  metrics['workbench ready'] = `${Date.now() - started} ms`;
+}
+
+/** The chat webview's inner frame (webviews are nested same-origin iframes). */
+async function chatFrame(): Promise<Frame> {
+  return until('the Keel chat webview', async () => {
+    for (const f of page.frames()) {
+      try {
+        if (await f.$('textarea[aria-label="Message Keel"]')) return f;
+      } catch {
+        // frame detached while we looked
+      }
+    }
+    return undefined;
+  });
+}
+
+async function openPanel(): Promise<Frame> {
+  // Already showing after a reload restores the view; otherwise click the activity bar item.
+  for (const f of page.frames()) {
+    try {
+      if (await f.$('textarea[aria-label="Message Keel"]')) return f;
+    } catch {
+      // ignore
+    }
+  }
+  await page.locator('.part.activitybar [aria-label^="Keel"]').first().click();
+  return chatFrame();
+}
+
+async function send(frame: Frame, text: string): Promise<void> {
+  const input = frame.getByRole('textbox', { name: 'Message Keel' });
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+async function waitForText(frame: Frame, text: string): Promise<void> {
+  await frame.waitForFunction((t) => document.body.innerText.includes(t), text, { timeout: UI_TIMEOUT });
+}
+
+async function runCommand(title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(rel: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await input.fill(rel);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor({ timeout: UI_TIMEOUT });
+  await page.keyboard.press('Enter');
+  await page.locator(`.tabs-container .tab[aria-label^="${path.basename(rel)}"]`).first().waitFor({ timeout: UI_TIMEOUT });
+}
+
+function setSettings(extra: Record<string, unknown>): void {
+  const current = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...current, ...extra }, null, 2));
+}
+
+describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_000 }, () => {
+  before(async () => {
+    ensureCodeServer();
+    log('building and packaging the extension');
+    run(process.execPath, ['scripts/build-ext.mjs', '--production', '--no-tests']);
+    const vsix = path.join(WORK, 'keel.vsix');
+    fs.mkdirSync(WORK, { recursive: true });
+    run('npx', ['vsce', 'package', '--allow-missing-repository', '--skip-license', '-o', vsix]);
+    metrics['vsix size'] = `${(fs.statSync(vsix).size / 1024 / 1024).toFixed(2)} MB`;
+
+    emulator = await startEmulator({ port: 0 });
+    workspace = makeWorkspace('e2e-ws', {
+      'src/app.ts': APP_TS,
+      'README.md': '# E2E workspace\n',
+    });
+    server = await startCodeServer({
+      name: 'e2e',
+      workspace,
+      settings: {
+        'keel.baseUrl': emulator.url,
+        'workbench.colorTheme': 'Default Dark Modern',
+        'editor.codeLens': true,
+        'files.autoSave': 'off',
+      },
+      env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
+    });
+    settingsFile = path.join(server.runDir, 'user-data', 'User', 'settings.json');
+    // Install the .vsix the way a user would, with the same code-server, and insist on no warnings.
+    const install = run(node24(), [
+      codeServerEntry(),
+      '--user-data-dir',
+      path.join(server.runDir, 'user-data'),
+      '--extensions-dir',
+      path.join(server.runDir, 'extensions'),
+      '--install-extension',
+      vsix,
+    ]);
+    log(install.trim());
+    assert.match(install, /was successfully installed/);
+    assert.doesNotMatch(install, /warn|error/i, 'installing the .vsix printed a warning');
+    browser = await launchBrowser(server.runDir);
+    page = browser.pages()[0] ?? (await browser.newPage());
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /keel|Content Security Policy/i.test(m.text())) log(`[console.error] ${m.text().slice(0, 300)}`);
+    });
+    await openWorkbench();
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    server?.stop();
+    await emulator?.close();
+    const logs = findKeelLog();
+    const activation = logs?.match(/Keel activated in ([\d.]+) ms/)?.[1];
+    if (activation) metrics['activation'] = `${activation} ms`;
+    process.stdout.write(`\nE2E metrics: ${JSON.stringify(metrics)}\n`);
+  });
+
+  it('opens the panel, sends a prompt and shows the streamed answer', async () => {
+    script('hello', [{ content: [{ type: 'text', text: 'Hello from the emulator — streaming works end to end.' }] }]);
+    const frame = await openPanel();
+    await send(frame, 'Say hello');
+    await waitForText(frame, 'Hello from the emulator — streaming works end to end.');
+    assert.equal(emulator.requests.length, 1);
+    assert.match(requestsText(), /Say hello/);
+    await shot('panel-dark');
+  });
+
+  it('an Edit shows its diff, and Reject restores the file', async () => {
+    const file = path.join(workspace, 'src', 'app.ts');
+    script('edit', [
+      { content: [{ type: 'tool_use', name: 'Read', input: { path: 'src/app.ts' } }] },
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Edit',
+            input: { path: 'src/app.ts', old_string: 'return `Hello, ${name}`;', new_string: 'return `Hi there, ${name}!`;' },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'I changed the greeting in src/app.ts.' }] },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Make the greeting friendlier');
+    await waitForText(frame, 'I changed the greeting in src/app.ts.');
+    await until('the edit on disk', () => fs.readFileSync(file, 'utf8').includes('Hi there'));
+    // The diff is visible in the chat (edit card) and the editor shows CodeLens for the hunk.
+    await frame.waitForFunction(() => document.body.innerText.includes('Hi there'), null, { timeout: UI_TIMEOUT });
+    await page.locator('.codelens-decoration a', { hasText: 'Reject' }).first().waitFor({ timeout: UI_TIMEOUT });
+    await shot('edit-review');
+    await frame.getByRole('button', { name: /^Reject/ }).first().click();
+    await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === APP_TS);
+    assert.equal(fs.readFileSync(file, 'utf8'), APP_TS);
+  });
+
+  it('a Bash command raises the native modal; closing it reaches the agent as DENIED_BY_USER', async () => {
+    const before = emulator.requests.length;
+    script('bash', [
+      { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'curl -s https://example.com/keel-e2e' } }] },
+      { content: [{ type: 'text', text: 'Understood: I will not run that command.' }] },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Fetch example.com');
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    const text = (await dialog.innerText()).replace(/\s+/g, ' ');
+    assert.match(text, /curl -s https:\/\/example\.com\/keel-e2e/);
+    await dialog.getByRole('button', { name: 'Allow once' }).waitFor();
+    await dialog.getByRole('button', { name: 'Allow for this session' }).waitFor();
+    await shot('approval-modal');
+    await page.keyboard.press('Escape');
+    await waitForText(frame, 'Understood: I will not run that command.');
+    const sent = requestsText(before);
+    assert.match(sent, /DENIED_BY_USER/);
+  });
+
+  it('Ask Keel About Selection works from the editor context menu', async () => {
+    const before = emulator.requests.length;
+    script('ask', [{ content: [{ type: 'text', text: 'It returns a greeting for the given name.' }] }]);
+    await openFile('src/app.ts');
+    const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
+    await editor.click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+ArrowDown');
+    await editor.click({ button: 'right', position: { x: 40, y: 8 } });
+    const item = page.locator('.context-view .action-item', { hasText: 'Ask Keel About Selection' }).first();
+    await item.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    await item.click();
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    await input.fill('What does this do?');
+    await page.keyboard.press('Enter');
+    const frame = await chatFrame();
+    await waitForText(frame, 'It returns a greeting for the given name.');
+    const sent = requestsText(before);
+    assert.match(sent, /What does this do\?/);
+    assert.match(sent, /Selection from src\/app\.ts \(lines 1-2\)/);
+    assert.match(sent, /export function greet/);
+  });
+
+  it('reloading the window mid-session restores the transcript', async () => {
+    await page.reload();
+    await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
+    const frame = await openPanel();
+    await waitForText(frame, 'Hello from the emulator — streaming works end to end.');
+    await waitForText(frame, 'It returns a greeting for the given name.');
+  });
+
+  it('renders the panel in dark, light and high-contrast themes (screenshots)', async () => {
+    for (const [theme, cls, name] of [
+      ['Default Light Modern', 'vs', 'panel-light'],
+      ['Default High Contrast', 'hc-black', 'panel-high-contrast'],
+      ['Default Dark Modern', 'vs-dark', 'panel-dark-final'],
+    ] as const) {
+      setSettings({ 'workbench.colorTheme': theme });
+      await page.waitForFunction(
+        (c) => document.querySelector('.monaco-workbench')?.classList.contains(c) ?? false,
+        cls,
+        { timeout: UI_TIMEOUT },
+      );
+      await openPanel();
+      await page.waitForTimeout(500); // let the webview pick up the new theme variables
+      await shot(name);
+    }
+  });
+});
+
+function findKeelLog(): string | undefined {
+  const logsDir = path.join(server.runDir, 'user-data', 'logs');
+  const stack = [logsDir];
+  let newest: { file: string; mtime: number } | undefined;
+  while (stack.length) {
+    const dir = stack.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) stack.push(full);
+      else if (/Keel\.log$/.test(e.name)) {
+        const mtime = fs.statSync(full).mtimeMs;
+        if (!newest || mtime > newest.mtime) newest = { file: full, mtime };
+      }
+    }
+  }
+  return newest ? fs.readFileSync(newest.file, 'utf8') : undefined;
+}
