@@ -226,7 +226,12 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
 const reviewTarget = { path: relPath, hunkId: z.optional(id) };
 
 export const webviewMessageSchema = z.discriminatedUnion('type', [
-  /** Sent on every load/re-show: "send me everything after this seq of this session". */
+  /**
+   * Sent on every load/re-show: "send me everything after this seq of this session". The host answers
+   * with a `snapshot`: replace=false and the events after `afterSeq` when `sessionId` is its current
+   * session, otherwise replace=true with all events of the current session. Also sent with
+   * afterSeq 0 and no sessionId when the webview sees an event of a session it does not show.
+   */
   z.strictObject({ type: z.literal('ready'), afterSeq: count, sessionId: z.optional(id) }),
   z.strictObject({
     type: z.literal('submit'),

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 
@@ -176,11 +177,13 @@ export async function launchBrowser(runDir: string): Promise<BrowserContext> {
   return context;
 }
 
-/** A fresh workspace folder under .e2e/ with the given files. */
+/**
+ * A fresh workspace folder under the OS temp dir (outside this repository, whose .gitignore would
+ * make every file "ignored by git" and so protected), removed at exit.
+ */
 export function makeWorkspace(name: string, files: Record<string, string> = {}): string {
-  const dir = path.join(WORK, name);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `keel-${name}-`));
+  onExit(() => fs.rmSync(dir, { recursive: true, force: true }));
   for (const [rel, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), text);

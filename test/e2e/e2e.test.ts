@@ -154,6 +154,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
         'workbench.colorTheme': 'Default Dark Modern',
         'editor.codeLens': true,
         'files.autoSave': 'off',
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
       },
       env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
     });

@@ -1,60 +1,181 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
 import type { ShellPort, ShellRunOptions, ShellRunResult } from '../host.ts';
 
-// Each command runs in its own process group so abort/timeout can kill the whole tree.
-export function createNodeShell(): ShellPort {
+// Runs commands under bash, each in its own process group and tagged with a unique environment
+// marker. Stopping (abort, timeout, or the shell exiting with stragglers left behind) sends SIGTERM to
+// the group and to every process carrying the marker — which also finds children that escaped the
+// group with setsid — then SIGKILL after a grace period. stdin is /dev/null: an interactive program
+// that slips through reads EOF instead of hanging. Output kept in memory is capped (head + tail).
+
+export interface NodeShellOptions {
+  /** Time between SIGTERM and SIGKILL. */
+  readonly graceMs?: number;
+  /** Per stream; beyond it the middle of the output is dropped (head and tail kept). */
+  readonly maxBufferBytes?: number;
+  /** After the shell exits, how long background children may keep the pipes open. */
+  readonly lingerMs?: number;
+}
+
+export const RUN_MARKER = 'KEEL_RUN_ID';
+
+const DEFAULTS = { graceMs: 2000, maxBufferBytes: 8 * 1024 * 1024, lingerMs: 200 };
+
+/** Keeps the first and last half of a stream once it grows beyond the cap. */
+function createCappedBuffer(cap: number) {
+  let head = '';
+  let tail = '';
+  let dropped = 0;
+  const half = Math.floor(cap / 2);
   return {
-    run(options: ShellRunOptions): Promise<ShellRunResult> {
+    push(chunk: string) {
+      if (head.length < half) {
+        const room = half - head.length;
+        head += chunk.slice(0, room);
+        chunk = chunk.slice(room);
+      }
+      if (chunk.length === 0) return;
+      tail += chunk;
+      if (tail.length > half) {
+        dropped += tail.length - half;
+        tail = tail.slice(tail.length - half);
+      }
+    },
+    text(): string {
+      if (dropped === 0) return head + tail;
+      return `${head}\n[… ${dropped} characters dropped from the middle of this output …]\n${tail}`;
+    },
+  };
+}
+
+/** PIDs (other than ours) whose environment carries the marker. Linux only; elsewhere: none. */
+export function findMarkedProcesses(marker: string): number[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const needle = Buffer.from(`${RUN_MARKER}=${marker}\0`);
+  const found: number[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    try {
+      const env = fs.readFileSync(`/proc/${name}/environ`);
+      if (env.includes(needle)) found.push(pid);
+    } catch {
+      // Gone, or not ours to read: either way not ours to kill.
+    }
+  }
+  return found;
+}
+
+function signalAll(groupPid: number | undefined, marker: string, signal: NodeJS.Signals): void {
+  if (groupPid !== undefined) {
+    try {
+      process.kill(-groupPid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  }
+  for (const pid of findMarkedProcesses(marker)) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Exited in the meantime.
+    }
+  }
+}
+
+export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
+  const { graceMs, maxBufferBytes, lingerMs } = { ...DEFAULTS, ...options };
+  return {
+    run(run: ShellRunOptions): Promise<ShellRunResult> {
       const started = Date.now();
+      const marker = randomUUID();
       return new Promise((resolve) => {
-        const child = spawn('/bin/bash', ['-c', options.command], {
-          cwd: options.cwd,
-          env: options.env,
+        const child = spawn('/bin/bash', ['-c', run.command], {
+          cwd: run.cwd,
+          env: { ...run.env, [RUN_MARKER]: marker },
           detached: true,
           stdio: ['ignore', 'pipe', 'pipe'],
         });
-        let stdout = '';
-        let stderr = '';
+        const stdout = createCappedBuffer(maxBufferBytes);
+        const stderr = createCappedBuffer(maxBufferBytes);
         let timedOut = false;
         let aborted = false;
-        const killTree = () => {
-          if (child.pid === undefined) return;
-          try {
-            process.kill(-child.pid, 'SIGKILL');
-          } catch {
-            // already gone
-          }
+        let exit: { code: number | null; signal: string | null } | undefined;
+        let settled = false;
+        const timers: NodeJS.Timeout[] = [];
+
+        let stopping = false;
+        const stop = () => {
+          if (stopping) return;
+          stopping = true;
+          signalAll(child.pid, marker, 'SIGTERM');
+          timers.push(
+            setTimeout(() => {
+              signalAll(child.pid, marker, 'SIGKILL');
+              // Something we could not kill may still hold the pipes: stop waiting for it.
+              timers.push(setTimeout(() => finish(), 1000));
+            }, graceMs),
+          );
         };
-        const timer = setTimeout(() => {
-          timedOut = true;
-          killTree();
-        }, options.timeoutMs);
+
+        const finish = () => {
+          if (settled) return;
+          settled = true;
+          for (const t of timers) clearTimeout(t);
+          run.signal?.removeEventListener('abort', onAbort);
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          // Nothing started by this command outlives it.
+          signalAll(child.pid, marker, 'SIGKILL');
+          resolve({
+            exitCode: exit?.code ?? null,
+            signal: exit?.signal ?? null,
+            stdout: stdout.text(),
+            stderr: stderr.text(),
+            timedOut,
+            aborted,
+            durationMs: Date.now() - started,
+          });
+        };
+
         const onAbort = () => {
           aborted = true;
-          killTree();
+          stop();
         };
-        if (options.signal?.aborted) onAbort();
-        options.signal?.addEventListener('abort', onAbort, { once: true });
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-          stdout += chunk;
-          options.onOutput?.(chunk, 'stdout');
+        timers.push(
+          setTimeout(() => {
+            timedOut = true;
+            stop();
+          }, run.timeoutMs),
+        );
+        if (run.signal?.aborted) onAbort();
+        else run.signal?.addEventListener('abort', onAbort, { once: true });
+
+        child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout.push(chunk);
+          run.onOutput?.(chunk, 'stdout');
         });
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-          stderr += chunk;
-          options.onOutput?.(chunk, 'stderr');
+        child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr.push(chunk);
+          run.onOutput?.(chunk, 'stderr');
         });
-        const finish = (exitCode: number | null, signal: string | null) => {
-          clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
-          // Background children that outlived the shell would keep pipes open: kill the group.
-          killTree();
-          resolve({ exitCode, signal, stdout, stderr, timedOut, aborted, durationMs: Date.now() - started });
-        };
         child.on('error', (error) => {
-          stderr += String(error);
-          finish(null, null);
+          stderr.push(String(error));
+          finish();
         });
-        child.on('close', (code, signal) => finish(code, signal));
+        child.on('exit', (code, signal) => {
+          exit = { code, signal };
+          // Background children may hold the pipes open; give them a moment to flush, then stop them.
+          timers.push(setTimeout(() => stop(), lingerMs));
+        });
+        child.on('close', () => finish());
       });
     },
   };

@@ -103,7 +103,8 @@ function lookupIn(state: State, w: Walker) {
   return (name: string): string | undefined => {
     if (state.vars.has(name)) return state.vars.get(name);
     if (/^\d+$/.test(name)) return state.positional ? (state.positional[Number(name)] ?? '') : undefined;
-    if (name === '@' || name === '*') return state.positional ? state.positional.slice(1).join(' ') : undefined;
+    if (name === '@' || name === '*')
+      return state.positional ? state.positional.slice(1).join(' ') : undefined;
     if (name === '#') return state.positional ? String(Math.max(0, state.positional.length - 1)) : undefined;
     if (name === 'HOME') return w.options.home;
     if (name === 'PWD') return state.cwd;
@@ -142,7 +143,14 @@ function scanSubsts(node: ShNode | undefined, state: State, w: Walker, src: Scri
   });
 }
 
-function walkStmts(stmts: ShNode[], state: State, stdin: StdinInfo, w: Walker, src: Script, depth: number): void {
+function walkStmts(
+  stmts: ShNode[],
+  state: State,
+  stdin: StdinInfo,
+  w: Walker,
+  src: Script,
+  depth: number,
+): void {
   for (const stmt of stmts) walkStmt(stmt, state, stdin, w, src, depth);
 }
 
@@ -156,7 +164,14 @@ interface Redirected {
   readonly socket: boolean;
 }
 
-function redirections(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: Script, depth: number): Redirected {
+function redirections(
+  stmt: ShNode,
+  state: State,
+  stdin: StdinInfo,
+  w: Walker,
+  src: Script,
+  depth: number,
+): Redirected {
   let input = stdin;
   let toFile = false;
   let socket = false;
@@ -180,9 +195,19 @@ function redirections(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, s
     if (/^\/dev\/(tcp|udp)\//.test(field.value)) socket = true;
     if (op === OP.rdrIn) {
       const network = /^\/dev\/(tcp|udp)\//.test(field.value);
-      if (network) rc.add({ class: 'network', risk: 'high', program: 'redirection', reason: `reads from the network via ${field.value}`, fetches: true });
+      if (network)
+        rc.add({
+          class: 'network',
+          risk: 'high',
+          program: 'redirection',
+          reason: `reads from the network via ${field.value}`,
+          fetches: true,
+        });
       input = { kind: 'file', network };
-    } else if (OUTPUT_OPS.has(op) || ((op === OP.dplOut || op === OP.dplIn) && !/^(\d+|-)$/.test(field.value))) {
+    } else if (
+      OUTPUT_OPS.has(op) ||
+      ((op === OP.dplOut || op === OP.dplIn) && !/^(\d+|-)$/.test(field.value))
+    ) {
       judgeRedirectTarget(arg, op === OP.appOut || op === OP.appAll, rc);
       const fd = str(child(r, 'N'), 'Value');
       if (fd === '' || fd === '1' || op === OP.rdrAll || op === OP.appAll) toFile = true;
@@ -209,7 +234,8 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
   }
   switch (t) {
     case 'CallExpr':
-      return walkCall(cmd, stmt, state, input, toFile, w, src, depth);
+      walkCall(cmd, stmt, state, input, toFile, w, src, depth);
+      return;
     case 'BinaryCmd': {
       const op = num(cmd, 'Op');
       const x = child(cmd, 'X');
@@ -228,9 +254,11 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
       return;
     }
     case 'Subshell':
-      return walkStmts(children(cmd, 'Stmts'), clone(state), input, w, src, depth);
+      walkStmts(children(cmd, 'Stmts'), clone(state), input, w, src, depth);
+      return;
     case 'Block':
-      return walkStmts(children(cmd, 'Stmts'), state, input, w, src, depth);
+      walkStmts(children(cmd, 'Stmts'), state, input, w, src, depth);
+      return;
     case 'IfClause': {
       let clause: ShNode | undefined = cmd;
       while (clause) {
@@ -242,15 +270,19 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
     }
     case 'WhileClause':
       walkStmts(children(cmd, 'Cond'), state, input, w, src, depth);
-      return walkStmts(children(cmd, 'Do'), state, input, w, src, depth);
+      walkStmts(children(cmd, 'Do'), state, input, w, src, depth);
+      return;
     case 'ForClause':
-      return walkFor(cmd, state, input, w, src, depth);
+      walkFor(cmd, state, input, w, src, depth);
+      return;
     case 'CaseClause':
       scanSubsts(child(cmd, 'Word'), state, w, src, depth);
-      for (const item of children(cmd, 'Items')) walkStmts(children(item, 'Stmts'), state, input, w, src, depth);
+      for (const item of children(cmd, 'Items'))
+        walkStmts(children(item, 'Stmts'), state, input, w, src, depth);
       return;
     case 'FuncDecl':
-      return walkFunction(cmd, state, w, src, depth);
+      walkFunction(cmd, state, w, src, depth);
+      return;
     case 'TimeClause':
     case 'CoprocClause': {
       const inner = child(cmd, 'Stmt');
@@ -258,7 +290,8 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
       return;
     }
     case 'DeclClause':
-      return walkDecl(cmd, stmt, state, input, w, src, depth);
+      walkDecl(cmd, stmt, state, input, w, src, depth);
+      return;
     default:
       // Arithmetic, [[ … ]], let: nothing runs except the substitutions inside.
       scanSubsts(cmd, state, w, src, depth);
@@ -270,17 +303,20 @@ function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Sc
   const body = children(cmd, 'Do');
   if (nodeType(loop) !== 'WordIter') {
     scanSubsts(loop, state, w, src, depth);
-    return walkStmts(body, state, input, w, src, depth);
+    walkStmts(body, state, input, w, src, depth);
+    return;
   }
   const name = str(child(loop, 'Name'), 'Value');
   const env = envFor(state, w);
   const items = children(loop, 'Items');
   for (const item of items) scanSubsts(item, state, w, src, depth);
   const fields = items.flatMap((i) => expandWord(i, env).fields);
-  const known = fields.length > 0 && fields.length <= MAX_LOOP_VALUES && fields.every((f) => f.exact && !f.glob);
+  const known =
+    fields.length > 0 && fields.length <= MAX_LOOP_VALUES && fields.every((f) => f.exact && !f.glob);
   if (!known) {
     state.vars.set(name, undefined);
-    return walkStmts(body, state, input, w, src, depth);
+    walkStmts(body, state, input, w, src, depth);
+    return;
   }
   for (const f of fields) {
     state.vars.set(name, f.value);
@@ -309,12 +345,29 @@ function walkFunction(cmd: ShNode, state: State, w: Walker, src: Script, depth: 
     return true;
   });
   if (selfCalls > 0 && parallel) {
-    push(w, { class: 'never', risk: 'high', program: name, reason: `function ${name} spawns copies of itself without bound (fork bomb)` }, sourceOf(src.buf, cmd));
+    push(
+      w,
+      {
+        class: 'never',
+        risk: 'high',
+        program: name,
+        reason: `function ${name} spawns copies of itself without bound (fork bomb)`,
+      },
+      sourceOf(src.buf, cmd),
+    );
   }
   walkStmt(body, { ...clone(state), positional: undefined }, NO_STDIN, w, src, depth);
 }
 
-function walkDecl(cmd: ShNode, stmt: ShNode, state: State, input: StdinInfo, w: Walker, src: Script, depth: number): void {
+function walkDecl(
+  cmd: ShNode,
+  stmt: ShNode,
+  state: State,
+  input: StdinInfo,
+  w: Walker,
+  src: Script,
+  depth: number,
+): void {
   const env = envFor(state, w);
   for (const a of children(cmd, 'Args')) {
     scanSubsts(a, state, w, src, depth);
@@ -324,7 +377,11 @@ function walkDecl(cmd: ShNode, stmt: ShNode, state: State, input: StdinInfo, w: 
     const fields = value ? expandWord(value, env).fields : [];
     state.vars.set(name, fields.every((f) => f.exact) ? fields.map((f) => f.value).join(' ') : undefined);
   }
-  push(w, { class: 'safe', risk: 'low', program: str(child(cmd, 'Variant'), 'Value'), reason: 'sets variables' }, sourceOf(src.buf, stmt));
+  push(
+    w,
+    { class: 'safe', risk: 'low', program: str(child(cmd, 'Variant'), 'Value'), reason: 'sets variables' },
+    sourceOf(src.buf, stmt),
+  );
   void input;
 }
 
@@ -373,7 +430,10 @@ function trackBuiltins(argv: readonly Arg[], state: State, home: string): void {
     const to = operands[0];
     if (!to) state.cwd = head.value === 'cd' ? home : undefined;
     else if (!to.exact || to.value === '-') state.cwd = undefined;
-    else state.cwd = path.isAbsolute(to.value) ? path.resolve(to.value) : state.cwd && path.resolve(state.cwd, to.value);
+    else
+      state.cwd = path.isAbsolute(to.value)
+        ? path.resolve(to.value)
+        : state.cwd && path.resolve(state.cwd, to.value);
   } else if (head.value === 'popd') state.cwd = undefined;
   else if (head.value === 'unset') for (const a of operands) state.vars.set(a.value, '');
   else if (head.value === 'read' || head.value === 'mapfile' || head.value === 'readarray') {
@@ -406,9 +466,25 @@ function ruleContext(
   return rc;
 }
 
-function nested(script: string, options: NestedOptions, state: State, w: Walker, depth: number, text: string): void {
+function nested(
+  script: string,
+  options: NestedOptions,
+  state: State,
+  w: Walker,
+  depth: number,
+  text: string,
+): void {
   if (depth >= MAX_NESTING) {
-    push(w, { class: 'unknown', risk: 'high', program: options.via, reason: `${options.via} nests scripts too deeply to check` }, text);
+    push(
+      w,
+      {
+        class: 'unknown',
+        risk: 'high',
+        program: options.via,
+        reason: `${options.via} nests scripts too deeply to check`,
+      },
+      text,
+    );
     return;
   }
   const inner: State = {
@@ -419,10 +495,27 @@ function nested(script: string, options: NestedOptions, state: State, w: Walker,
   analyse(script, inner, options.stdin ?? NO_STDIN, w, depth + 1, options.via, text);
 }
 
-function analyse(script: string, state: State, stdin: StdinInfo, w: Walker, depth: number, via: string, text: string): boolean {
+function analyse(
+  script: string,
+  state: State,
+  stdin: StdinInfo,
+  w: Walker,
+  depth: number,
+  via: string,
+  text: string,
+): boolean {
   const parsed = parseShell(script);
   if (!parsed.ok) {
-    push(w, { class: 'unknown', risk: 'high', program: via, reason: `${via} runs text that does not parse as shell (${parsed.error})` }, text);
+    push(
+      w,
+      {
+        class: 'unknown',
+        risk: 'high',
+        program: via,
+        reason: `${via} runs text that does not parse as shell (${parsed.error})`,
+      },
+      text,
+    );
     return false;
   }
   const src: Script = { buf: Buffer.from(script, 'utf8'), id: w.scripts++ };
@@ -430,7 +523,17 @@ function analyse(script: string, state: State, stdin: StdinInfo, w: Walker, dept
   // Safety net: any simple command the structured walk did not reach (a construct added to the parser
   // after this code was written, a substitution in an odd place) is still classified.
   walk(parsed.file, (n) => {
-    if (nodeType(n) === 'CallExpr' && !w.visited.has(`${src.id}:${nodeKey(n)}`)) walkCall(n, n, { cwd: undefined, vars: new Map(), positional: undefined }, NO_STDIN, false, w, src, depth);
+    if (nodeType(n) === 'CallExpr' && !w.visited.has(`${src.id}:${nodeKey(n)}`))
+      walkCall(
+        n,
+        n,
+        { cwd: undefined, vars: new Map(), positional: undefined },
+        NO_STDIN,
+        false,
+        w,
+        src,
+        depth,
+      );
     return true;
   });
   return true;
@@ -444,7 +547,11 @@ const RISK_RANK: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
 function worst(findings: readonly Finding[]): Finding | undefined {
   let best: Finding | undefined;
   for (const f of findings) {
-    if (!best || SEVERITY[f.decision] > SEVERITY[best.decision] || (SEVERITY[f.decision] === SEVERITY[best.decision] && RISK_RANK[f.risk] > RISK_RANK[best.risk])) {
+    if (
+      !best ||
+      SEVERITY[f.decision] > SEVERITY[best.decision] ||
+      (SEVERITY[f.decision] === SEVERITY[best.decision] && RISK_RANK[f.risk] > RISK_RANK[best.risk])
+    ) {
       best = f;
     }
   }
@@ -458,7 +565,13 @@ function unique(items: readonly string[]): string[] {
 export function verdictFrom(findings: readonly Finding[]): CommandVerdict {
   const top = worst(findings);
   if (!top || top.decision === 'allow') {
-    return { decision: 'allow', class: 'safe', risk: 'low', reason: 'ordinary development command', findings };
+    return {
+      decision: 'allow',
+      class: 'safe',
+      risk: 'low',
+      reason: 'ordinary development command',
+      findings,
+    };
   }
   const peers = findings.filter((f) => f.decision === top.decision);
   if (top.decision !== 'ask') {
@@ -472,10 +585,20 @@ export function verdictFrom(findings: readonly Finding[]): CommandVerdict {
       findings,
     };
   }
-  const keys = peers.map((f) => (f.risk === 'high' ? undefined : (f.sessionKey ?? `${f.class}:${f.program}`)));
-  const sessionKey = keys.every((k) => k !== undefined) ? unique(keys as string[]).sort().join('+') : undefined;
+  const keys = peers.map((f) =>
+    f.risk === 'high' ? undefined : (f.sessionKey ?? `${f.class}:${f.program}`),
+  );
+  const sessionKey = keys.every((k) => k !== undefined)
+    ? unique(keys as string[])
+        .sort()
+        .join('+')
+    : undefined;
   const classes = new Set(peers.map((f) => f.class));
-  const approvalKind = classes.has('destructive') ? 'destructive' : classes.has('network') ? 'network' : 'command';
+  const approvalKind = classes.has('destructive')
+    ? 'destructive'
+    : classes.has('network')
+      ? 'network'
+      : 'command';
   const suggestion = peers.find((f) => f.suggestion)?.suggestion;
   return {
     decision: 'ask',
@@ -510,15 +633,28 @@ export function classifyCommand(command: string, options: ClassifyOptions): Comm
   }
   const parsed = parseShell(command);
   if (!parsed.ok) {
-    return refuse(`the command does not parse as shell: ${parsed.error}`, 'Fix the quoting/syntax; a command that cannot be parsed is not run.');
+    return refuse(
+      `the command does not parse as shell: ${parsed.error}`,
+      'Fix the quoting/syntax; a command that cannot be parsed is not run.',
+    );
   }
-  const w: Walker = { options: opts, findings: [], visited: new Set(), fetchingSubsts: new Set(), functions: new Set(), scripts: 0 };
+  const w: Walker = {
+    options: opts,
+    findings: [],
+    visited: new Set(),
+    fetchingSubsts: new Set(),
+    functions: new Set(),
+    scripts: 0,
+  };
   const state: State = { cwd: opts.workspaceRoot, vars: new Map(), positional: ['bash'] };
   try {
     analyse(command, state, NO_STDIN, w, 0, 'command', command);
   } catch (error) {
     // A command the analysis cannot handle is not run.
-    return refuse(`the command could not be analysed (${String(error).slice(0, 200)})`, 'Simplify the command, or split it into steps.');
+    return refuse(
+      `the command could not be analysed (${String(error).slice(0, 200)})`,
+      'Simplify the command, or split it into steps.',
+    );
   }
   return verdictFrom(w.findings);
 }

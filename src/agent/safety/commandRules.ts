@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type Arg, type FindingInput, parseOpts, type RuleContext } from './commandTypes.ts';
+import { type Arg, type FindingInput, parseOpts, type RuleContext, words } from './commandTypes.ts';
 import { judgeCopy, judgeDd, judgeDelete, judgePermissions, judgeWrite, resolvePath } from './pathRules.ts';
 import {
   gitRule,
@@ -32,21 +32,37 @@ const never =
     rc.add({ class: 'never', risk: 'high', program, reason: `${program} ${what}` });
 
 const interactive =
-  (what: string, suggestion = 'Interactive programs cannot run here (stdin is closed); use a non-interactive form.'): Rule =>
+  (
+    what: string,
+    suggestion = 'Interactive programs cannot run here (stdin is closed); use a non-interactive form.',
+  ): Rule =>
   (program, _args, rc) =>
     rc.add({ class: 'interactive', risk: 'low', program, reason: `${program} ${what}`, suggestion });
 
 // ---------- running code: shells, interpreters, eval ----------
 
 const CAPABILITIES: readonly [string, RegExp][] = [
-  ['run programs', /\b(system|popen|spawn\w*|exec\w*|fork|Popen|call|check_output|getoutput|subprocess|child_process|Runtime|ProcessBuilder|shell_exec|passthru|proc_open)\b|`/],
+  [
+    'run programs',
+    /\b(system|popen|spawn\w*|exec\w*|fork|Popen|call|check_output|getoutput|subprocess|child_process|Runtime|ProcessBuilder|shell_exec|passthru|proc_open)\b|`/,
+  ],
   ['delete files', /\b(rmtree|unlink\w*|rmdir\w*|remove|rmSync|rm|truncate|shutil|removedirs|FileUtils)\b/],
-  ['write files', /\b(writeFile\w*|appendFile\w*|createWriteStream|write_text|write_bytes|file_put_contents|fwrite|chmod|chown|rename\w*)\b|open\s*\([^)]*['"][wax+]/],
-  ['use the network', /\b(socket|https?|urllib\d?|requests|fetch|urlopen|XMLHttpRequest|WebSocket|dns|ftplib|smtplib|paramiko|net|curl|LWP|Socket|axios|undici)\b/],
-  ['decode and run hidden code', /\b(eval|exec|compile|__import__|importlib|b64decode|base64|atob|Function|getattr|fromCharCode|decode|marshal|pickle)\b/],
+  [
+    'write files',
+    /\b(writeFile\w*|appendFile\w*|createWriteStream|write_text|write_bytes|file_put_contents|fwrite|chmod|chown|rename\w*)\b|open\s*\([^)]*['"][wax+]/,
+  ],
+  [
+    'use the network',
+    /\b(socket|https?|urllib\d?|requests|fetch|urlopen|XMLHttpRequest|WebSocket|dns|ftplib|smtplib|paramiko|net|curl|LWP|Socket|axios|undici)\b/,
+  ],
+  [
+    'decode and run hidden code',
+    /\b(eval|exec|compile|__import__|importlib|b64decode|base64|atob|Function|getattr|fromCharCode|decode|marshal|pickle)\b/,
+  ],
 ];
 
-const SHELL_CALL = /(?:system|popen|execSync|exec|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru)\s*\(\s*(?:\[\s*)?(["'`])((?:\\.|(?!\1).)*)\1/g;
+const SHELL_CALL =
+  /(?:system|popen|execSync|exec|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru)\s*\(\s*(?:\[\s*)?(["'`])((?:\\.|(?!\1).)*)\1/g;
 
 /** Inline code for another language: judged by the capabilities it reaches for. */
 function judgeInlineCode(language: string, code: string, rc: RuleContext): void {
@@ -71,7 +87,12 @@ function judgeInlineCode(language: string, code: string, rc: RuleContext): void 
 function judgeStdinProgram(language: string, isShell: boolean, rc: RuleContext): void {
   const { stdin } = rc;
   if (stdin.network) {
-    rc.add({ class: 'never', risk: 'high', program: language, reason: `pipes content from the network into ${language}` });
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program: language,
+      reason: `pipes content from the network into ${language}`,
+    });
     return;
   }
   if (stdin.kind === 'none') {
@@ -93,13 +114,23 @@ function judgeStdinProgram(language: string, isShell: boolean, rc: RuleContext):
     else judgeInlineCode(language, stdin.content, rc);
     return;
   }
-  rc.add({ class: 'unknown', risk: 'high', program: language, reason: `runs ${language} code produced at run time by another command` });
+  rc.add({
+    class: 'unknown',
+    risk: 'high',
+    program: language,
+    reason: `runs ${language} code produced at run time by another command`,
+  });
 }
 
 /** A script whose text is computed at run time (sh -c "$X", eval "$(…)"). */
 function judgeDynamicScript(via: string, script: Arg, rc: RuleContext): void {
   if (rc.substsFetch(script.substs)) {
-    rc.add({ class: 'never', risk: 'high', program: via, reason: `${via} runs code downloaded from the network` });
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program: via,
+      reason: `${via} runs code downloaded from the network`,
+    });
     return;
   }
   // The worst case takes unknown parts as empty: `sh -c "rm -rf /$X"` is still `rm -rf /`.
@@ -136,7 +167,11 @@ const shellRule: Rule = (program, args, rc) => {
     const script = operands[0];
     if (!script) return safe(rc, program);
     const positional = operands.slice(1).map((a) => a.value);
-    if (script.exact) rc.nested(script.value, { via: `${program} -c`, positional: positional.length ? positional : [program] });
+    if (script.exact)
+      rc.nested(script.value, {
+        via: `${program} -c`,
+        positional: positional.length ? positional : [program],
+      });
     else judgeDynamicScript(`${program} -c`, script, rc);
     return;
   }
@@ -148,14 +183,30 @@ const shellRule: Rule = (program, args, rc) => {
 function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
   if (file.substs.length > 0) {
     if (rc.substsFetch(file.substs)) {
-      rc.add({ class: 'never', risk: 'high', program, reason: `${program} runs a script downloaded from the network` });
+      rc.add({
+        class: 'never',
+        risk: 'high',
+        program,
+        reason: `${program} runs a script downloaded from the network`,
+      });
     } else {
-      rc.add({ class: 'unknown', risk: 'high', program, reason: `${program} runs a script produced by another command` });
+      rc.add({
+        class: 'unknown',
+        risk: 'high',
+        program,
+        reason: `${program} runs a script produced by another command`,
+      });
     }
     return;
   }
   if (/^(https?|ftp):\/\//.test(file.value)) {
-    rc.add({ class: 'network', risk: 'high', program, reason: `${program} runs a script from ${file.value}`, fetches: true });
+    rc.add({
+      class: 'network',
+      risk: 'high',
+      program,
+      reason: `${program} runs a script from ${file.value}`,
+      fetches: true,
+    });
     return;
   }
   safe(rc, program, 'runs a script file');
@@ -175,7 +226,17 @@ const INLINE_FLAGS: Record<string, RegExp> = {
 };
 const INTERP_VALUED: Record<string, string[]> = {
   python: ['-W', '-X', '-Q'],
-  node: ['-r', '--require', '--import', '--loader', '--input-type', '--experimental-loader', '--env-file', '--conditions', '-C'],
+  node: [
+    '-r',
+    '--require',
+    '--import',
+    '--loader',
+    '--input-type',
+    '--experimental-loader',
+    '--env-file',
+    '--conditions',
+    '-C',
+  ],
   ruby: ['-I', '-r', '-E'],
   perl: ['-I', '-M', '-m'],
   php: ['-d', '-c', '-z'],
@@ -196,14 +257,21 @@ const interpreterRule =
         return judgeInlineCode(program, code.value, rc);
       }
       if (program === 'perl' && /^-[a-zA-Z]*i/.test(v)) {
-        return rc.add({ class: 'destructive', risk: 'medium', program: 'perl -i', reason: 'edits files in place', suggestion: 'Use Edit to change files.' });
+        return rc.add({
+          class: 'destructive',
+          risk: 'medium',
+          program: 'perl -i',
+          reason: 'edits files in place',
+          suggestion: 'Use Edit to change files.',
+        });
       }
       if (program === 'python' && v === '-m') {
         const mod = args[i + 1]?.value ?? '';
         if (mod === 'pip') return recurse([lit('pip'), ...args.slice(i + 2)], rc);
         return safe(rc, `${program} -m ${mod}`);
       }
-      if (program === 'node' && /^--(test|version|check|help|run)$|^-[vhc]$/.test(v)) return safe(rc, program);
+      if (program === 'node' && /^--(test|version|check|help|run)$|^-[vhc]$/.test(v))
+        return safe(rc, program);
       if (valued.includes(v)) {
         i++;
         continue;
@@ -248,7 +316,10 @@ const WRAPPERS: Record<string, (args: readonly Arg[]) => Arg[]> = {
   setsid: skipThen([]),
   unbuffer: skipThen([]),
   stdbuf: skipThen(['-i', '-o', '-e']),
-  nice: (args) => skipThen(['-n', '--adjustment'])(args).filter((_a, i, all) => !(i === 0 && /^-?\d+$/.test(all[0]?.value ?? ''))),
+  nice: (args) =>
+    skipThen(['-n', '--adjustment'])(args).filter(
+      (_a, i, all) => !(i === 0 && /^-?\d+$/.test(all[0]?.value ?? '')),
+    ),
   ionice: skipThen(['-c', '-n', '--class', '--classdata']),
   chrt: skipThen([], 1),
   taskset: (args) => (args[0]?.value === '-c' ? args.slice(2) : skipThen([])(args).slice(1)),
@@ -260,9 +331,6 @@ const WRAPPERS: Record<string, (args: readonly Arg[]) => Arg[]> = {
   'dbus-run-session': skipThen([]),
   caffeinate: skipThen(['-t', '-w']),
   busybox: (args) => args.slice(0),
-  then: (args) => args.slice(0),
-  else: (args) => args.slice(0),
-  do: (args) => args.slice(0),
 };
 
 function envRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rule {
@@ -282,7 +350,11 @@ function envRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rule
         continue;
       }
       if (/^(-S|--split-string)$/.test(v) || v.startsWith('--split-string=') || /^-S./.test(v)) {
-        const script = v.startsWith('--split-string=') ? v.slice(15) : /^-S./.test(v) ? v.slice(2) : (args[i + 1]?.value ?? '');
+        const script = v.startsWith('--split-string=')
+          ? v.slice(15)
+          : /^-S./.test(v)
+            ? v.slice(2)
+            : (args[i + 1]?.value ?? '');
         rc.nested([script, ...args.slice(i + 2).map((a) => a.value)].join(' '), { via: 'env -S' });
         return;
       }
@@ -305,7 +377,8 @@ function withVars(rc: RuleContext, vars: ReadonlyMap<string, string | undefined>
   return {
     ...rc,
     add: rc.add,
-    nested: (script, options) => rc.nested(script, { ...options, vars: new Map([...vars, ...(options.vars ?? [])]) }),
+    nested: (script, options) =>
+      rc.nested(script, { ...options, vars: new Map([...vars, ...(options.vars ?? [])]) }),
     withCwd: (cwd) => withVars(rc.withCwd(cwd), vars),
   };
 }
@@ -319,14 +392,25 @@ function xargsRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Ru
   return (_program, args, rc) => {
     const opts = parseOpts(args, {
       valued: 'adEeIiLlnPs',
-      longValued: ['--arg-file', '--delimiter', '--eof', '--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars'],
+      longValued: [
+        '--arg-file',
+        '--delimiter',
+        '--eof',
+        '--replace',
+        '--max-lines',
+        '--max-args',
+        '--max-procs',
+        '--max-chars',
+      ],
       permute: false,
     });
     const rest = opts.rest.length > 0 ? opts.rest : [lit('echo')];
     const unknownItem = lit('', false);
     const replace = opts.get('-I') ?? opts.get('--replace') ?? opts.get('-i');
     const argv = replace
-      ? rest.map((a) => (a.value.includes(replace) ? { ...a, value: a.value.split(replace).join(''), exact: false } : a))
+      ? rest.map((a) =>
+          a.value.includes(replace) ? { ...a, value: a.value.split(replace).join(''), exact: false } : a,
+        )
       : [...rest, unknownItem];
     recurse(argv, rc);
   };
@@ -335,17 +419,26 @@ function xargsRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Ru
 /** A file find would pass to -exec/-delete: somewhere below its start directory. */
 const found = (start: Arg): Arg => ({ ...start, value: path.join(start.value, '<found>') });
 
-const FIND_NON_FILTERS = /^-(maxdepth|mindepth|depth|d|xdev|mount|follow|L|H|P|print0?|ls|daystart|ignore_readdir_race|noleaf|warn|nowarn|O\d?)$/;
+const FIND_NON_FILTERS =
+  /^-(maxdepth|mindepth|depth|d|xdev|mount|follow|L|H|P|print0?|ls|daystart|ignore_readdir_race|noleaf|warn|nowarn|O\d?)$/;
 
 function findRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rule {
   return (program, args, rc) => {
     let i = 0;
-    while (i < args.length && /^-[HLP]$|^-O\d$|^-D$/.test((args[i] as Arg).value)) i += (args[i] as Arg).value === '-D' ? 2 : 1;
+    while (i < args.length && /^-[HLP]$|^-O\d$|^-D$/.test((args[i] as Arg).value))
+      i += (args[i] as Arg).value === '-D' ? 2 : 1;
     const starts: Arg[] = [];
     for (; i < args.length && !/^[-(!)]/.test((args[i] as Arg).value); i++) starts.push(args[i] as Arg);
     if (starts.length === 0) starts.push(lit('.'));
     const expr = args.slice(i);
-    const filtered = expr.some((a, j) => a.value.startsWith('-') && !FIND_NON_FILTERS.test(a.value) && !/^-(exec|execdir|ok|okdir|delete)$/.test(a.value) && expr[j - 1]?.value !== '-exec');
+    // Tests such as -name/-type narrow what is found; without any, -exec/-delete act on the start dirs.
+    let filtered = false;
+    for (let j = 0; j < expr.length; j++) {
+      const v = (expr[j] as Arg).value;
+      if (/^-(exec|execdir|ok|okdir)$/.test(v)) {
+        while (j < expr.length && !/^[;+]$/.test((expr[j] as Arg).value)) j++;
+      } else if (v.startsWith('-') && !FIND_NON_FILTERS.test(v) && v !== '-delete') filtered = true;
+    }
     let acted = false;
     for (let j = 0; j < expr.length; j++) {
       const v = (expr[j] as Arg).value;
@@ -359,7 +452,12 @@ function findRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rul
         j = end === -1 ? expr.length : end;
         for (const start of starts) {
           const each = filtered ? found(start) : start;
-          recurse(cmd.map((a) => (a.value.includes('{}') ? { ...each, value: a.value.split('{}').join(each.value) } : a)), rc);
+          recurse(
+            cmd.map((a) =>
+              a.value.includes('{}') ? { ...each, value: a.value.split('{}').join(each.value) } : a,
+            ),
+            rc,
+          );
         }
       } else if (/^-(fprint0?|fprintf|fls)$/.test(v) && expr[j + 1]) {
         acted = true;
@@ -383,7 +481,13 @@ function fdRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rule 
   return (program, args, rc) => {
     const at = args.findIndex((a) => /^(-x|--exec|-X|--exec-batch)$/.test(a.value));
     if (at === -1) {
-      rc.add({ class: 'use_tool', risk: 'low', program, reason: `${program} duplicates the Glob tool`, suggestion: 'Use Glob to find files by name pattern.' });
+      rc.add({
+        class: 'use_tool',
+        risk: 'low',
+        program,
+        reason: `${program} duplicates the Glob tool`,
+        suggestion: 'Use Glob to find files by name pattern.',
+      });
       return;
     }
     recurse([...args.slice(at + 1).filter((a) => a.value !== ';'), lit('', false)], rc);
@@ -394,8 +498,16 @@ function fdRule(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Rule 
 
 const killRule: Rule = (program, args, rc) => {
   if (program === 'kill') {
-    const pids = args.filter((a, i) => !(i === 0 && /^-/.test(a.value) && a.value !== '-1') && !/^-[sn]$/.test(a.value) && args[i - 1]?.value !== '-s' && args[i - 1]?.value !== '-n');
-    const everything = pids.some((a) => a.value === '-1' || a.value === '1') || (args[0]?.value !== '-1' && args.slice(1).some((a) => a.value === '-1'));
+    const pids = args.filter(
+      (a, i) =>
+        !(i === 0 && /^-/.test(a.value) && a.value !== '-1') &&
+        !/^-[sn]$/.test(a.value) &&
+        args[i - 1]?.value !== '-s' &&
+        args[i - 1]?.value !== '-n',
+    );
+    const everything =
+      pids.some((a) => a.value === '-1' || a.value === '1') ||
+      (args[0]?.value !== '-1' && args.slice(1).some((a) => a.value === '-1'));
     if (everything) return never('would signal every process you own (or init)')(program, args, rc);
     if (args.some((a) => /^-(l|L)$/.test(a.value))) return safe(rc, program);
   }
@@ -411,16 +523,30 @@ const killRule: Rule = (program, args, rc) => {
 
 const systemctlRule: Rule = (program, args, rc) => {
   const sub = parseOpts(args).operands[0]?.value ?? '';
-  if (/^(poweroff|reboot|halt|kexec|suspend|hibernate|hybrid-sleep|rescue|emergency|isolate|default|soft-reboot)$/.test(sub)) {
+  if (
+    /^(poweroff|reboot|halt|kexec|suspend|hibernate|hybrid-sleep|rescue|emergency|isolate|default|soft-reboot)$/.test(
+      sub,
+    )
+  ) {
     return never(`${sub} takes the machine down`)(program, args, rc);
   }
-  if (/^(status|list-\w+|show|cat|is-\w+|help|--version|get-default)$/.test(sub) || sub === '') return safe(rc, program);
-  rc.add({ class: 'destructive', risk: 'high', program: `${program} ${sub}`, reason: `${program} ${sub} changes system services` });
+  if (/^(status|list-\w+|show|cat|is-\w+|help|--version|get-default)$/.test(sub) || sub === '')
+    return safe(rc, program);
+  rc.add({
+    class: 'destructive',
+    risk: 'high',
+    program: `${program} ${sub}`,
+    reason: `${program} ${sub} changes system services`,
+  });
 };
 
 const deleteRule: Rule = (program, args, rc) => {
-  const opts = parseOpts(args, { valued: program === 'shred' ? 'nsu' : '', longValued: ['--interactive', '--preserve-root'] });
-  const recursive = opts.has('-r', '-R', '--recursive') || program === 'rimraf' || program === 'del' || program === 'trash';
+  const opts = parseOpts(args, {
+    valued: program === 'shred' ? 'nsu' : '',
+    longValued: ['--interactive', '--preserve-root'],
+  });
+  const recursive =
+    opts.has('-r', '-R', '--recursive') || program === 'rimraf' || program === 'del' || program === 'trash';
   if (program === 'rm' && opts.has('--no-preserve-root')) {
     return never('--no-preserve-root disables the last safety net')(program, args, rc);
   }
@@ -430,11 +556,19 @@ const deleteRule: Rule = (program, args, rc) => {
 const writerRule =
   (mode: 'create' | 'overwrite'): Rule =>
   (program, args, rc) => {
-    const opts = parseOpts(args, { valued: program === 'truncate' ? 'sr' : program === 'mkdir' ? 'm' : program === 'touch' ? 'dtr' : '' });
+    const opts = parseOpts(args, {
+      valued: program === 'truncate' ? 'sr' : program === 'mkdir' ? 'm' : program === 'touch' ? 'dtr' : '',
+    });
     const append = opts.has('-a', '--append');
     for (const op of opts.operands) judgeWrite(program, op, append ? 'append' : mode, rc);
     if (program === 'truncate') {
-      rc.add({ class: 'destructive', risk: 'medium', program, reason: 'truncate discards file contents', sessionKey: 'destructive:truncate' });
+      rc.add({
+        class: 'destructive',
+        risk: 'medium',
+        program,
+        reason: 'truncate discards file contents',
+        sessionKey: 'destructive:truncate',
+      });
     } else safe(rc, program);
   };
 
@@ -454,28 +588,59 @@ const sedRule: Rule = (program, args, rc) => {
 };
 
 const dbClient: Rule = (program, args, rc) => {
-  const runs = args.some((a) => /^(-c|-e|-f|--command|--execute|--eval|--file)$/.test(a.value)) || rc.stdin.kind !== 'none';
+  const runs =
+    args.some((a) => /^(-c|-e|-f|--command|--execute|--eval|--file)$/.test(a.value)) ||
+    rc.stdin.kind !== 'none';
   if (!runs && !(program === 'sqlite3' && args.filter((a) => !a.value.startsWith('-')).length >= 2)) {
-    return interactive('without a query opens an interactive prompt', 'Pass the query with -c/-e, or pipe it in.')(program, args, rc);
+    return interactive(
+      'without a query opens an interactive prompt',
+      'Pass the query with -c/-e, or pipe it in.',
+    )(program, args, rc);
   }
-  rc.add({ class: 'network', risk: 'medium', program, reason: `${program} runs queries against a database`, sessionKey: `network:${program}` });
+  rc.add({
+    class: 'network',
+    risk: 'medium',
+    program,
+    reason: `${program} runs queries against a database`,
+    sessionKey: `network:${program}`,
+  });
 };
 
 const dockerRule: Rule = (program, args, rc) => {
-  const opts = parseOpts(args, { valued: 'H', longValued: ['--context', '--host', '--config', '--log-level'], permute: false });
+  const opts = parseOpts(args, {
+    valued: 'H',
+    longValued: ['--context', '--host', '--config', '--log-level'],
+    permute: false,
+  });
   const sub = opts.operands[0]?.value ?? '';
   const rest = parseOpts(opts.operands.slice(1));
   if ((sub === 'run' || sub === 'exec') && (rest.has('-i', '--interactive') || rest.has('-t', '--tty'))) {
     return interactive('-it needs an interactive terminal')(program, args, rc);
   }
-  if (/^(ps|images|inspect|version|info|logs|top|stats|port|diff|history|events|context|search|help|)$/.test(sub)) {
-    if (sub === 'logs' && rest.has('-f', '--follow')) return interactive('logs -f never ends')(program, args, rc);
+  if (
+    /^(ps|images|inspect|version|info|logs|top|stats|port|diff|history|events|context|search|help|)$/.test(
+      sub,
+    )
+  ) {
+    if (sub === 'logs' && rest.has('-f', '--follow'))
+      return interactive('logs -f never ends')(program, args, rc);
     return safe(rc, `${program} ${sub}`.trim());
   }
   if (/^(rm|rmi|kill|prune|system|volume|network|stop|down)$/.test(sub)) {
-    return rc.add({ class: 'destructive', risk: 'high', program: `${program} ${sub}`, reason: `${program} ${sub} removes or stops containers/data` });
+    return rc.add({
+      class: 'destructive',
+      risk: 'high',
+      program: `${program} ${sub}`,
+      reason: `${program} ${sub} removes or stops containers/data`,
+    });
   }
-  rc.add({ class: 'network', risk: 'medium', program: `${program} ${sub}`, reason: `${program} ${sub} may pull images or expose services`, sessionKey: `network:${program} ${sub}` });
+  rc.add({
+    class: 'network',
+    risk: 'medium',
+    program: `${program} ${sub}`,
+    reason: `${program} ${sub} may pull images or expose services`,
+    sessionKey: `network:${program} ${sub}`,
+  });
 };
 
 function aliasRule(): Rule {
@@ -491,7 +656,8 @@ function aliasRule(): Rule {
 const trapRule: Rule = (program, args, rc) => {
   const opts = parseOpts(args, { permute: false });
   const action = opts.operands[0];
-  if (!action || opts.operands.length < 2 || action.value === '-' || action.value === '') return safe(rc, program);
+  if (!action || opts.operands.length < 2 || action.value === '-' || action.value === '')
+    return safe(rc, program);
   if (action.exact) rc.nested(action.value, { via: 'trap' });
   else judgeDynamicScript('trap', action, rc);
 };
@@ -517,78 +683,72 @@ const sourceRule: Rule = (program, args, rc) => {
 
 // ---------- the table ----------
 
-const NEVER: Record<string, string> = {
-  sudo: 'runs commands as root',
-  su: 'switches user',
-  doas: 'runs commands as root',
-  pkexec: 'runs commands as root',
-  sudoedit: 'edits files as root',
-  runuser: 'runs commands as another user',
-  chroot: 'changes the root directory',
-  mkfs: 'formats a filesystem',
-  mkswap: 'formats a swap area',
-  fdisk: 'edits partition tables',
-  sfdisk: 'edits partition tables',
-  cfdisk: 'edits partition tables',
-  gdisk: 'edits partition tables',
-  sgdisk: 'edits partition tables',
-  parted: 'edits partition tables',
-  wipefs: 'wipes filesystem signatures',
-  blkdiscard: 'discards a whole device',
-  shutdown: 'powers the machine off',
-  reboot: 'reboots the machine',
-  halt: 'halts the machine',
-  poweroff: 'powers the machine off',
-  init: 'changes the runlevel',
-  telinit: 'changes the runlevel',
-  kexec: 'replaces the running kernel',
-  insmod: 'loads kernel modules',
-  rmmod: 'unloads kernel modules',
-  modprobe: 'loads kernel modules',
-  passwd: 'changes account passwords',
-  chpasswd: 'changes account passwords',
-  useradd: 'creates accounts',
-  userdel: 'deletes accounts',
-  usermod: 'modifies accounts',
-  groupadd: 'creates groups',
-  groupdel: 'deletes groups',
-  visudo: 'edits sudo rights',
-  vipw: 'edits the password file',
-  mount: 'mounts filesystems',
-  umount: 'unmounts filesystems',
-  iptables: 'changes the firewall',
-  ip6tables: 'changes the firewall',
-  nft: 'changes the firewall',
-  ufw: 'changes the firewall',
-  swapoff: 'disables swap',
-};
-
-const INTERACTIVE = [
-  'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'nano', 'pico', 'micro', 'joe', 'ed', 'ex', 'mcedit', 'kak', 'hx',
-  'man', 'info', 'top', 'htop', 'btop', 'atop', 'iotop', 'glances', 'nmon', 'watch', 'tmux', 'screen', 'byobu',
-  'mc', 'ranger', 'nnn', 'lf', 'fzf', 'dialog', 'whiptail', 'telnet', 'ftp', 'lftp', 'mosh', 'irb', 'pry', 'ghci',
-  'iex', 'erl', 'utop', 'ipython', 'bpython', 'jshell', 'open', 'xdg-open', 'crontab-e', 'tig', 'lazygit', 'gdb', 'lldb',
+// Programs that are never run, whatever the arguments: root, disks, power, accounts, kernel, firewall.
+const NEVER: readonly (readonly [string, string])[] = [
+  ['sudo doas pkexec', 'runs commands as root'],
+  ['su', 'switches user'],
+  ['sudoedit', 'edits files as root'],
+  ['runuser', 'runs commands as another user'],
+  ['chroot', 'changes the root directory'],
+  ['mkfs', 'formats a filesystem'],
+  ['mkswap', 'formats a swap area'],
+  ['fdisk sfdisk cfdisk gdisk sgdisk parted', 'edits partition tables'],
+  ['wipefs', 'wipes filesystem signatures'],
+  ['blkdiscard', 'discards a whole device'],
+  ['shutdown poweroff', 'powers the machine off'],
+  ['reboot', 'reboots the machine'],
+  ['halt', 'halts the machine'],
+  ['init telinit', 'changes the runlevel'],
+  ['kexec', 'replaces the running kernel'],
+  ['insmod modprobe', 'loads kernel modules'],
+  ['rmmod', 'unloads kernel modules'],
+  ['passwd chpasswd', 'changes account passwords'],
+  ['useradd', 'creates accounts'],
+  ['userdel', 'deletes accounts'],
+  ['usermod', 'modifies accounts'],
+  ['groupadd', 'creates groups'],
+  ['groupdel', 'deletes groups'],
+  ['visudo', 'edits sudo rights'],
+  ['vipw', 'edits the password file'],
+  ['mount', 'mounts filesystems'],
+  ['umount', 'unmounts filesystems'],
+  ['iptables ip6tables nft ufw', 'changes the firewall'],
+  ['swapoff', 'disables swap'],
 ];
 
-const READERS = ['cat', 'tac', 'nl', 'bat', 'batcat', 'head', 'tail', 'less', 'more', 'strings', 'od', 'hexdump', 'xxd'];
+const INTERACTIVE = words(
+  'vi vim nvim view vimdiff gvim nano pico micro joe ed ex mcedit kak hx man info top htop btop',
+  'atop iotop glances nmon watch tmux screen byobu mc ranger nnn lf fzf dialog whiptail telnet ftp',
+  'lftp mosh irb pry ghci iex erl utop ipython bpython jshell open xdg-open crontab-e tig lazygit',
+  'gdb lldb',
+);
+
+const READERS = words('cat tac nl bat batcat head tail less more strings od hexdump xxd');
 const SEARCHERS = ['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'zgrep'];
 const LISTERS = ['ls', 'dir', 'vdir', 'tree', 'exa', 'eza', 'lsd', 'locate', 'mlocate', 'plocate'];
-const SHELLS = ['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'rbash', 'yash', 'oksh', 'posh'];
-const INTERPRETERS = ['python', 'node', 'ruby', 'perl', 'php', 'lua', 'luajit', 'Rscript', 'osascript', 'pwsh', 'powershell', 'julia', 'tclsh'];
-const HTTP = ['curl', 'wget', 'aria2c', 'axel', 'http', 'https', 'xh', 'httpie', 'lynx', 'links', 'w3m', 'fetch'];
-const CLOUD = [
-  'gh', 'hub', 'glab', 'aws', 'gcloud', 'gsutil', 'az', 'kubectl', 'helm', 'terraform', 'tofu', 'pulumi', 'vercel',
-  'netlify', 'heroku', 'fly', 'flyctl', 'firebase', 'wrangler', 'doctl', 'twine', 'ansible', 'ansible-playbook', 'sam', 'cdk', 'serverless', 'eksctl',
-];
-const SYSTEM_PMS = ['apt', 'apt-get', 'aptitude', 'yum', 'dnf', 'apk', 'brew', 'pacman', 'zypper', 'snap', 'flatpak', 'port', 'nix-env', 'choco', 'winget', 'dpkg', 'rpm', 'emerge'];
-const LANG_PMS = ['npm', 'yarn', 'pnpm', 'bun', 'pip', 'pipx', 'uv', 'poetry', 'pdm', 'gem', 'bundle', 'cargo', 'go', 'composer', 'conda', 'mamba', 'deno', 'dotnet'];
+const SHELLS = words('sh bash zsh dash ksh mksh ash fish csh tcsh rbash yash oksh posh');
+const INTERPRETERS = words(
+  'python node ruby perl php lua luajit Rscript osascript pwsh powershell julia tclsh',
+);
+const HTTP = words('curl wget aria2c axel http https xh httpie lynx links w3m fetch');
+const CLOUD = words(
+  'gh hub glab aws gcloud gsutil az kubectl helm terraform tofu pulumi vercel netlify heroku fly',
+  'flyctl firebase wrangler doctl twine ansible ansible-playbook sam cdk serverless eksctl',
+);
+const SYSTEM_PMS = words(
+  'apt apt-get aptitude yum dnf apk brew pacman zypper snap flatpak port nix-env choco winget dpkg',
+  'rpm emerge',
+);
+const LANG_PMS = words(
+  'npm yarn pnpm bun pip pipx uv poetry pdm gem bundle cargo go composer conda mamba deno dotnet',
+);
 
 export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Map<string, Rule> {
   const rules = new Map<string, Rule>();
   const set = (names: readonly string[], rule: Rule) => {
     for (const n of names) rules.set(n, rule);
   };
-  for (const [name, what] of Object.entries(NEVER)) rules.set(name, never(what));
+  for (const [names, what] of NEVER) set(words(names), never(what));
   set(INTERACTIVE, interactive('is interactive and would wait for input'));
   set(READERS, reader);
   set(SEARCHERS, searcher);
@@ -600,13 +760,19 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
   set(['nc', 'ncat', 'netcat', 'socat'], socketTool);
   set(['ssh', 'scp', 'sftp'], sshRule);
   set(['rsync'], rsyncRule);
-  set(['dig', 'nslookup', 'host', 'whois', 'ping', 'ping6', 'traceroute', 'mtr', 'nmap', 'tcpdump'], network('low', 'probes the network'));
+  set(
+    ['dig', 'nslookup', 'host', 'whois', 'ping', 'ping6', 'traceroute', 'mtr', 'nmap', 'tcpdump'],
+    network('low', 'probes the network'),
+  );
   set(CLOUD, network('medium', 'acts on remote/cloud resources'));
   set(['docker', 'podman', 'nerdctl', 'docker-compose'], dockerRule);
   set(['mysql', 'psql', 'sqlite3', 'mongo', 'mongosh', 'redis-cli'], dbClient);
   set(SYSTEM_PMS, systemPackages);
   const npx = npxRule(recurse);
-  set(LANG_PMS, packageManager((mode, args, rc) => npx(mode, args, rc, recurse)));
+  set(
+    LANG_PMS,
+    packageManager((mode, args, rc) => npx(mode, args, rc, recurse)),
+  );
   set(['npx', 'bunx', 'pnpx', 'uvx'], (p, a, rc) => npx(p === 'uvx' ? 'dlx' : p, a, rc, recurse));
   rules.set('git', gitRule);
   set(['rm', 'unlink', 'shred', 'wipe', 'srm', 'rimraf', 'del', 'trash', 'trash-put'], deleteRule);
@@ -624,10 +790,19 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
   set(['kill', 'pkill', 'killall', 'killall5', 'skill', 'xkill'], killRule);
   set(['systemctl', 'service', 'launchctl', 'rc-service'], systemctlRule);
   set(['crontab', 'at', 'batch'], (p, a, rc) =>
-    a.some((x) => x.value === '-l') ? safe(rc, p) : rc.add({ class: 'destructive', risk: 'high', program: p, reason: `${p} schedules or removes jobs that outlive the session` }),
+    a.some((x) => x.value === '-l')
+      ? safe(rc, p)
+      : rc.add({
+          class: 'destructive',
+          risk: 'high',
+          program: p,
+          reason: `${p} schedules or removes jobs that outlive the session`,
+        }),
   );
   rules.set('env', envRule(recurse));
-  rules.set('command', (p, a, rc) => (a.some((x) => /^-[vV]$/.test(x.value)) ? safe(rc, p) : recurse(skipThen(['-p'])(a), rc)));
+  rules.set('command', (p, a, rc) =>
+    a.some((x) => /^-[vV]$/.test(x.value)) ? safe(rc, p) : recurse(skipThen(['-p'])(a), rc),
+  );
   for (const [name, unwrap] of Object.entries(WRAPPERS)) {
     rules.set(name, (p, a, rc) => {
       const rest = unwrap(a);
@@ -658,9 +833,17 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
   set(['source', '.'], sourceRule);
   rules.set('trap', trapRule);
   rules.set('alias', aliasRule());
-  rules.set('emacs', (p, a, rc) => (a.some((x) => /^--?(batch|script)$/.test(x.value)) ? safe(rc, p) : interactive('is an interactive editor')(p, a, rc)));
+  rules.set('emacs', (p, a, rc) =>
+    a.some((x) => /^--?(batch|script)$/.test(x.value))
+      ? safe(rc, p)
+      : interactive('is an interactive editor')(p, a, rc),
+  );
   rules.set('tar', (p, a, rc) =>
-    a.some((x) => /--to-command|--checkpoint-action|--use-compress-program|--rsh-command|--info-script|--new-volume-script/.test(x.value))
+    a.some((x) =>
+      /--to-command|--checkpoint-action|--use-compress-program|--rsh-command|--info-script|--new-volume-script/.test(
+        x.value,
+      ),
+    )
       ? rc.add({ class: 'unknown', risk: 'high', program: p, reason: 'tar told to run an external command' })
       : safe(rc, p),
   );
@@ -706,7 +889,8 @@ export function globProgram(pattern: string, cwd: string | undefined): string[] 
         names = [];
       }
       const re = toRegex(seg);
-      for (const n of names) if (re.test(n) && !(n.startsWith('.') && !seg.startsWith('.'))) next.push(path.join(dir, n));
+      for (const n of names)
+        if (re.test(n) && !(n.startsWith('.') && !seg.startsWith('.'))) next.push(path.join(dir, n));
     }
     dirs = next.slice(0, 64);
   }
@@ -719,13 +903,22 @@ const MAX_PROBE_FINDINGS = 8;
 function dynamicProgram(argv: readonly Arg[], rc: RuleContext): void {
   const head = argv[0] as Arg;
   if (rc.substsFetch(head.substs)) {
-    rc.add({ class: 'never', risk: 'high', program: '<dynamic>', reason: 'runs a program named by content downloaded from the network' });
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program: '<dynamic>',
+      reason: 'runs a program named by content downloaded from the network',
+    });
     return;
   }
   // Whatever it turns out to be, arguments that would wipe a critical tree if it were rm/chmod are
   // enough: no legitimate command looks like `$X -rf /`.
   const probe: FindingInput[] = [];
-  const quiet: RuleContext = { ...rc, add: (f) => probe.length < MAX_PROBE_FINDINGS && probe.push(f), nested: () => {} };
+  const quiet: RuleContext = {
+    ...rc,
+    add: (f) => probe.length < MAX_PROBE_FINDINGS && probe.push(f),
+    nested: () => {},
+  };
   deleteRule('rm', argv.slice(1), quiet, classifyArgv);
   judgePermissions('chmod', argv.slice(1), quiet);
   const fatal = probe.find((f) => f.class === 'never');
@@ -749,11 +942,20 @@ function dynamicProgram(argv: readonly Arg[], rc: RuleContext): void {
 export function classifyArgv(argv: readonly Arg[], rc: RuleContext): void {
   const head = argv[0];
   if (!head) return;
-  if (!head.exact) return dynamicProgram(argv, rc);
-  if (head.value === '') return safe(rc, '(empty)');
+  if (!head.exact) {
+    dynamicProgram(argv, rc);
+    return;
+  }
+  if (head.value === '') {
+    safe(rc, '(empty)');
+    return;
+  }
   if (head.glob) {
     const matches = globProgram(head.value, rc.cwd);
-    if (matches.length === 0) return dynamicProgram([{ ...head, exact: false }, ...argv.slice(1)], rc);
+    if (matches.length === 0) {
+      dynamicProgram([{ ...head, exact: false }, ...argv.slice(1)], rc);
+      return;
+    }
     for (const m of matches) classifyArgv([lit(m), ...argv.slice(1)], rc);
     return;
   }

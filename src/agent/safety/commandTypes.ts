@@ -3,7 +3,14 @@ import type { ShNode } from './shellParse.ts';
 // Shared vocabulary of the command policy: classes, findings, the per-command rule context, and a
 // small getopt so each rule reads its flags the way the real program would.
 
-export type CommandClass = 'safe' | 'use_tool' | 'interactive' | 'network' | 'destructive' | 'never' | 'unknown';
+export type CommandClass =
+  | 'safe'
+  | 'use_tool'
+  | 'interactive'
+  | 'network'
+  | 'destructive'
+  | 'never'
+  | 'unknown';
 export type PolicyDecision = 'allow' | 'ask' | 'refuse' | 'block';
 export type Risk = 'low' | 'medium' | 'high';
 
@@ -157,4 +164,12 @@ export function parseOpts(args: readonly Arg[], spec: OptSpec = {}): Parsed {
 
 export function values(args: readonly Arg[]): string[] {
   return args.map((a) => a.value);
+}
+
+/** A word list written compactly: words('a b', 'c') → ['a', 'b', 'c']. */
+export function words(...lines: string[]): string[] {
+  return lines
+    .join(' ')
+    .split(/\s+/)
+    .filter((w) => w !== '');
 }

@@ -97,7 +97,12 @@ export function target(arg: Arg, rc: RuleContext): TargetInfo {
     const base = segs.slice(0, firstGlob).join('/') || (p.startsWith('/') ? '/' : '.');
     if (!wholeDir) {
       const abs = resolvePath(base, rc);
-      return { display: p, ...(abs ? { abs } : {}), inside: abs ? isInside(abs, rc.workspaceRoot) : false, known: false };
+      return {
+        display: p,
+        ...(abs ? { abs } : {}),
+        inside: abs ? isInside(abs, rc.workspaceRoot) : false,
+        known: false,
+      };
     }
     p = base;
   }
@@ -118,7 +123,12 @@ function isScratch(abs: string): boolean {
 }
 
 /** Deleting operands (rm, rimraf, shred…): recursive removal of a critical tree is never allowed. */
-export function judgeDelete(program: string, operands: readonly Arg[], recursive: boolean, rc: RuleContext): void {
+export function judgeDelete(
+  program: string,
+  operands: readonly Arg[],
+  recursive: boolean,
+  rc: RuleContext,
+): void {
   let risk: 'medium' | 'high' = 'medium';
   const shown: string[] = [];
   for (const op of operands) {
@@ -161,7 +171,13 @@ export function judgeWrite(program: string, arg: Arg, mode: WriteMode, rc: RuleC
     return;
   }
   if (/^\/dev\/(tcp|udp)\//.test(p)) {
-    rc.add({ class: 'network', risk: 'high', program, reason: `opens a network connection via ${p}`, fetches: true });
+    rc.add({
+      class: 'network',
+      risk: 'high',
+      program,
+      reason: `opens a network connection via ${p}`,
+      fetches: true,
+    });
     return;
   }
   if (p.startsWith('/dev/')) {
@@ -169,19 +185,34 @@ export function judgeWrite(program: string, arg: Arg, mode: WriteMode, rc: RuleC
     return;
   }
   if (!arg.exact || arg.glob) {
-    rc.add({ class: 'unknown', risk: 'medium', program, reason: `writes to a path not known in advance (${p || '?'})` });
+    rc.add({
+      class: 'unknown',
+      risk: 'medium',
+      program,
+      reason: `writes to a path not known in advance (${p || '?'})`,
+    });
     return;
   }
   const abs = resolvePath(p, rc);
   if (abs === undefined) {
-    rc.add({ class: 'unknown', risk: 'medium', program, reason: `writes to ${p} relative to a directory that is not known` });
+    rc.add({
+      class: 'unknown',
+      risk: 'medium',
+      program,
+      reason: `writes to ${p} relative to a directory that is not known`,
+    });
     return;
   }
   const where = canonical(abs);
   const exists = rc.isFile(where);
   if (isInside(where, rc.workspaceRoot)) {
     if (isInside(where, path.join(rc.workspaceRoot, '.git'))) {
-      rc.add({ class: 'destructive', risk: 'high', program, reason: `writes inside .git (${p}): hooks and config run code` });
+      rc.add({
+        class: 'destructive',
+        risk: 'high',
+        program,
+        reason: `writes inside .git (${p}): hooks and config run code`,
+      });
     } else if (mode === 'overwrite' && exists) {
       rc.add({
         class: 'destructive',
@@ -194,7 +225,7 @@ export function judgeWrite(program: string, arg: Arg, mode: WriteMode, rc: RuleC
     }
     return;
   }
-  if (isScratch(where) && !(mode === 'overwrite' && exists)) return;
+  if (isScratch(where) && !isInside(where, rc.home) && !(mode === 'overwrite' && exists)) return;
   rc.add({ class: 'destructive', risk: 'high', program, reason: `writes outside the workspace: ${p}` });
 }
 
@@ -206,11 +237,21 @@ export function judgePermissions(program: string, args: readonly Arg[], rc: Rule
   for (const op of paths) {
     const t = target(op, rc);
     if (t.critical && (recursive || t.abs === '/' || (t.abs !== undefined && SYSTEM_DIRS.has(t.abs)))) {
-      rc.add({ class: 'never', risk: 'high', program, reason: `${program}${recursive ? ' -R' : ''} on ${t.critical}` });
+      rc.add({
+        class: 'never',
+        risk: 'high',
+        program,
+        reason: `${program}${recursive ? ' -R' : ''} on ${t.critical}`,
+      });
       return;
     }
     if (!t.inside || !op.exact) {
-      rc.add({ class: 'destructive', risk: 'high', program, reason: `${program} outside the workspace: ${t.display}` });
+      rc.add({
+        class: 'destructive',
+        risk: 'high',
+        program,
+        reason: `${program} outside the workspace: ${t.display}`,
+      });
       return;
     }
   }
@@ -229,11 +270,17 @@ export function judgePermissions(program: string, args: readonly Arg[], rc: Rule
 
 /** cp, mv, ln, install, rsync (local): judged by their destination (and, for mv, their sources). */
 export function judgeCopy(program: string, args: readonly Arg[], rc: RuleContext): void {
-  const spec = { valued: program === 'install' ? 'tgmoS' : 'tS', longValued: ['--target-directory', '--suffix'] };
+  const spec = {
+    valued: program === 'install' ? 'tgmoS' : 'tS',
+    longValued: ['--target-directory', '--suffix'],
+  };
   const opts = parseOpts(args, spec);
   const explicitTarget = opts.get('-t') ?? opts.get('--target-directory');
   const operands = opts.operands;
-  const dest = explicitTarget !== undefined ? { value: explicitTarget, exact: true, glob: false, substs: [] } : operands.at(-1);
+  const dest =
+    explicitTarget !== undefined
+      ? { value: explicitTarget, exact: true, glob: false, substs: [] }
+      : operands.at(-1);
   const sources = explicitTarget !== undefined ? operands : operands.slice(0, -1);
   if (program === 'mv') {
     for (const src of sources) {
@@ -243,7 +290,12 @@ export function judgeCopy(program: string, args: readonly Arg[], rc: RuleContext
         return;
       }
       if (!t.inside && t.known) {
-        rc.add({ class: 'destructive', risk: 'high', program, reason: `moves ${t.display} from outside the workspace` });
+        rc.add({
+          class: 'destructive',
+          risk: 'high',
+          program,
+          reason: `moves ${t.display} from outside the workspace`,
+        });
       }
     }
   }
@@ -265,10 +317,22 @@ export function judgeDd(args: readonly Arg[], rc: RuleContext): void {
   if (of) {
     const out: Arg = { ...of, value: of.value.slice(3) };
     judgeWrite('dd', out, 'overwrite', rc);
-    rc.add({ class: 'destructive', risk: 'medium', program: 'dd', reason: `dd writes raw bytes to ${out.value}`, sessionKey: 'destructive:dd' });
+    rc.add({
+      class: 'destructive',
+      risk: 'medium',
+      program: 'dd',
+      reason: `dd writes raw bytes to ${out.value}`,
+      sessionKey: 'destructive:dd',
+    });
     return;
   }
-  rc.add({ class: 'destructive', risk: 'medium', program: 'dd', reason: 'dd copies raw bytes', sessionKey: 'destructive:dd' });
+  rc.add({
+    class: 'destructive',
+    risk: 'medium',
+    program: 'dd',
+    reason: 'dd copies raw bytes',
+    sessionKey: 'destructive:dd',
+  });
 }
 
 /** Redirections and `tee`: where output goes. */

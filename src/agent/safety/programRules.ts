@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { type Arg, parseOpts, type RuleContext, words } from './commandTypes.ts';
 import { judgeDelete, judgeWrite } from './pathRules.ts';
 
 // Rules for programs whose meaning depends on a subcommand or on their operands: git, package
@@ -27,7 +27,13 @@ function useTool(rc: RuleContext, program: string, tool: string, suggestion: str
     rc.add({ class: 'safe', risk: 'low', program, reason: 'output is written to a file' });
     return;
   }
-  rc.add({ class: 'use_tool', risk: 'low', program, reason: `${program} duplicates the ${tool} tool`, suggestion });
+  rc.add({
+    class: 'use_tool',
+    risk: 'low',
+    program,
+    reason: `${program} duplicates the ${tool} tool`,
+    suggestion,
+  });
 }
 
 /** Reading stdin from a pipe or here-doc is filtering output, not reading files. */
@@ -109,11 +115,14 @@ export const lister: Rule = (program, _args, rc) => useTool(rc, program, 'LS', L
 
 // ---------- network ----------
 
-const LOOPBACK = /^(?:[a-z]+:\/\/)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?::\d+)?(?:[/?#].*)?$/i;
+const LOOPBACK =
+  /^(?:[a-z]+:\/\/)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?::\d+)?(?:[/?#].*)?$/i;
 
 /** HTTP clients: loopback URLs (a local dev server) run; anything else asks. */
 export const httpClient: Rule = (program, args, rc) => {
-  const targets = args.filter((a) => !a.value.startsWith('-') && /^[a-z]+:\/\/|^[\w.-]+(:\d+)?(\/|$)/i.test(a.value));
+  const targets = args.filter(
+    (a) => !a.value.startsWith('-') && /^[a-z]+:\/\/|^[\w.-]+(:\d+)?(\/|$)/i.test(a.value),
+  );
   const loopback = targets.length > 0 && targets.every((a) => a.exact && LOOPBACK.test(a.value));
   if (loopback) {
     rc.add({ class: 'safe', risk: 'low', program, reason: 'talks to a local server', fetches: true });
@@ -130,17 +139,36 @@ export const httpClient: Rule = (program, args, rc) => {
 };
 
 export const socketTool: Rule = (program, args, rc) => {
-  const execs = args.some((a) => /^-(e|c)$|^--(exec|sh-exec|lua-exec)/.test(a.value)) || args.some((a) => /EXEC:|SYSTEM:/i.test(a.value));
+  const execs =
+    args.some((a) => /^-(e|c)$|^--(exec|sh-exec|lua-exec)/.test(a.value)) ||
+    args.some((a) => /EXEC:|SYSTEM:/i.test(a.value));
   if (execs) {
-    rc.add({ class: 'never', risk: 'high', program, reason: `${program} wiring a shell to a network socket (reverse shell)` });
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program,
+      reason: `${program} wiring a shell to a network socket (reverse shell)`,
+    });
     return;
   }
-  rc.add({ class: 'network', risk: 'high', program, reason: `${program} opens raw network connections`, fetches: true });
+  rc.add({
+    class: 'network',
+    risk: 'high',
+    program,
+    reason: `${program} opens raw network connections`,
+    fetches: true,
+  });
 };
 
 export const sshRule: Rule = (program, args, rc) => {
   if (program !== 'ssh') {
-    rc.add({ class: 'network', risk: 'high', program, reason: `${program} transfers files over the network`, fetches: true });
+    rc.add({
+      class: 'network',
+      risk: 'high',
+      program,
+      reason: `${program} transfers files over the network`,
+      fetches: true,
+    });
     return;
   }
   const opts = parseOpts(args, { valued: 'bcDEeFIiJLlmOopQRSWw', permute: false });
@@ -154,18 +182,39 @@ export const sshRule: Rule = (program, args, rc) => {
     });
     return;
   }
-  rc.add({ class: 'network', risk: 'high', program, reason: 'runs a command on a remote host over ssh', fetches: true });
+  rc.add({
+    class: 'network',
+    risk: 'high',
+    program,
+    reason: 'runs a command on a remote host over ssh',
+    fetches: true,
+  });
 };
 
 export const network =
   (risk: 'low' | 'medium' | 'high', what: string): Rule =>
   (program, _args, rc) =>
-    rc.add({ class: 'network', risk, program, reason: `${program} ${what}`, sessionKey: `network:${program}` });
+    rc.add({
+      class: 'network',
+      risk,
+      program,
+      reason: `${program} ${what}`,
+      sessionKey: `network:${program}`,
+    });
 
 export const rsyncRule: Rule = (program, args, rc) => {
-  const opts = parseOpts(args, { valued: 'eTB', longValued: ['--rsh', '--exclude', '--include', '--filter'] });
+  const opts = parseOpts(args, {
+    valued: 'eTB',
+    longValued: ['--rsh', '--exclude', '--include', '--filter'],
+  });
   if (opts.operands.some((a) => /^[\w.@-]+:|^rsync:\/\//.test(a.value))) {
-    rc.add({ class: 'network', risk: 'high', program, reason: 'rsync to or from a remote host', fetches: true });
+    rc.add({
+      class: 'network',
+      risk: 'high',
+      program,
+      reason: 'rsync to or from a remote host',
+      fetches: true,
+    });
     return;
   }
   const dest = opts.operands.at(-1);
@@ -178,47 +227,90 @@ export const rsyncRule: Rule = (program, args, rc) => {
 
 // ---------- git ----------
 
-const GIT_NETWORK = new Set(['push', 'pull', 'fetch', 'clone', 'ls-remote', 'send-email', 'request-pull', 'svn', 'p4', 'daemon', 'instaweb']);
+const GIT_NETWORK = new Set([
+  'push',
+  'pull',
+  'fetch',
+  'clone',
+  'ls-remote',
+  'send-email',
+  'request-pull',
+  'svn',
+  'p4',
+  'daemon',
+  'instaweb',
+]);
 const GIT_DESTRUCTIVE = new Set(['filter-branch', 'filter-repo', 'replace', 'prune', 'prune-packed', 'rm']);
 const GIT_COMMAND_KEYS =
   /^(alias\.|core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass)|diff\.|filter\.|credential\.|sequence\.editor|gpg\.|uploadpack\.|protocol\.|merge\.|pager\.|web\.|browser\.|man\.|interactive\.)/i;
 
 function gitDestructive(rc: RuleContext, what: string, risk: 'medium' | 'high' = 'medium'): void {
   const name = what.split(' ').slice(0, 2).join(' ');
-  rc.add({ class: 'destructive', risk, program: name, reason: what, sessionKey: risk === 'high' ? undefined : `destructive:${name}` });
+  rc.add({
+    class: 'destructive',
+    risk,
+    program: name,
+    reason: what,
+    sessionKey: risk === 'high' ? undefined : `destructive:${name}`,
+  });
 }
 
-export const gitRule: Rule = (program, args, rc) => {
+export const gitRule: Rule = (_program, args, rc) => {
   let i = 0;
   let cwd = rc.cwd;
   for (; i < args.length; i++) {
     const v = (args[i] as Arg).value;
     if (!v.startsWith('-')) break;
-    const takesValue = v === '-C' || v === '-c' || /^--(git-dir|work-tree|namespace|exec-path|config-env)$/.test(v);
+    const takesValue =
+      v === '-C' || v === '-c' || /^--(git-dir|work-tree|namespace|exec-path|config-env)$/.test(v);
     const value = takesValue ? args[++i] : undefined;
-    if (v === '-C' && value) cwd = value.exact ? (cwd === undefined && !path.isAbsolute(value.value) ? undefined : path.resolve(cwd ?? '/', value.value)) : undefined;
+    if (v === '-C' && value)
+      cwd = value.exact
+        ? cwd === undefined && !path.isAbsolute(value.value)
+          ? undefined
+          : path.resolve(cwd ?? '/', value.value)
+        : undefined;
     const config = v === '-c' ? value?.value : v.startsWith('--config-env') ? 'config-env' : undefined;
     if (config !== undefined) {
       const [key = '', ...rest] = config.split('=');
       const setting = rest.join('=');
       if (/^alias\./i.test(key) && setting.startsWith('!')) rc.nested(setting.slice(1), { via: 'git alias' });
       else if (GIT_COMMAND_KEYS.test(key) || config === 'config-env') {
-        rc.add({ class: 'unknown', risk: 'high', program: 'git', reason: `git -c ${key} can make git run arbitrary programs` });
+        rc.add({
+          class: 'unknown',
+          risk: 'high',
+          program: 'git',
+          reason: `git -c ${key} can make git run arbitrary programs`,
+        });
       }
     }
   }
   const grc = rc.withCwd(cwd);
   const sub = args[i]?.value ?? '';
   const rest = args.slice(i + 1);
-  const opts = parseOpts(rest, { valued: 'mFCcbBtXsSUo', longValued: ['--message', '--file', '--author', '--date'] });
+  const opts = parseOpts(rest, {
+    valued: 'mFCcbBtXsSUo',
+    longValued: ['--message', '--file', '--author', '--date'],
+  });
   const flagged = (...names: string[]) => opts.has(...names);
   const name = `git ${sub}`;
   if (!args[i]?.exact) {
-    rc.add({ class: 'unknown', risk: 'high', program: 'git', reason: 'git subcommand is computed at run time' });
+    rc.add({
+      class: 'unknown',
+      risk: 'high',
+      program: 'git',
+      reason: 'git subcommand is computed at run time',
+    });
     return;
   }
-  if (GIT_NETWORK.has(sub) || (sub === 'lfs' && /^(fetch|pull|push|clone)$/.test(opts.operands[0]?.value ?? ''))) {
-    const force = sub === 'push' && (flagged('-f', '--force', '--force-with-lease', '--mirror', '--delete', '-d', '--prune') || opts.operands.some((a) => /^\+|^:/.test(a.value)));
+  if (
+    GIT_NETWORK.has(sub) ||
+    (sub === 'lfs' && /^(fetch|pull|push|clone)$/.test(opts.operands[0]?.value ?? ''))
+  ) {
+    const force =
+      sub === 'push' &&
+      (flagged('-f', '--force', '--force-with-lease', '--mirror', '--delete', '-d', '--prune') ||
+        opts.operands.some((a) => /^\+|^:/.test(a.value)));
     grc.add({
       class: 'network',
       risk: force ? 'high' : 'medium',
@@ -235,14 +327,24 @@ export const gitRule: Rule = (program, args, rc) => {
       useTool(grc, name, 'Grep', GREP_HINT);
       return;
     case 'reset':
-      if (flagged('--hard', '--merge', '--keep')) return gitDestructive(grc, 'git reset --hard discards uncommitted changes');
+      if (flagged('--hard', '--merge', '--keep'))
+        return gitDestructive(grc, 'git reset --hard discards uncommitted changes');
       return safe(grc, name);
     case 'clean':
       if (flagged('-n', '--dry-run')) return safe(grc, name);
-      return gitDestructive(grc, 'git clean deletes untracked files', flagged('-x', '-X') ? 'high' : 'medium');
+      return gitDestructive(
+        grc,
+        'git clean deletes untracked files',
+        flagged('-x', '-X') ? 'high' : 'medium',
+      );
     case 'checkout':
       if (flagged('-b', '-B', '--orphan')) return safe(grc, name);
-      if (rest.some((a) => a.value === '--') || flagged('-f', '--force', '-p', '--patch') || op0 === '.' || opts.operands.length > 1) {
+      if (
+        rest.some((a) => a.value === '--') ||
+        flagged('-f', '--force', '-p', '--patch') ||
+        op0 === '.' ||
+        opts.operands.length > 1
+      ) {
         return gitDestructive(grc, 'git checkout of paths discards working-tree changes');
       }
       return safe(grc, name);
@@ -250,19 +352,23 @@ export const gitRule: Rule = (program, args, rc) => {
       if (flagged('--staged', '-S') && !flagged('--worktree', '-W')) return safe(grc, name);
       return gitDestructive(grc, 'git restore discards working-tree changes');
     case 'switch':
-      if (flagged('-f', '--force', '--discard-changes')) return gitDestructive(grc, 'git switch --discard-changes');
+      if (flagged('-f', '--force', '--discard-changes'))
+        return gitDestructive(grc, 'git switch --discard-changes');
       return safe(grc, name);
     case 'branch':
-      if (flagged('-D', '-d', '--delete', '-M', '-C')) return gitDestructive(grc, 'git branch -D deletes a branch');
+      if (flagged('-D', '-d', '--delete', '-M', '-C'))
+        return gitDestructive(grc, 'git branch -D deletes a branch');
       return safe(grc, name);
     case 'tag':
       if (flagged('-d', '--delete')) return gitDestructive(grc, 'git tag -d deletes a tag');
       return safe(grc, name);
     case 'stash':
-      if (op0 === 'drop' || op0 === 'clear') return gitDestructive(grc, `git stash ${op0} deletes stashed work`);
+      if (op0 === 'drop' || op0 === 'clear')
+        return gitDestructive(grc, `git stash ${op0} deletes stashed work`);
       return safe(grc, name);
     case 'reflog':
-      if (op0 === 'expire' || op0 === 'delete') return gitDestructive(grc, `git reflog ${op0} drops recovery points`, 'high');
+      if (op0 === 'expire' || op0 === 'delete')
+        return gitDestructive(grc, `git reflog ${op0} drops recovery points`, 'high');
       return safe(grc, name);
     case 'update-ref':
       if (flagged('-d')) return gitDestructive(grc, 'git update-ref -d deletes a ref');
@@ -276,26 +382,37 @@ export const gitRule: Rule = (program, args, rc) => {
       }
       return safe(grc, name);
     case 'remote':
-      if (['update', 'prune', 'show'].includes(op0)) return network('medium', 'talks to a remote')(name, rest, grc, () => {});
+      if (['update', 'prune', 'show'].includes(op0))
+        return network('medium', 'talks to a remote')(name, rest, grc, () => {});
       return safe(grc, name);
     case 'submodule':
       if (op0 === 'foreach') {
-        const script = opts.operands.slice(1).map((a) => a.value).join(' ');
+        const script = opts.operands
+          .slice(1)
+          .map((a) => a.value)
+          .join(' ');
         grc.nested(script, { via: 'git submodule foreach' });
         return;
       }
-      if (['update', 'add', 'sync'].includes(op0)) return network('medium', 'fetches submodules')(name, rest, grc, () => {});
+      if (['update', 'add', 'sync'].includes(op0))
+        return network('medium', 'fetches submodules')(name, rest, grc, () => {});
       return safe(grc, name);
     case 'config':
       if (flagged('--global', '--system') && !flagged('--get', '--get-all', '--list', '-l', '--get-regexp')) {
         return gitDestructive(grc, 'git config --global changes settings outside the workspace', 'high');
       }
       if (opts.operands.length >= 2 && GIT_COMMAND_KEYS.test(op0)) {
-        return grc.add({ class: 'unknown', risk: 'high', program: name, reason: `setting ${op0} makes git run programs` });
+        return grc.add({
+          class: 'unknown',
+          risk: 'high',
+          program: name,
+          reason: `setting ${op0} makes git run programs`,
+        });
       }
       return safe(grc, name);
     case 'archive':
-      if (rest.some((a) => a.value.startsWith('--remote'))) return network('medium', 'reads a remote archive')(name, rest, grc, () => {});
+      if (rest.some((a) => a.value.startsWith('--remote')))
+        return network('medium', 'reads a remote archive')(name, rest, grc, () => {});
       return safe(grc, name);
     case 'add':
     case 'commit':
@@ -312,9 +429,15 @@ export const gitRule: Rule = (program, args, rc) => {
       return safe(grc, name);
     case 'mergetool':
     case 'difftool':
-      return grc.add({ class: 'interactive', risk: 'low', program: name, reason: `${name} opens an external tool` });
+      return grc.add({
+        class: 'interactive',
+        risk: 'low',
+        program: name,
+        reason: `${name} opens an external tool`,
+      });
     default:
-      if (GIT_DESTRUCTIVE.has(sub)) return gitDestructive(grc, `${name} deletes or rewrites data`, sub === 'rm' ? 'medium' : 'high');
+      if (GIT_DESTRUCTIVE.has(sub))
+        return gitDestructive(grc, `${name} deletes or rewrites data`, sub === 'rm' ? 'medium' : 'high');
       return safe(grc, name);
   }
 };
@@ -345,21 +468,44 @@ const PM_NETWORK: Record<string, RegExp> = {
 /** System package managers need root and change the machine: always ask. */
 export const systemPackages: Rule = (program, args, rc) => {
   const sub = parseOpts(args, { valued: 'oct' }).operands[0]?.value ?? '';
-  if (/^(list|info|search|show|policy|depends|rdepends|--version|madison)$/.test(sub)) return safe(rc, program);
-  rc.add({ class: 'network', risk: 'high', program, reason: `${program} installs or changes system packages`, fetches: true });
+  if (/^(list|info|search|show|policy|depends|rdepends|--version|madison)$/.test(sub))
+    return safe(rc, program);
+  rc.add({
+    class: 'network',
+    risk: 'high',
+    program,
+    reason: `${program} installs or changes system packages`,
+    fetches: true,
+  });
 };
 
-export function packageManager(recurseExec: (program: string, args: readonly Arg[], rc: RuleContext) => void): Rule {
+export function packageManager(
+  recurseExec: (program: string, args: readonly Arg[], rc: RuleContext) => void,
+): Rule {
   return (program, args, rc) => {
     const opts = parseOpts(args, {
       valued: program === 'npm' ? 'wC' : program === 'go' ? 'C' : '',
-      longValued: ['--prefix', '--workspace', '--filter', '--cwd', '--dir', '--registry', '--manifest-path', '--package'],
+      longValued: [
+        '--prefix',
+        '--workspace',
+        '--filter',
+        '--cwd',
+        '--dir',
+        '--registry',
+        '--manifest-path',
+        '--package',
+      ],
       permute: false,
     });
     const sub = opts.operands[0]?.value ?? '';
     const rest = opts.operands.slice(1);
     if (!opts.operands[0]?.exact && opts.operands.length > 0) {
-      rc.add({ class: 'unknown', risk: 'high', program, reason: `${program} subcommand is computed at run time` });
+      rc.add({
+        class: 'unknown',
+        risk: 'high',
+        program,
+        reason: `${program} subcommand is computed at run time`,
+      });
       return;
     }
     const execs =
@@ -376,10 +522,14 @@ export function packageManager(recurseExec: (program: string, args: readonly Arg
     if (program === 'go' && sub === 'mod' && rest[0]?.value === 'download') {
       return network('medium', 'downloads modules')(program, args, rc, () => {});
     }
-    if (program === 'go' && sub === 'install' && !rest.some((a) => a.value.includes('@'))) return safe(rc, `${program} ${sub}`);
+    if (program === 'go' && sub === 'install' && !rest.some((a) => a.value.includes('@')))
+      return safe(rc, `${program} ${sub}`);
     const bareYarn = program === 'yarn' && opts.operands.length === 0;
     const pattern = PM_NETWORK[program];
-    if (bareYarn || (pattern?.test(sub) && !(sub === 'init' && args.some((a) => /^(-y|--yes)$/.test(a.value))))) {
+    if (
+      bareYarn ||
+      (pattern?.test(sub) && !(sub === 'init' && args.some((a) => /^(-y|--yes)$/.test(a.value))))
+    ) {
       const global = opts.has('-g', '--global') || sub === 'global';
       rc.add({
         class: 'network',
@@ -392,7 +542,13 @@ export function packageManager(recurseExec: (program: string, args: readonly Arg
       return;
     }
     if (program === 'npm' && sub === 'init' && !args.some((a) => /^(-y|--yes)$/.test(a.value))) {
-      rc.add({ class: 'interactive', risk: 'low', program: 'npm init', reason: 'npm init prompts for answers', suggestion: 'Use npm init -y.' });
+      rc.add({
+        class: 'interactive',
+        risk: 'low',
+        program: 'npm init',
+        reason: 'npm init prompts for answers',
+        suggestion: 'Use npm init -y.',
+      });
       return;
     }
     safe(rc, `${program} ${sub}`.trim());
@@ -400,19 +556,24 @@ export function packageManager(recurseExec: (program: string, args: readonly Arg
 }
 
 // Well-known development tools: `npx <tool>` runs the workspace's copy (or a harmless download).
-export const DEV_TOOLS = new Set([
-  'tsc', 'tsx', 'ts-node', 'eslint', 'prettier', 'biome', 'jest', 'vitest', 'mocha', 'ava', 'tap', 'c8', 'nyc',
-  'playwright', 'cypress', 'esbuild', 'vite', 'webpack', 'rollup', 'parcel', 'turbo', 'nx', 'next', 'nuxt',
-  'astro', 'svelte-kit', 'svelte-check', 'vue-tsc', 'tailwindcss', 'postcss', 'stylelint', 'knip', 'depcheck',
-  'lerna', 'changeset', 'semantic-release', 'tsup', 'unbuild', 'swc', 'babel', 'jsdoc', 'typedoc', 'storybook',
-  'prisma', 'drizzle-kit', 'ts-jest', 'vsce', 'ncu', 'npm-check-updates', 'concurrently', 'nodemon', 'serve',
-  'http-server', 'husky', 'lint-staged', 'commitlint', 'markdownlint', 'cspell', 'tslint', 'standard', 'xo',
-  'uvu', 'oxlint', 'rslint', 'dprint', 'madge', 'size-limit', 'publint', 'attw', 'api-extractor', 'wrangler',
-]);
+export const DEV_TOOLS = new Set(
+  words(
+    'tsc tsx ts-node eslint prettier biome jest vitest mocha ava tap c8 nyc playwright cypress',
+    'esbuild vite webpack rollup parcel turbo nx next nuxt astro svelte-kit svelte-check vue-tsc',
+    'tailwindcss postcss stylelint knip depcheck lerna changeset semantic-release tsup unbuild swc',
+    'babel jsdoc typedoc storybook prisma drizzle-kit ts-jest vsce ncu npm-check-updates concurrently',
+    'nodemon serve http-server husky lint-staged commitlint markdownlint cspell tslint standard xo',
+    'uvu oxlint rslint dprint madge size-limit publint attw api-extractor wrangler',
+  ),
+);
 
 export function npxRule(recurse: Recurse): Rule {
   return (program, args, rc) => {
-    const opts = parseOpts(args, { valued: 'pc', longValued: ['--package', '--call', '--node-options', '--shell'], permute: false });
+    const opts = parseOpts(args, {
+      valued: 'pc',
+      longValued: ['--package', '--call', '--node-options', '--shell'],
+      permute: false,
+    });
     const call = opts.get('-c') ?? opts.get('--call');
     if (call !== undefined) {
       rc.nested(call, { via: `${program} -c` });
@@ -421,7 +582,8 @@ export function npxRule(recurse: Recurse): Rule {
     const head = opts.operands[0];
     if (!head) return safe(rc, program);
     const bin = head.value.replace(/^(@[^/]+\/)?([^@]+)(@.*)?$/, '$2');
-    const pinned = /@[^/]*$/.test(head.value.slice(1)) || head.value.startsWith('@') || opts.has('-p', '--package');
+    const pinned =
+      /@[^/]*$/.test(head.value.slice(1)) || head.value.startsWith('@') || opts.has('-p', '--package');
     const local = head.exact && rc.isFile(path.join(rc.workspaceRoot, 'node_modules', '.bin', bin));
     if (program !== 'dlx' && head.exact && (local || (DEV_TOOLS.has(bin) && !pinned))) {
       recurse([lit(bin), ...opts.operands.slice(1)], rc);

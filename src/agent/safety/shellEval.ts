@@ -1,5 +1,15 @@
 import * as path from 'node:path';
-import { type ExpandEnv, children, decodeAnsiC, expandWord, heredocBody, nodeType, num, OP, type ShNode } from './shellParse.ts';
+import {
+  type ExpandEnv,
+  children,
+  decodeAnsiC,
+  expandWord,
+  heredocBody,
+  nodeType,
+  num,
+  OP,
+  type ShNode,
+} from './shellParse.ts';
 
 // Computes what a small, side-effect-free pipeline prints (`echo …`, `printf …`, `base64 -d`, `rev`,
 // `tr`, `xxd -r -p`, `pwd`) without running anything. That is how obfuscated commands such as
@@ -34,20 +44,23 @@ function printf(args: string[]): string | undefined {
   let used = 0;
   do {
     let bad = false;
-    out += format.replace(/%([-+ #0]*\d*(?:\.\d+)?)([sbdicxXo%])|\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/gs, (m, _flags, conv) => {
-      if (m.startsWith('\\')) return decodeAnsiC(m);
-      if (conv === '%') return '%';
-      const v = values[used++] ?? '';
-      if (conv === 's') return v;
-      if (conv === 'b') return decodeAnsiC(v);
-      if (conv === 'c') return v.slice(0, 1);
-      const n = Number(v || 0);
-      if (!Number.isFinite(n)) bad = true;
-      if (conv === 'x') return Math.trunc(n).toString(16);
-      if (conv === 'X') return Math.trunc(n).toString(16).toUpperCase();
-      if (conv === 'o') return Math.trunc(n).toString(8);
-      return String(Math.trunc(n));
-    });
+    out += format.replace(
+      /%([-+ #0]*\d*(?:\.\d+)?)([sbdicxXo%])|\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/gs,
+      (m, _flags, conv) => {
+        if (m.startsWith('\\')) return decodeAnsiC(m);
+        if (conv === '%') return '%';
+        const v = values[used++] ?? '';
+        if (conv === 's') return v;
+        if (conv === 'b') return decodeAnsiC(v);
+        if (conv === 'c') return v.slice(0, 1);
+        const n = Number(v || 0);
+        if (!Number.isFinite(n)) bad = true;
+        if (conv === 'x') return Math.trunc(n).toString(16);
+        if (conv === 'X') return Math.trunc(n).toString(16).toUpperCase();
+        if (conv === 'o') return Math.trunc(n).toString(8);
+        return String(Math.trunc(n));
+      },
+    );
     if (bad) return undefined;
   } while (used > 0 && used < values.length && out.length < MAX_OUTPUT);
   return out;
@@ -70,7 +83,9 @@ function tr(args: string[], input: string): string | undefined {
   const from = expandSet(args[0] ?? '');
   const to = expandSet(args[1] ?? '');
   if (to.length === 0) return undefined;
-  return [...input].map((c) => (from.includes(c) ? (to[from.indexOf(c)] ?? to[to.length - 1] ?? c) : c)).join('');
+  return [...input]
+    .map((c) => (from.includes(c) ? (to[from.indexOf(c)] ?? to[to.length - 1] ?? c) : c))
+    .join('');
 }
 
 function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | undefined {
@@ -101,7 +116,8 @@ function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | 
     case 'tr':
       return stdin === undefined ? undefined : tr(args, stdin);
     case 'xxd':
-      if (stdin === undefined || !args.includes('-r') || !args.some((a) => /^-(p|ps|plain)$/.test(a))) return undefined;
+      if (stdin === undefined || !args.includes('-r') || !args.some((a) => /^-(p|ps|plain)$/.test(a)))
+        return undefined;
       return Buffer.from(stdin.replace(/[^0-9a-fA-F]/g, ''), 'hex').toString('utf8');
     default:
       return undefined;

@@ -17,7 +17,9 @@ interface SyntaxApi {
 
 const syntax = sh.syntax as SyntaxApi;
 
-export type ParseResult = { readonly ok: true; readonly file: ShNode } | { readonly ok: false; readonly error: string };
+export type ParseResult =
+  | { readonly ok: true; readonly file: ShNode }
+  | { readonly ok: false; readonly error: string };
 
 export function parseShell(src: string): ParseResult {
   try {
@@ -88,7 +90,8 @@ function stmt0(src: string): ShNode | undefined {
 }
 const binOp = (src: string) => num(child(stmt0(src), 'Cmd'), 'Op');
 const redirOp = (src: string) => num(children(stmt0(src), 'Redirs')[0], 'Op');
-const procOp = (src: string) => num(children(children(child(stmt0(src), 'Cmd'), 'Args')[1], 'Parts')[0], 'Op');
+const procOp = (src: string) =>
+  num(children(children(child(stmt0(src), 'Cmd'), 'Args')[1], 'Parts')[0], 'Op');
 const expOp = (src: string) =>
   num(child(children(children(child(stmt0(src), 'Cmd'), 'Args')[0], 'Parts')[0], 'Exp'), 'Op');
 
@@ -111,9 +114,13 @@ export const OP = {
   appAll: redirOp('a &>> b'),
   procIn: procOp('a <(b)'),
   procOut: procOp('a >(b)'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   defUnset: expOp('${a-b}'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   defUnsetOrNull: expOp('${a:-b}'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   assignUnset: expOp('${a=b}'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   assignUnsetOrNull: expOp('${a:=b}'),
 } as const;
 
@@ -151,7 +158,8 @@ interface Seg {
   keeps: boolean;
 }
 
-const GLOB_UNESCAPED = /(^|[^\\])(\\\\)*[*?[]/;
+// `*`, `?` or a bracket expression `[…]`, not escaped by a backslash (a lone `[` is the test command).
+const GLOB_UNESCAPED = /(^|[^\\])(\\\\)*([*?]|\[[^\]]+\])/;
 
 function unescapeUnquoted(raw: string): string {
   return raw.replace(/\\\n/g, '').replace(/\\(.)/gs, '$1');
@@ -182,7 +190,8 @@ export function decodeAnsiC(raw: string): string {
     /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
     (_m, esc: string) => {
       const head = esc[0] ?? '';
-      if (head === 'x' || head === 'u' || head === 'U') return String.fromCodePoint(Number.parseInt(esc.slice(1), 16));
+      if (head === 'x' || head === 'u' || head === 'U')
+        return String.fromCodePoint(Number.parseInt(esc.slice(1), 16));
       if (/[0-7]/.test(head)) return String.fromCharCode(Number.parseInt(esc, 8) & 0xff);
       if (head === 'c' && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
       return simple[esc] ?? `\\${esc}`;
@@ -209,7 +218,9 @@ function paramValue(pe: ShNode, env: ExpandEnv): string | undefined {
     const len = lenWord ? Number(literalOf(lenWord) ?? Number.NaN) : undefined;
     if (!Number.isInteger(off) || (len !== undefined && !Number.isInteger(len))) return undefined;
     const start = off < 0 ? Math.max(0, value.length + off) : off;
-    return len === undefined ? value.slice(start) : value.slice(start, len < 0 ? value.length + len : start + len);
+    return len === undefined
+      ? value.slice(start)
+      : value.slice(start, len < 0 ? value.length + len : start + len);
   }
   const repl = child(pe, 'Repl');
   if (repl) {
@@ -230,7 +241,13 @@ function paramValue(pe: ShNode, env: ExpandEnv): string | undefined {
   return value;
 }
 
-function segmentsOf(parts: ShNode[], env: ExpandEnv, substs: ShNode[], quoted: boolean, first: boolean): Seg[] {
+function segmentsOf(
+  parts: ShNode[],
+  env: ExpandEnv,
+  substs: ShNode[],
+  quoted: boolean,
+  first: boolean,
+): Seg[] {
   const out: Seg[] = [];
   parts.forEach((part, i) => {
     const t = nodeType(part);
@@ -258,7 +275,13 @@ function segmentsOf(parts: ShNode[], env: ExpandEnv, substs: ShNode[], quoted: b
       });
     } else if (t === 'SglQuoted') {
       const v = str(part, 'Value');
-      out.push({ text: flag(part, 'Dollar') ? decodeAnsiC(v) : v, split: false, exact: true, glob: false, keeps: true });
+      out.push({
+        text: flag(part, 'Dollar') ? decodeAnsiC(v) : v,
+        split: false,
+        exact: true,
+        glob: false,
+        keeps: true,
+      });
     } else if (t === 'DblQuoted') {
       const inner = segmentsOf(children(part, 'Parts'), env, substs, true, false);
       out.push({ text: '', split: false, exact: true, glob: false, keeps: true }, ...inner);
@@ -274,12 +297,24 @@ function segmentsOf(parts: ShNode[], env: ExpandEnv, substs: ShNode[], quoted: b
     } else if (t === 'CmdSubst') {
       substs.push(part);
       const v = env.substitute(children(part, 'Stmts'))?.replace(/\n+$/, '');
-      out.push({ text: v ?? '', split: !quoted, exact: v !== undefined, glob: false, keeps: v === undefined || quoted });
+      out.push({
+        text: v ?? '',
+        split: !quoted,
+        exact: v !== undefined,
+        glob: false,
+        keeps: v === undefined || quoted,
+      });
     } else if (t === 'ProcSubst') {
       substs.push(part);
       out.push({ text: '/dev/fd/63', split: false, exact: false, glob: false, keeps: true });
     } else if (t === 'ExtGlob') {
-      out.push({ text: str(child(part, 'Pattern'), 'Value'), split: false, exact: true, glob: true, keeps: true });
+      out.push({
+        text: str(child(part, 'Pattern'), 'Value'),
+        split: false,
+        exact: true,
+        glob: true,
+        keeps: true,
+      });
     } else {
       // Arithmetic and anything newer than this code: value unknown.
       out.push({ text: '', split: false, exact: false, glob: false, keeps: true });
@@ -406,7 +441,8 @@ export function expandWord(word: ShNode, env: ExpandEnv): ExpandedWord {
   const hasBrace = parts.some((p) => nodeType(p) === 'Lit' && str(p, 'Value').includes('{'));
   const alternatives = hasBrace ? braceAlternatives(parts) : [parts];
   const fields: Field[] = [];
-  for (const alt of alternatives) fields.push(...fieldsOf(segmentsOf(alt, env, substs, false, true), ifsOf(env)));
+  for (const alt of alternatives)
+    fields.push(...fieldsOf(segmentsOf(alt, env, substs, false, true), ifsOf(env)));
   return { fields, substs };
 }
 
@@ -420,7 +456,13 @@ export function heredocBody(redirect: ShNode, env: ExpandEnv): { text: string; e
     return { text: `${fields.map((f) => f.value).join(' ')}\n`, exact: fields.every((f) => f.exact) };
   }
   const delimQuoted = children(child(redirect, 'Word'), 'Parts').some((p) => nodeType(p) !== 'Lit');
-  if (delimQuoted) return { text: children(word, 'Parts').map((p) => str(p, 'Value')).join(''), exact: true };
+  if (delimQuoted)
+    return {
+      text: children(word, 'Parts')
+        .map((p) => str(p, 'Value'))
+        .join(''),
+      exact: true,
+    };
   const segs = segmentsOf(children(word, 'Parts'), env, [], true, false);
   return { text: segs.map((s) => s.text).join(''), exact: segs.every((s) => s.exact) };
 }

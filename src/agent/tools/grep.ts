@@ -18,7 +18,7 @@ export const GREP_MAX_MATCH_LINES = 20_000;
 export const GREP_MAX_LINE_CHARS = 500;
 export const GREP_TIMEOUT_MS = 60_000;
 /** Of a huge (minified) line only this much is decoded; far more than the GREP_MAX_LINE_CHARS shown. */
-const LONG_LINE_KEEP_BYTES = 4096;
+const LONG_LINE_KEEP_BYTES = 2048;
 
 export const grepInputSchema = z.object({
   pattern: z.string().min(1).describe('Regex (ripgrep syntax).'),
@@ -200,10 +200,12 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
     body = shown.join('\n');
   }
 
-  const matchedLines = files.reduce(
-    (n, f) => n + (f.matchedLines || f.lines.filter((l) => l.match).length),
-    0,
-  );
+  let matchedLines = 0;
+  for (const f of files) {
+    // `end` events carry the count; without one (search stopped early) count what arrived.
+    if (f.matchedLines > 0) matchedLines += f.matchedLines;
+    else for (const l of f.lines) if (l.match) matchedLines++;
+  }
   const summary =
     input.output_mode === 'files_with_matches'
       ? `${files.length} file${files.length === 1 ? '' : 's'} match`

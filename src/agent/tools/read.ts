@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_BYTES } from './output.ts';
+import { isUntrustedPath, wrapUntrusted } from '../safety/untrusted.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
 import { ok, partial } from './protocol.ts';
 import {
@@ -140,7 +141,11 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ToolResult<
   ctx.ledger.recordRead(target.path, hash);
 
   const data: ReadData = { ...base, totalLines, startLine: offset, endLine, truncated };
-  let text = out.join('\n');
+  // Dependency, vendored and generated files are data the user did not write: marked, never obeyed.
+  const shown = out.join('\n');
+  let text = isUntrustedPath(target.display)
+    ? wrapUntrusted(shown, { source: 'file', path: target.display })
+    : shown;
   const stats = { lines: out.length, bytes: bytes.length };
   if (!truncated) return ok(data, text, stats);
   const next = JSON.stringify({ path: target.display, offset: endLine + 1 });

@@ -10,7 +10,7 @@ export interface RenderContext {
   pendingHunks(path: string): number;
 }
 
-function renderUser(item: UserItem): HTMLElement {
+function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
   return h(
     'div',
     {
@@ -31,9 +31,16 @@ function renderUser(item: UserItem): HTMLElement {
       ? h(
           'div',
           { class: 'mentions' },
-          ...item.mentions.map((path) =>
-            h('span', { class: 'mention-chip', title: path }, icon('file'), path),
-          ),
+          ...item.mentions.map((path) => {
+            const chip = h(
+              'button',
+              { type: 'button', class: 'mention-chip', title: `Open ${path}` },
+              icon('file'),
+              path,
+            );
+            chip.addEventListener('click', () => ctx.post({ type: 'openFile', path }));
+            return chip;
+          }),
         )
       : null,
   );
@@ -109,7 +116,7 @@ export function renderError(
 export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
   switch (item.kind) {
     case 'user':
-      return renderUser(item);
+      return renderUser(item, ctx);
     case 'assistant':
       return renderAssistant(item, ctx);
     case 'tool':

@@ -41,8 +41,8 @@ export interface RgOptions {
   /** Stop once this many lines have been collected across all files. */
   readonly maxLines: number;
   /**
-   * Keep about this many bytes of a very long line (minified code) without decoding or parsing the
-   * rest of its JSON event. Leave undefined for multiline searches, whose events span lines.
+   * Keep about this many bytes of a long line (minified code), and read line events without a
+   * full JSON.parse. Leave undefined for multiline searches, whose events span several lines.
    */
   readonly maxLineBytes?: number;
 }
@@ -87,31 +87,49 @@ interface LineEvent {
 }
 
 /**
- * Read a match/context event whose line is huge without decoding all of it. ripgrep writes the keys
- * in a fixed order (path, lines, line_number, ...), and `"},"line_number":` cannot occur inside a
- * JSON string (its quote would be escaped), so the first occurrence ends the line text.
+ * Read a match/context event without JSON.parse on the whole of it: that would build the
+ * submatches array (one object per hit) and decode lines of minified code that can be megabytes,
+ * only for us to show the first few hundred characters. ripgrep writes the keys in a fixed order
+ * (path, lines, line_number, ...), and `"},"line_number":` cannot occur inside a JSON string (its
+ * quote would be escaped), so its first occurrence ends the line text. `pathCache` remembers the
+ * last event's path prefix: consecutive events almost always come from the same file.
  */
-function parseLongLine(buf: Buffer, keep: number): LineEvent | undefined {
+function parseLineEvent(
+  buf: Buffer,
+  keep: number,
+  pathCache: { head?: Buffer; path?: string },
+): LineEvent | undefined {
   const linesAt = buf.indexOf(LINES_KEY);
   if (linesAt < 0) return undefined;
-  const head = JSON.parse(`${buf.toString('utf8', 0, linesAt - 1)}}}`) as RgEvent;
+  const headBytes = buf.subarray(0, linesAt);
+  let path = pathCache.path;
+  if (path === undefined || !pathCache.head || !headBytes.equals(pathCache.head)) {
+    const head = JSON.parse(`${buf.toString('utf8', 0, linesAt - 1)}}}`) as RgEvent;
+    path = textOf(head.data.path);
+    pathCache.head = Buffer.from(headBytes);
+    pathCache.path = path;
+  }
   const isBytes = buf[linesAt + LINES_KEY.length] === 0x62; // "b"ytes vs "t"ext
   const valueStart = linesAt + LINES_KEY.length + (isBytes ? 'bytes":"' : 'text":"').length;
   const valueEnd = buf.indexOf(LINE_NUMBER_KEY, valueStart);
   if (valueEnd < 0) return undefined;
   const numberAt = valueEnd + LINE_NUMBER_KEY.length;
-  const lineNumber = Number.parseInt(
-    buf.toString('latin1', numberAt, Math.min(buf.length, numberAt + 20)),
-    10,
-  );
+  let lineNumber = 0;
+  for (let i = numberAt; i < buf.length; i++) {
+    const digit = buf[i]! - 0x30;
+    if (digit < 0 || digit > 9) break;
+    lineNumber = lineNumber * 10 + digit;
+  }
   const cut = valueEnd - valueStart > keep;
   let text: string;
   if (isBytes) {
     const end = cut ? valueStart + keep - (keep % 4) : valueEnd;
     text = Buffer.from(buf.toString('latin1', valueStart, end), 'base64').toString('utf8');
+  } else if (!cut) {
+    text = JSON.parse(`"${buf.toString('utf8', valueStart, valueEnd)}"`) as string;
   } else {
     // The cut may split an escape sequence; drop characters until what is left is a valid string.
-    let raw = buf.toString('utf8', valueStart, cut ? valueStart + keep : valueEnd);
+    let raw = buf.toString('utf8', valueStart, valueStart + keep);
     text = '';
     for (let attempt = 0; attempt < 8 && raw.length > 0; attempt++) {
       try {
@@ -122,7 +140,7 @@ function parseLongLine(buf: Buffer, keep: number): LineEvent | undefined {
       }
     }
   }
-  return { path: textOf(head.data.path), lineNumber: Number.isNaN(lineNumber) ? 0 : lineNumber, text, cut };
+  return { path, lineNumber, text, cut };
 }
 
 export function runRipgrep(options: RgOptions): Promise<RgRun> {
@@ -160,6 +178,7 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
       return file;
     };
 
+    const pathCache: { head?: Buffer; path?: string } = {};
     const handle = (line: Buffer) => {
       // Only parse what this mode needs: in files/count mode the per-match events are skipped
       // without even being decoded.
@@ -173,19 +192,17 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
       const isMatch = startsWith(line, MATCH);
       if (!isMatch && !startsWith(line, CONTEXT)) return;
       const keep = options.maxLineBytes;
-      if (keep !== undefined && line.length > keep * 4) {
-        const long = parseLongLine(line, keep);
-        if (long) {
-          const text = long.text.replace(/\r?\n$/, '').replace(/\r$/, '');
-          fileFor({ path: { text: long.path } }).lines.push({
-            line: long.lineNumber,
-            text,
-            match: isMatch,
-            ...(long.cut ? { cut: true } : {}),
-          });
-          if (isMatch && ++collected >= options.maxLines) stop('limit');
-          return;
-        }
+      const fast = keep !== undefined ? parseLineEvent(line, keep, pathCache) : undefined;
+      if (fast) {
+        const file = files.get(fast.path) ?? fileFor({ path: { text: fast.path } });
+        file.lines.push({
+          line: fast.lineNumber,
+          text: fast.text.replace(/\r?\n$/, '').replace(/\r$/, ''),
+          match: isMatch,
+          ...(fast.cut ? { cut: true } : {}),
+        });
+        if (isMatch && ++collected >= options.maxLines) stop('limit');
+        return;
       }
       const event = JSON.parse(line.toString('utf8')) as RgEvent;
       const file = fileFor(event.data);

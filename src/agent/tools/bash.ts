@@ -1,0 +1,253 @@
+import * as os from 'node:os';
+import { z } from 'zod';
+import type { ApprovalRequest } from '../host.ts';
+import { type CommandVerdict, classifyCommand } from '../safety/commandPolicy.ts';
+import { limitOutput } from './output.ts';
+import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
+
+// Bash: the fallback tool, never the main road. Every command is classified by the command policy
+// first (a real shell parser, every sub-command judged); only then does it run, in the workspace,
+// with a scrubbed environment, a timeout, and a process-tree kill on abort.
+
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+
+export const bashInputSchema = z.object({
+  command: z.string().min(1).describe('The shell command line to run (bash), from the workspace root.'),
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(`Timeout in milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}, max ${BASH_MAX_TIMEOUT_MS}).`),
+  description: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('5-10 words on what the command does, shown to the user.'),
+});
+export type BashInput = z.infer<typeof bashInputSchema>;
+
+export interface BashData {
+  readonly command: string;
+  readonly exit_code: number | null;
+  readonly signal: string | null;
+  /** As shown to the model (head+tail when long; the full text is in the spill file). */
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timed_out: boolean;
+  readonly stdout_file?: string;
+  readonly stderr_file?: string;
+}
+
+const DESCRIPTION = `Run a shell command (bash) in the workspace root. This is the FALLBACK tool: use it for tests, builds, type checks, linters, git and package scripts — not for looking at files.
+Do NOT use it to read (cat/head/tail → Read), list (ls/tree → LS), search (grep/rg → Grep), find files (find → Glob) or edit (sed -i, echo > → Edit/Write): those commands are refused. Interactive programs (editors, pagers, REPLs) are refused; stdin is closed. Network, deleting and overwriting commands ask the user first; sudo, rm -rf / and similar are always blocked.
+Default timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s). Exit code, stdout and stderr are reported separately; long output is truncated and saved to a file.
+Examples: {"command":"npm test"} · {"command":"git status && git diff --stat"} · {"command":"npx tsc --noEmit","timeout_ms":300000}`;
+
+// ---------- environment ----------
+
+const KEEP_ENV =
+  /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TMPDIR|TMP|TEMP|CI|NODE_ENV|NODE_PATH|NODE_EXTRA_CA_CERTS|NVM_DIR|NVM_BIN|VOLTA_HOME|PNPM_HOME|BUN_INSTALL|DENO_DIR|PYENV_ROOT|VIRTUAL_ENV|CONDA_PREFIX|CONDA_DEFAULT_ENV|PYTHONPATH|GOPATH|GOROOT|GOCACHE|GOMODCACHE|GOFLAGS|CARGO_HOME|RUSTUP_HOME|JAVA_HOME|GRADLE_USER_HOME|MAVEN_HOME|XDG_[A-Z_]+|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|npm_config_[A-Za-z_]+)$/;
+const SECRET_ENV =
+  /KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE|^ANTHROPIC_/i;
+
+/**
+ * The environment commands see: an allowlist of what builds need (PATH, HOME, locale, toolchain
+ * homes, proxies), minus anything that looks like a secret; plus settings that keep tools from
+ * paging, prompting or colouring. NODE_OPTIONS is dropped: it would inject the host's loaders and
+ * debug hooks into every node the command starts.
+ */
+export function scrubEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || !KEEP_ENV.test(name) || SECRET_ENV.test(name)) continue;
+    // Proxy URLs with user:password@ carry credentials.
+    if (/proxy/i.test(name) && /\/\/[^/@]*@/.test(value)) continue;
+    out[name] = value;
+  }
+  return {
+    ...out,
+    TERM: 'dumb',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    GIT_EDITOR: 'true',
+    GIT_TERMINAL_PROMPT: '0',
+    NO_COLOR: '1',
+    DEBIAN_FRONTEND: 'noninteractive',
+  };
+}
+
+// ---------- rendering ----------
+
+const TAG_LIKE = /<(\s*\/?\s*)(untrusted[-_\s]*data|command[-_\s]*output)/gi;
+
+function wrapOutput(stream: 'stdout' | 'stderr', text: string): string {
+  if (text.length === 0) return `(no ${stream})`;
+  // Output cannot close its wrapper or fake one.
+  const body = text.replace(TAG_LIKE, '&lt;$1$2');
+  const newline = body.endsWith('\n') ? '' : '\n';
+  return `<command-output source="bash" stream="${stream}" trust="untrusted">\n${body}${newline}</command-output>`;
+}
+
+function approvalRequest(
+  command: string,
+  verdict: CommandVerdict,
+  description: string | undefined,
+): ApprovalRequest {
+  const kind = verdict.approvalKind ?? 'command';
+  const what =
+    kind === 'network' ? 'Network command' : kind === 'destructive' ? 'Destructive command' : 'Command';
+  return {
+    kind,
+    title: `${what}: ${description?.trim() || command.split('\n')[0]?.slice(0, 80) || 'run command'}`,
+    detail: `${command}\n\nNeeds approval because: ${verdict.reason}`,
+    risk: verdict.risk,
+    ...(verdict.sessionKey ? { sessionKey: verdict.sessionKey } : {}),
+  };
+}
+
+const DENIED_SUGGESTION =
+  'Do not retry this command or a variant of it. Use a dedicated tool if one fits, or explain to the user what you wanted to run and why.';
+
+function policyFailure(command: string, verdict: CommandVerdict, ctx: ToolContext): ToolResult {
+  ctx.audit({
+    type: 'policy_block',
+    command,
+    decision: verdict.decision,
+    class: verdict.class,
+    reason: verdict.reason,
+  });
+  if (verdict.decision === 'block') {
+    return fail(
+      'BLOCKED_BY_POLICY',
+      `Blocked: ${verdict.reason}. This command is never run, with or without approval.`,
+      'Do not try to work around this block. If the task truly needs it, tell the user to run it themselves.',
+      { command, class: verdict.class },
+    );
+  }
+  if (verdict.findings.length === 0) {
+    return fail(
+      'INVALID_PARAM',
+      `Not run: ${verdict.reason}.`,
+      verdict.suggestion ?? 'Fix the command and try again.',
+      { command },
+    );
+  }
+  return fail(
+    'BLOCKED_BY_POLICY',
+    `Refused: ${verdict.reason}.`,
+    verdict.suggestion ?? 'Use a dedicated tool, or a non-interactive form of the command.',
+    { command, class: verdict.class },
+  );
+}
+
+async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<BashData>> {
+  const started = ctx.host.clock.now();
+  const root = ctx.host.workspace.roots[0];
+  if (root === undefined) {
+    return fail(
+      'UNAVAILABLE',
+      'No workspace folder is open.',
+      'Open a folder first.',
+    ) as ToolResult<BashData>;
+  }
+  const command = input.command;
+  const verdict = classifyCommand(command, { workspaceRoot: root, home: os.homedir() });
+  if (verdict.decision === 'block' || verdict.decision === 'refuse') {
+    return policyFailure(command, verdict, ctx) as ToolResult<BashData>;
+  }
+  if (verdict.decision === 'ask') {
+    const request = approvalRequest(command, verdict, input.description);
+    ctx.audit({
+      type: 'approval_request',
+      tool: 'Bash',
+      command,
+      kind: request.kind,
+      risk: request.risk,
+      reason: verdict.reason,
+    });
+    const decision = await ctx.host.approvals.ask(request, ctx.signal);
+    ctx.audit({ type: 'approval_decision', tool: 'Bash', command, decision });
+    if (ctx.signal.aborted)
+      return fail('ABORTED', 'Aborted before the command ran.', 'Wait for the user.') as ToolResult<BashData>;
+    if (decision === 'deny') {
+      return fail('DENIED_BY_USER', `The user denied running: ${command}`, DENIED_SUGGESTION, {
+        command,
+      }) as ToolResult<BashData>;
+    }
+  }
+
+  const timeoutMs = Math.min(input.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
+  const result = await ctx.host.shell.run({
+    command,
+    cwd: root,
+    env: scrubEnvironment(process.env),
+    timeoutMs,
+    signal: ctx.signal,
+    onOutput: (chunk) => ctx.update(chunk),
+  });
+  ctx.audit({
+    type: 'command',
+    command,
+    exit_code: result.exitCode,
+    duration_ms: result.durationMs,
+    timed_out: result.timedOut,
+    aborted: result.aborted,
+  });
+  if (result.aborted) {
+    return fail(
+      'ABORTED',
+      'The command was aborted; its process tree was stopped.',
+      'Wait for the user before running it again.',
+      {
+        command,
+      },
+    ) as ToolResult<BashData>;
+  }
+
+  const out = limitOutput(result.stdout, { host: ctx.host, label: 'bash-stdout', toolUseId: ctx.toolUseId });
+  const err = limitOutput(result.stderr, { host: ctx.host, label: 'bash-stderr', toolUseId: ctx.toolUseId });
+  const status = result.timedOut
+    ? `Timed out after ${timeoutMs} ms [TIMEOUT]: the command and its child processes were stopped. Output so far:`
+    : result.exitCode === null
+      ? `Killed by signal ${result.signal ?? 'unknown'}.`
+      : `Exit code: ${result.exitCode}`;
+  const text = [
+    status,
+    'stdout:',
+    wrapOutput('stdout', out.text),
+    'stderr:',
+    wrapOutput('stderr', err.text),
+  ].join('\n');
+  const data: BashData = {
+    command,
+    exit_code: result.exitCode,
+    signal: result.signal,
+    stdout: out.text,
+    stderr: err.text,
+    timed_out: result.timedOut,
+    ...(out.spillPath ? { stdout_file: out.spillPath } : {}),
+    ...(err.spillPath ? { stderr_file: err.spillPath } : {}),
+  };
+  const stats = {
+    time_ms: ctx.host.clock.now() - started,
+    exit_code: result.exitCode ?? -1,
+    stdout_bytes: out.totalBytes,
+    stderr_bytes: err.totalBytes,
+  };
+  const ui = { command, exitCode: result.exitCode, timedOut: result.timedOut, class: verdict.class };
+  const incomplete = result.timedOut || out.truncated || err.truncated;
+  return incomplete ? partial(data, text, stats, ui) : ok(data, text, stats, ui);
+}
+
+export function createBashTool(): ToolDefinition<BashInput, BashData> {
+  return {
+    name: 'Bash',
+    description: DESCRIPTION,
+    inputSchema: bashInputSchema,
+    readOnly: false,
+    execute,
+  };
+}

@@ -1,0 +1,370 @@
+// The chat panel in a real browser (Debian's Chromium via playwright-core), outside VS Code: the
+// bundle is built with esbuild into a temp dir and served on loopback behind the same CSP the host
+// uses; harness/fakehost.js stands in for acquireVsCodeApi. Covers what the Node tests cannot: the
+// DOM, sanitizing, keyboard use, windowing under load, reload catch-up, CSP cleanliness.
+// Screenshots (dark / light / high contrast) go to $KEEL_SCREENSHOTS or a temp dir (not committed).
+// Run: node --test webview-ui/test/panel.browser.test.mjs   (skips when Chromium is missing)
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}`;
+
+let out;
+let server;
+let baseUrl;
+let browser;
+let page;
+let seq = 0;
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+const ev = (body, sessionId = 's1') => ({ ...body, sessionId, seq: ++seq, ts: 1_700_000_000_000 + seq });
+const send = (message) => page.evaluate((m) => window.postMessage(m, '*'), message);
+const posted = () => page.evaluate(() => window.__posted);
+const lastPosted = async () => (await posted()).at(-1);
+
+function serve(roots) {
+  const types = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html', '.ttf': 'font/ttf' };
+  const srv = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    for (const [prefix, dir] of roots) {
+      if (!path.startsWith(prefix)) continue;
+      const file = join(dir, path.slice(prefix.length) || 'index.html');
+      if (file.startsWith(dir) && existsSync(file)) {
+        res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' });
+        res.end(readFileSync(file));
+        return;
+      }
+    }
+    res.writeHead(404);
+    res.end();
+  });
+  return new Promise((ok) => srv.listen(0, '127.0.0.1', () => ok(srv)));
+}
+
+const md =
+  'Here is the fix:\n\n```ts\nconst x = 1;\n```\n\n<img src="http://203.0.113.1/x.png" onerror="alert(1)"> **bold** [evil](javascript:alert(1))';
+const todos = [
+  { id: '1', content: 'Reproduce the failure', status: 'completed' },
+  { id: '2', content: 'Fix add()', status: 'in_progress' },
+  { id: '3', content: 'Run the tests', status: 'pending' },
+];
+const editInput = { path: 'src/a.ts', old_string: 'a + b + 1', new_string: 'a + b' };
+function runEvents() {
+  return [
+    ev({ type: 'agent_start', runId: 'r1', prompt: 'fix' }),
+    ev({
+      type: 'user_message',
+      message: { id: 'u1', ts: 1, role: 'user', text: 'Fix the failing test in @src/a.ts', mentions: ['src/a.ts'] },
+      queued: false,
+    }),
+    ev({ type: 'message_start', messageId: 'm1', model: 'claude-sonnet-4-5' }),
+    ev({ type: 'message_delta', messageId: 'm1', blockIndex: 0, kind: 'thinking', delta: 'The test expects 2.' }),
+    ev({ type: 'message_delta', messageId: 'm1', blockIndex: 1, kind: 'text', delta: md }),
+    ev({
+      type: 'message_end',
+      message: {
+        id: 'm1',
+        ts: 1,
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        stopReason: 'tool_use',
+        usage,
+        content: [
+          { type: 'thinking', thinking: 'The test expects 2.', signature: 's' },
+          { type: 'text', text: md },
+          { type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'npm test -- --grep add' } },
+          { type: 'tool_use', id: 't2', name: 'Edit', input: editInput },
+        ],
+      },
+    }),
+    ev({
+      type: 'model_call',
+      record: {
+        stage: 0,
+        message_count: 2,
+        est_tokens: 41000,
+        prefix_hash: 'h',
+        cache_read: 36000,
+        cache_write: 2000,
+        input: 3000,
+        output: 300,
+        latency_ms: 900,
+        ttft_ms: 300,
+        model: 'claude-sonnet-4-5',
+        cost_usd: 0.0213,
+        context_window: 200000,
+        ok: true,
+      },
+    }),
+    ev({ type: 'tool_start', toolUseId: 't1', name: 'Bash', input: { command: 'npm test -- --grep add' } }),
+    ev({ type: 'tool_update', toolUseId: 't1', text: '> keel@0.1.0 test\n  1) adds two numbers\n' }),
+    ev({
+      type: 'tool_end',
+      toolUseId: 't1',
+      name: 'Bash',
+      durationMs: 2310,
+      result: {
+        status: 'error',
+        data: null,
+        text: 'denied',
+        error: {
+          code: 'DENIED_BY_USER',
+          message: 'The user denied running this command.',
+          suggestion: 'Ask the user how to proceed, or use a read-only tool.',
+        },
+        stats: { time_ms: 2310 },
+      },
+    }),
+    ev({ type: 'tool_start', toolUseId: 't2', name: 'Edit', input: editInput }),
+    ev({
+      type: 'tool_end',
+      toolUseId: 't2',
+      name: 'Edit',
+      durationMs: 14,
+      result: {
+        status: 'success',
+        data: null,
+        text: 'Edited src/a.ts',
+        stats: { time_ms: 14 },
+        ui: {
+          diff: '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1,3 +1,3 @@\n export function add(a, b) {\n-  return a + b + 1;\n+  return a + b;\n }\n',
+        },
+      },
+    }),
+    ev({ type: 'todo', todos }),
+    ev({ type: 'tool_start', toolUseId: 't3', name: 'Bash', input: { command: 'npm test' } }),
+    ev({ type: 'tool_update', toolUseId: 't3', text: 'running 12 tests\nok 1\nok 2\n' }),
+  ];
+}
+
+async function openPanel(theme) {
+  await page.goto(`${baseUrl}/index.html?theme=${theme}`);
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload();
+  await page.waitForFunction(() => window.__posted.length > 0);
+  seq = 0;
+  const events = runEvents();
+  await send({
+    type: 'snapshot',
+    sessionId: 's1',
+    replace: true,
+    events,
+    todos,
+    running: true,
+    model: 'claude-sonnet-4-5',
+    contextWindow: 200000,
+  });
+  await send({ type: 'review', files: [{ path: 'src/a.ts', hunks: [{ id: 'h1', startLine: 2, added: 1, removed: 1 }] }] });
+  await page.locator('.tool-card[data-tool="Bash"][data-status="running"]').waitFor();
+}
+
+before(async () => {
+  if (skip) return;
+  out = mkdtempSync(join(tmpdir(), 'keel-webview-'));
+  await esbuild.build({
+    absWorkingDir: root,
+    bundle: true,
+    entryPoints: { webview: 'webview-ui/src/main.ts', 'webview-style': 'webview-ui/src/styles.css' },
+    outdir: out,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    logLevel: 'warning',
+  });
+  const dist = join(out, 'dist');
+  mkdirSync(dist);
+  for (const [from, to] of [
+    ['webview.js', 'webview.js'],
+    ['webview-style.css', 'webview.css'],
+  ]) {
+    await import('node:fs').then((fs) => fs.renameSync(join(out, from), join(dist, to)));
+  }
+  server = await serve([
+    ['/dist/', `${dist}/`],
+    ['/codicons/', join(root, 'node_modules/@vscode/codicons/dist/')],
+    ['/', join(here, 'harness/')],
+  ]);
+  baseUrl = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  page = await browser.newPage({ viewport: { width: 420, height: 800 } });
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+  if (out) rmSync(out, { recursive: true, force: true });
+});
+
+test('the panel says ready, then renders messages, cards, errors and diffs from a snapshot', { skip }, async () => {
+  await page.goto(`${baseUrl}/index.html?theme=dark`);
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload();
+  await page.waitForFunction(() => window.__posted.length > 0);
+  assert.deepEqual(await posted(), [{ type: 'ready', afterSeq: 0 }]);
+  await openPanel('dark');
+  const assistant = page.locator('.msg.assistant');
+  assert.equal(await assistant.count(), 1);
+  assert.equal(await assistant.locator('strong').textContent(), 'bold');
+  // Raw HTML is shown as text, never as elements; javascript: links are not links.
+  assert.equal(await page.locator('.msg.assistant img, .msg.assistant a').count(), 0);
+  assert.match(await assistant.textContent(), /<img src=/);
+  assert.equal(await page.locator('details.thinking').getAttribute('open'), null);
+  const denied = page.locator('.tool-card[data-tool="Bash"][data-status="error"]');
+  assert.equal(await denied.locator('.error-code').textContent(), 'DENIED_BY_USER');
+  assert.match(await denied.textContent(), /Ask the user how to proceed/);
+  assert.match(await page.locator('.tool-card[data-status="running"] .tool-stream').textContent(), /ok 2/);
+  assert.equal(await page.locator('.tool-card[data-tool="Edit"] .diff-add').textContent(), '+  return a + b;');
+  assert.match(await page.locator('.meter').textContent(), /41K \/ 200K \(21%\).*cache 88%.*\$0\.02/);
+  assert.match(await page.locator('.todos').textContent(), /Plan \(1\/3\)/);
+  const violations = await page.evaluate(() => window.__violations);
+  assert.deepEqual(violations, []);
+});
+
+test('controls post typed messages: reject, accept all, insert code, expand on demand', { skip }, async () => {
+  await page.locator('.tool-card[data-tool="Edit"]').getByRole('button', { name: 'Reject' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'reject', path: 'src/a.ts' });
+  await page.getByRole('button', { name: 'Accept all' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'acceptAll' });
+  await page.getByRole('button', { name: 'Insert at cursor' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'insertCode', code: 'const x = 1;\n' });
+  const denied = page.locator('.tool-card[data-tool="Bash"][data-status="error"]');
+  assert.equal(await denied.locator('.tool-result').count(), 0, 'results are rendered only when expanded');
+  await denied.locator('summary').click();
+  assert.equal(await denied.locator('.tool-result').textContent(), 'denied');
+  await page.getByRole('button', { name: 'Stop' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'stop' });
+});
+
+test('keyboard only: @ completion, Enter sends once with a key, the message shows as queued', { skip }, async () => {
+  const input = page.getByRole('textbox', { name: 'Message Keel' });
+  await input.focus();
+  await input.pressSequentially('also check @sr');
+  await page.waitForFunction(() => window.__posted.at(-1)?.type === 'requestFileCompletions');
+  assert.deepEqual(await lastPosted(), { type: 'requestFileCompletions', query: 'sr' });
+  await send({ type: 'fileCompletions', query: 'sr', items: ['src/a.ts', 'src/app.ts'] });
+  await page.getByRole('option').first().waitFor();
+  await input.press('ArrowDown');
+  await input.press('Enter');
+  assert.equal(await input.inputValue(), 'also check @src/app.ts ');
+  await input.press('Enter');
+  await input.press('Enter');
+  const submits = (await posted()).filter((m) => m.type === 'submit');
+  assert.equal(submits.length, 1);
+  assert.equal(submits[0].text, 'also check @src/app.ts');
+  assert.deepEqual(submits[0].mentions, ['src/app.ts']);
+  assert.match(submits[0].idempotencyKey, /^[0-9a-f-]{36}$/);
+  await send({ type: 'submitResult', idempotencyKey: submits[0].idempotencyKey, ok: true });
+  await page.locator('.queued-msg[data-state="queued"]').waitFor();
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'user_message',
+      message: { id: 'u2', ts: 1, role: 'user', text: 'also check @src/app.ts', steering: true },
+      queued: false,
+    }),
+  });
+  await page.locator('.msg.user[data-id="u2"]').waitFor();
+  assert.equal(await page.locator('.queued-msg').count(), 0);
+  // Tab from the input reaches Stop (enabled while running), then Send; both are buttons.
+  await input.fill('second');
+  await input.focus();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Stop');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Send');
+  await page.keyboard.press('Enter');
+  assert.equal((await lastPosted()).text, 'second');
+});
+
+test('live deltas stream in; a reload repaints from saved state and asks only for newer events', { skip }, async () => {
+  await send({ type: 'event', event: ev({ type: 'message_start', messageId: 'm9', model: 'claude-sonnet-4-5' }) });
+  for (const delta of ['Streaming ', 'answer.']) {
+    await send({ type: 'event', event: ev({ type: 'message_delta', messageId: 'm9', blockIndex: 0, kind: 'text', delta }) });
+  }
+  await page.waitForFunction(() => document.querySelector('.msg[data-id="m9"] .markdown')?.textContent?.trim() === 'Streaming answer.');
+  // Garbage from the host is ignored, not rendered.
+  await send({ type: 'event', event: { type: 'turn_start', seq: 'x' } });
+  await page.evaluate(() => window.dispatchEvent(new Event('pagehide')));
+  const lastSeq = seq;
+  await page.reload();
+  await page.waitForFunction(() => window.__posted.length > 0);
+  assert.deepEqual((await posted())[0], { type: 'ready', afterSeq: lastSeq, sessionId: 's1' });
+  assert.equal(await page.locator('.msg[data-id="m9"]').count(), 1, 'transcript visible before the host answers');
+  await send({
+    type: 'snapshot',
+    sessionId: 's1',
+    replace: false,
+    events: [ev({ type: 'message_delta', messageId: 'm9', blockIndex: 0, kind: 'text', delta: ' Caught up.' })],
+    todos,
+    running: true,
+    model: 'claude-sonnet-4-5',
+    contextWindow: 200000,
+  });
+  await page.waitForFunction(() => /Caught up\./.test(document.querySelector('.msg[data-id="m9"]')?.textContent ?? ''));
+});
+
+test('thousands of events: snapshot and live deltas stay fast, the DOM stays windowed', { skip }, async () => {
+  const timing = await page.evaluate(async () => {
+    const events = [];
+    let s = 0;
+    const e = (b) => ({ ...b, sessionId: 'big', seq: ++s, ts: 1 });
+    for (let i = 0; i < 2500; i++) {
+      events.push(e({ type: 'user_message', message: { id: `u${i}`, ts: 1, role: 'user', text: `question ${i}` }, queued: false }));
+      events.push(e({ type: 'message_start', messageId: `a${i}`, model: 'm' }));
+      events.push(e({ type: 'message_delta', messageId: `a${i}`, blockIndex: 0, kind: 'text', delta: `answer **${i}**` }));
+      events.push(e({ type: 'tool_start', toolUseId: `t${i}`, name: 'Read', input: { path: `f${i}.ts` } }));
+      const result = { status: 'success', data: null, text: 'x'.repeat(2000), stats: { time_ms: 3 } };
+      events.push(e({ type: 'tool_end', toolUseId: `t${i}`, name: 'Read', durationMs: 3, result }));
+    }
+    const waitFor = (pred) =>
+      new Promise((ok) => {
+        const poll = () => (pred() ? ok() : requestAnimationFrame(poll));
+        poll();
+      });
+    const t0 = performance.now();
+    const snapshot = { type: 'snapshot', sessionId: 'big', replace: true, events, todos: [], running: true, model: 'm', contextWindow: 200000 };
+    window.postMessage(snapshot, '*');
+    await waitFor(() => document.querySelector('.msg.user[data-id="u2499"]'));
+    const snapshotMs = performance.now() - t0;
+    const t1 = performance.now();
+    for (let i = 0; i < 500; i++) {
+      const delta = { type: 'message_delta', messageId: 'a2499', blockIndex: 0, kind: 'text', delta: ' more', sessionId: 'big', seq: ++s, ts: 1 };
+      window.postMessage({ type: 'event', event: delta }, '*');
+    }
+    await waitFor(() => document.querySelector('.msg[data-id="a2499"]')?.textContent?.match(/more/g)?.length === 500);
+    return { snapshotMs, liveMs: performance.now() - t1, domItems: document.querySelectorAll('.items > *').length };
+  });
+  assert.ok(timing.snapshotMs < 3000, `12,500-event snapshot took ${timing.snapshotMs.toFixed(0)} ms`);
+  assert.ok(timing.liveMs < 3000, `500 live deltas took ${timing.liveMs.toFixed(0)} ms`);
+  assert.equal(timing.domItems, 200);
+  await page.getByRole('button', { name: /Show earlier \(4800\)/ }).click();
+  assert.equal(await page.locator('.items > *').count(), 400);
+  await page.getByRole('button', { name: 'New chat' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'newChat' });
+});
+
+test('screenshots in dark, light and high-contrast themes', { skip }, async () => {
+  const dir = process.env['KEEL_SCREENSHOTS'] ?? mkdtempSync(join(tmpdir(), 'keel-shots-'));
+  mkdirSync(dir, { recursive: true });
+  for (const theme of ['dark', 'light', 'high-contrast']) {
+    await openPanel(theme);
+    await page.waitForTimeout(100);
+    const path = join(dir, `panel-${theme}.png`);
+    await page.screenshot({ path });
+    assert.ok(readFileSync(path).length > 10_000);
+    assert.deepEqual(await page.evaluate(() => window.__violations), []);
+  }
+  console.log(`screenshots: ${dir}`);
+});
