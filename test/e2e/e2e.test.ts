@@ -32,7 +32,6 @@ let server: CodeServer;
 let browser: BrowserContext;
 let page: Page;
 let workspace: string;
-let settingsFile: string;
 const metrics: Record<string, string> = {};
 
 function script(name: string, replies: ScriptedReply[]): void {
@@ -83,16 +82,9 @@ async function chatFrame(): Promise<Frame> {
   });
 }
 
+/** Focuses the chat view through Keel's own command (a click on the activity bar would toggle it). */
 async function openPanel(): Promise<Frame> {
-  // Already showing after a reload restores the view; otherwise click the activity bar item.
-  for (const f of page.frames()) {
-    try {
-      if (await f.$('textarea[aria-label="Message Keel"]')) return f;
-    } catch {
-      // ignore
-    }
-  }
-  await page.locator('.part.activitybar [aria-label^="Keel"]').first().click();
+  await runCommand('Keel: Open Panel');
   return chatFrame();
 }
 
@@ -126,11 +118,6 @@ async function openFile(rel: string): Promise<void> {
   await page.locator(`.tabs-container .tab[aria-label^="${path.basename(rel)}"]`).first().waitFor({ timeout: UI_TIMEOUT });
 }
 
-function setSettings(extra: Record<string, unknown>): void {
-  const current = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
-  fs.writeFileSync(settingsFile, JSON.stringify({ ...current, ...extra }, null, 2));
-}
-
 describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_000 }, () => {
   before(async () => {
     ensureCodeServer();
@@ -158,7 +145,6 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       },
       env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
     });
-    settingsFile = path.join(server.runDir, 'user-data', 'User', 'settings.json');
     // Install the .vsix the way a user would, with the same code-server, and insist on no warnings.
     const install = run(node24(), [
       codeServerEntry(),
@@ -192,7 +178,8 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
 
   it('opens the panel, sends a prompt and shows the streamed answer', async () => {
     script('hello', [{ content: [{ type: 'text', text: 'Hello from the emulator — streaming works end to end.' }] }]);
-    const frame = await openPanel();
+    await page.locator('.part.activitybar [aria-label^="Keel"]').first().click();
+    const frame = await chatFrame();
     await send(frame, 'Say hello');
     await waitForText(frame, 'Hello from the emulator — streaming works end to end.');
     assert.equal(emulator.requests.length, 1);
@@ -237,7 +224,12 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     const frame = await openPanel();
     await send(frame, 'Fetch example.com');
     const dialog = page.locator('.monaco-dialog-box');
-    await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    try {
+      await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    } catch (error) {
+      log(`no dialog; the agent sent: ${requestsText(before).slice(-3000)}`);
+      throw error;
+    }
     const text = (await dialog.innerText()).replace(/\s+/g, ' ');
     assert.match(text, /curl -s https:\/\/example\.com\/keel-e2e/);
     await dialog.getByRole('button', { name: 'Allow once' }).waitFor();
@@ -288,7 +280,10 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       ['Default High Contrast', 'hc-black', 'panel-high-contrast'],
       ['Default Dark Modern', 'vs-dark', 'panel-dark-final'],
     ] as const) {
-      setSettings({ 'workbench.colorTheme': theme });
+      await runCommand('Preferences: Color Theme');
+      await page.locator('.quick-input-widget input').fill(theme);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: UI_TIMEOUT });
+      await page.keyboard.press('Enter');
       await page.waitForFunction(
         (c) => document.querySelector('.monaco-workbench')?.classList.contains(c) ?? false,
         cls,

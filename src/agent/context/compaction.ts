@@ -68,15 +68,20 @@ export function extractIdentifiers(texts: readonly string[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const text of texts) {
-    const hits: [number, string][] = [];
+    const hits: [number, number, string][] = [];
     for (const pattern of IDENTIFIER_PATTERNS) {
       for (const match of text.matchAll(pattern)) {
         const value = (match[1] ?? match[0]).replace(/[.,:;]+$/, '');
-        if (value.length >= 2 && value.length <= 200) hits.push([match.index ?? 0, value]);
+        const start = (match.index ?? 0) + match[0].indexOf(value);
+        if (value.length >= 2 && value.length <= 200) hits.push([start, start + value.length, value]);
       }
     }
-    hits.sort((a, b) => a[0] - b[0]);
-    for (const [, value] of hits) {
+    // Longest first at each position; a hit inside an earlier one (the path part of a URL) is noise.
+    hits.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+    let coveredTo = -1;
+    for (const [start, end, value] of hits) {
+      if (end <= coveredTo) continue;
+      coveredTo = Math.max(coveredTo, end);
       if (seen.has(value)) continue;
       seen.add(value);
       out.push(value);

@@ -84,6 +84,10 @@ export interface RuleContext {
   nested(script: string, options: NestedOptions): void;
   /** Do these substitutions run a network-fetching command? */
   substsFetch(substs: readonly ShNode[]): boolean;
+  /** Remember a file written by a network download earlier in this command line. */
+  markDownload(absolutePath: string): void;
+  /** Was this file downloaded earlier in this command line (`curl -o x.sh …; bash x.sh`)? */
+  isDownloaded(absolutePath: string): boolean;
   /** Is there a regular file at this absolute path? */
   isFile(absolutePath: string): boolean;
   /** Same context with another working directory (git -C, env -C, find's start dirs). */

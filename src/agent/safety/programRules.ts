@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext, words } from './commandTypes.ts';
-import { judgeDelete, judgeWrite } from './pathRules.ts';
+import { judgeDelete, judgeWrite, resolvePath } from './pathRules.ts';
 
 // Rules for programs whose meaning depends on a subcommand or on their operands: git, package
 // managers, network clients, and the file readers/searchers that have a dedicated Keel tool.
@@ -10,18 +10,31 @@ export type Rule = (program: string, args: readonly Arg[], rc: RuleContext, recu
 
 export const lit = (value: string, exact = true): Arg => ({ value, exact, glob: false, substs: [] });
 
-function safe(rc: RuleContext, program: string, reason = 'ordinary command'): void {
+export function safe(rc: RuleContext, program: string, reason = 'ordinary command'): void {
   rc.add({ class: 'safe', risk: 'low', program, reason });
 }
+
+export const never =
+  (what: string): Rule =>
+  (program, _args, rc) =>
+    rc.add({ class: 'never', risk: 'high', program, reason: `${program} ${what}` });
+
+export const interactive =
+  (
+    what: string,
+    suggestion = 'Interactive programs cannot run here (stdin is closed); use a non-interactive form.',
+  ): Rule =>
+  (program, _args, rc) =>
+    rc.add({ class: 'interactive', risk: 'low', program, reason: `${program} ${what}`, suggestion });
 
 // ---------- readers and searchers: use the dedicated tool ----------
 
 const READ_HINT = 'Use Read to view a file (offset/limit for a range of lines) instead of cat/head/tail.';
 const LS_HINT = 'Use LS to list a directory, or Glob to find files by name pattern.';
-const GREP_HINT = 'Use Grep to search file contents (regex, glob filter, context lines).';
+export const GREP_HINT = 'Use Grep to search file contents (regex, glob filter, context lines).';
 const GLOB_HINT = 'Use Glob to find files by name pattern (e.g. "src/**/*.ts").';
 
-function useTool(rc: RuleContext, program: string, tool: string, suggestion: string): void {
+export function useTool(rc: RuleContext, program: string, tool: string, suggestion: string): void {
   if (rc.stdoutToFile) {
     // `cat a b > c`, `ls > files.txt`: the output goes to a file, not to the model; not a read.
     rc.add({ class: 'safe', risk: 'low', program, reason: 'output is written to a file' });
@@ -119,10 +132,34 @@ const LOOPBACK =
   /^(?:[a-z]+:\/\/)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?::\d+)?(?:[/?#].*)?$/i;
 
 /** HTTP clients: loopback URLs (a local dev server) run; anything else asks. */
+/** Files a download writes: `-o/-O` of curl and wget, or (wget, curl -O) the URL's last segment. */
+function downloadTargets(program: string, args: readonly Arg[], urls: readonly Arg[]): string[] {
+  const opts = parseOpts(args, {
+    valued: program === 'wget' ? 'OoPeUTtaQ' : 'oTdHuXAeEwmrKxYyzb',
+    longValued: ['--output', '--output-document', '--directory-prefix', '--data', '--header', '--user'],
+  });
+  const named =
+    opts.get('--output') ??
+    opts.get('--output-document') ??
+    (program === 'curl' ? opts.get('-o') : opts.get('-O'));
+  if (named !== undefined) return [named];
+  const byUrl = program === 'wget' || opts.has('-O', '--remote-name', '--remote-name-all');
+  if (!byUrl) return [];
+  return urls.map((u) => {
+    const p = u.value.replace(/^[a-z]+:\/\/[^/]*/i, '').replace(/[?#].*$/, '');
+    const base = p.split('/').pop() ?? '';
+    return base === '' ? 'index.html' : base;
+  });
+}
+
 export const httpClient: Rule = (program, args, rc) => {
   const targets = args.filter(
     (a) => !a.value.startsWith('-') && /^[a-z]+:\/\/|^[\w.-]+(:\d+)?(\/|$)/i.test(a.value),
   );
+  for (const file of downloadTargets(program, args, targets)) {
+    const abs = file === '-' ? undefined : resolvePath(file, rc);
+    if (abs) rc.markDownload(abs);
+  }
   const loopback = targets.length > 0 && targets.every((a) => a.exact && LOOPBACK.test(a.value));
   if (loopback) {
     rc.add({ class: 'safe', risk: 'low', program, reason: 'talks to a local server', fetches: true });
@@ -225,223 +262,6 @@ export const rsyncRule: Rule = (program, args, rc) => {
   safe(rc, program);
 };
 
-// ---------- git ----------
-
-const GIT_NETWORK = new Set([
-  'push',
-  'pull',
-  'fetch',
-  'clone',
-  'ls-remote',
-  'send-email',
-  'request-pull',
-  'svn',
-  'p4',
-  'daemon',
-  'instaweb',
-]);
-const GIT_DESTRUCTIVE = new Set(['filter-branch', 'filter-repo', 'replace', 'prune', 'prune-packed', 'rm']);
-const GIT_COMMAND_KEYS =
-  /^(alias\.|core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass)|diff\.|filter\.|credential\.|sequence\.editor|gpg\.|uploadpack\.|protocol\.|merge\.|pager\.|web\.|browser\.|man\.|interactive\.)/i;
-
-function gitDestructive(rc: RuleContext, what: string, risk: 'medium' | 'high' = 'medium'): void {
-  const name = what.split(' ').slice(0, 2).join(' ');
-  rc.add({
-    class: 'destructive',
-    risk,
-    program: name,
-    reason: what,
-    sessionKey: risk === 'high' ? undefined : `destructive:${name}`,
-  });
-}
-
-export const gitRule: Rule = (_program, args, rc) => {
-  let i = 0;
-  let cwd = rc.cwd;
-  for (; i < args.length; i++) {
-    const v = (args[i] as Arg).value;
-    if (!v.startsWith('-')) break;
-    const takesValue =
-      v === '-C' || v === '-c' || /^--(git-dir|work-tree|namespace|exec-path|config-env)$/.test(v);
-    const value = takesValue ? args[++i] : undefined;
-    if (v === '-C' && value)
-      cwd = value.exact
-        ? cwd === undefined && !path.isAbsolute(value.value)
-          ? undefined
-          : path.resolve(cwd ?? '/', value.value)
-        : undefined;
-    const config = v === '-c' ? value?.value : v.startsWith('--config-env') ? 'config-env' : undefined;
-    if (config !== undefined) {
-      const [key = '', ...rest] = config.split('=');
-      const setting = rest.join('=');
-      if (/^alias\./i.test(key) && setting.startsWith('!')) rc.nested(setting.slice(1), { via: 'git alias' });
-      else if (GIT_COMMAND_KEYS.test(key) || config === 'config-env') {
-        rc.add({
-          class: 'unknown',
-          risk: 'high',
-          program: 'git',
-          reason: `git -c ${key} can make git run arbitrary programs`,
-        });
-      }
-    }
-  }
-  const grc = rc.withCwd(cwd);
-  const sub = args[i]?.value ?? '';
-  const rest = args.slice(i + 1);
-  const opts = parseOpts(rest, {
-    valued: 'mFCcbBtXsSUo',
-    longValued: ['--message', '--file', '--author', '--date'],
-  });
-  const flagged = (...names: string[]) => opts.has(...names);
-  const name = `git ${sub}`;
-  if (!args[i]?.exact) {
-    rc.add({
-      class: 'unknown',
-      risk: 'high',
-      program: 'git',
-      reason: 'git subcommand is computed at run time',
-    });
-    return;
-  }
-  if (
-    GIT_NETWORK.has(sub) ||
-    (sub === 'lfs' && /^(fetch|pull|push|clone)$/.test(opts.operands[0]?.value ?? ''))
-  ) {
-    const force =
-      sub === 'push' &&
-      (flagged('-f', '--force', '--force-with-lease', '--mirror', '--delete', '-d', '--prune') ||
-        opts.operands.some((a) => /^\+|^:/.test(a.value)));
-    grc.add({
-      class: 'network',
-      risk: force ? 'high' : 'medium',
-      program: name,
-      reason: force ? 'git push that rewrites or deletes remote history' : `${name} talks to a remote`,
-      fetches: sub !== 'push',
-      sessionKey: force ? undefined : `network:${name}`,
-    });
-    return;
-  }
-  const op0 = opts.operands[0]?.value ?? '';
-  switch (sub) {
-    case 'grep':
-      useTool(grc, name, 'Grep', GREP_HINT);
-      return;
-    case 'reset':
-      if (flagged('--hard', '--merge', '--keep'))
-        return gitDestructive(grc, 'git reset --hard discards uncommitted changes');
-      return safe(grc, name);
-    case 'clean':
-      if (flagged('-n', '--dry-run')) return safe(grc, name);
-      return gitDestructive(
-        grc,
-        'git clean deletes untracked files',
-        flagged('-x', '-X') ? 'high' : 'medium',
-      );
-    case 'checkout':
-      if (flagged('-b', '-B', '--orphan')) return safe(grc, name);
-      if (
-        rest.some((a) => a.value === '--') ||
-        flagged('-f', '--force', '-p', '--patch') ||
-        op0 === '.' ||
-        opts.operands.length > 1
-      ) {
-        return gitDestructive(grc, 'git checkout of paths discards working-tree changes');
-      }
-      return safe(grc, name);
-    case 'restore':
-      if (flagged('--staged', '-S') && !flagged('--worktree', '-W')) return safe(grc, name);
-      return gitDestructive(grc, 'git restore discards working-tree changes');
-    case 'switch':
-      if (flagged('-f', '--force', '--discard-changes'))
-        return gitDestructive(grc, 'git switch --discard-changes');
-      return safe(grc, name);
-    case 'branch':
-      if (flagged('-D', '-d', '--delete', '-M', '-C'))
-        return gitDestructive(grc, 'git branch -D deletes a branch');
-      return safe(grc, name);
-    case 'tag':
-      if (flagged('-d', '--delete')) return gitDestructive(grc, 'git tag -d deletes a tag');
-      return safe(grc, name);
-    case 'stash':
-      if (op0 === 'drop' || op0 === 'clear')
-        return gitDestructive(grc, `git stash ${op0} deletes stashed work`);
-      return safe(grc, name);
-    case 'reflog':
-      if (op0 === 'expire' || op0 === 'delete')
-        return gitDestructive(grc, `git reflog ${op0} drops recovery points`, 'high');
-      return safe(grc, name);
-    case 'update-ref':
-      if (flagged('-d')) return gitDestructive(grc, 'git update-ref -d deletes a ref');
-      return safe(grc, name);
-    case 'worktree':
-      if (op0 === 'remove' || op0 === 'prune') return gitDestructive(grc, `git worktree ${op0}`);
-      return safe(grc, name);
-    case 'gc':
-      if (opts.flags.get('--prune') === 'now' || opts.flags.get('--prune') === 'all') {
-        return gitDestructive(grc, 'git gc --prune=now drops unreachable commits', 'high');
-      }
-      return safe(grc, name);
-    case 'remote':
-      if (['update', 'prune', 'show'].includes(op0))
-        return network('medium', 'talks to a remote')(name, rest, grc, () => {});
-      return safe(grc, name);
-    case 'submodule':
-      if (op0 === 'foreach') {
-        const script = opts.operands
-          .slice(1)
-          .map((a) => a.value)
-          .join(' ');
-        grc.nested(script, { via: 'git submodule foreach' });
-        return;
-      }
-      if (['update', 'add', 'sync'].includes(op0))
-        return network('medium', 'fetches submodules')(name, rest, grc, () => {});
-      return safe(grc, name);
-    case 'config':
-      if (flagged('--global', '--system') && !flagged('--get', '--get-all', '--list', '-l', '--get-regexp')) {
-        return gitDestructive(grc, 'git config --global changes settings outside the workspace', 'high');
-      }
-      if (opts.operands.length >= 2 && GIT_COMMAND_KEYS.test(op0)) {
-        return grc.add({
-          class: 'unknown',
-          risk: 'high',
-          program: name,
-          reason: `setting ${op0} makes git run programs`,
-        });
-      }
-      return safe(grc, name);
-    case 'archive':
-      if (rest.some((a) => a.value.startsWith('--remote')))
-        return network('medium', 'reads a remote archive')(name, rest, grc, () => {});
-      return safe(grc, name);
-    case 'add':
-    case 'commit':
-    case 'rebase':
-      if (flagged('-i', '--interactive', '-p', '--patch') || (sub === 'add' && flagged('-e', '--edit'))) {
-        return grc.add({
-          class: 'interactive',
-          risk: 'low',
-          program: name,
-          reason: `${name} -i/-p needs an interactive terminal`,
-          suggestion: 'Use non-interactive forms (git add <paths>, git commit -m "…").',
-        });
-      }
-      return safe(grc, name);
-    case 'mergetool':
-    case 'difftool':
-      return grc.add({
-        class: 'interactive',
-        risk: 'low',
-        program: name,
-        reason: `${name} opens an external tool`,
-      });
-    default:
-      if (GIT_DESTRUCTIVE.has(sub))
-        return gitDestructive(grc, `${name} deletes or rewrites data`, sub === 'rm' ? 'medium' : 'high');
-      return safe(grc, name);
-  }
-};
-
 // ---------- package managers ----------
 
 const PM_NETWORK: Record<string, RegExp> = {
@@ -482,7 +302,7 @@ export const systemPackages: Rule = (program, args, rc) => {
 export function packageManager(
   recurseExec: (program: string, args: readonly Arg[], rc: RuleContext) => void,
 ): Rule {
-  return (program, args, rc) => {
+  return (program, args, rc, recurse) => {
     const opts = parseOpts(args, {
       valued: program === 'npm' ? 'wC' : program === 'go' ? 'C' : '',
       longValued: [
@@ -508,15 +328,22 @@ export function packageManager(
       });
       return;
     }
-    const execs =
-      (['npm', 'pnpm', 'yarn'].includes(program) && (sub === 'exec' || sub === 'x' || sub === 'dlx')) ||
-      (program === 'bun' && (sub === 'x' || sub === 'exec')) ||
+    // Runs a binary the project already installed: judge that command itself.
+    const local =
       (program === 'bundle' && sub === 'exec') ||
-      (program === 'uv' && sub === 'run') ||
-      (program === 'poetry' && sub === 'run') ||
+      (['uv', 'poetry', 'pdm'].includes(program) && sub === 'run') ||
+      (['pnpm', 'yarn'].includes(program) && sub === 'exec');
+    if (local && recurse) {
+      if (rest.length === 0) safe(rc, `${program} ${sub}`);
+      else recurse(rest, rc);
+      return;
+    }
+    const dlx =
+      (['pnpm', 'yarn'].includes(program) && sub === 'dlx') ||
+      (program === 'bun' && sub === 'x') ||
       (program === 'pipx' && sub === 'run');
-    if (execs && !(program === 'npm' && sub === 'dlx')) {
-      recurseExec(sub === 'dlx' || program === 'pipx' ? 'dlx' : 'exec', rest, rc);
+    if (dlx || (program === 'npm' && (sub === 'exec' || sub === 'x'))) {
+      recurseExec(dlx ? 'dlx' : 'exec', rest, rc);
       return;
     }
     if (program === 'go' && sub === 'mod' && rest[0]?.value === 'download') {

@@ -96,6 +96,14 @@ function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | 
       return echo(args);
     case 'printf':
       return printf(args[0] === '--' ? args.slice(1) : args);
+    case 'which':
+    case 'type':
+    case 'command': {
+      // `$(which rm)` names the program it looks up; its directory does not matter to the policy.
+      const names = args.filter((a) => !a.startsWith('-'));
+      const lookup = prog !== 'command' || args.some((a) => /^-[vV]$/.test(a));
+      return lookup && names.length === 1 ? `/usr/bin/${names[0]}\n` : undefined;
+    }
     case 'pwd':
       return env.cwd === undefined ? undefined : `${env.cwd}\n`;
     case 'cat':

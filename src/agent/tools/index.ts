@@ -1,6 +1,6 @@
 import type { TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
-
+import { createBashTool } from './bash.ts';
 import { createEditTool } from './edit.ts';
 import { createGlobTool } from './glob.ts';
 import { createGrepTool } from './grep.ts';
@@ -28,7 +28,7 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createEditTool(),
     createMultiEditTool(),
     createWriteTool(),
-
+    createBashTool(),
     createTodoWriteTool(options.todos),
   ] as AnyToolDefinition[];
   return options.readOnly ? all.filter((t) => t.readOnly) : all;

@@ -40,8 +40,7 @@ export interface MemorySearchData {
   readonly searched: { readonly log: boolean; readonly archives: number };
 }
 
-const DESCRIPTION = `Search this session's full history (log and compaction archives) for what was trimmed, cleared or summarised out of your context.
-Use when a placeholder or summary says output was removed, or for an earlier error, decision or output. Don't use for current files: use Grep/Read.
+const DESCRIPTION = `Search this session's full history (log + compaction archives) for what was trimmed or summarised out of your context: errors, decisions, old outputs. Not for current files (use Grep/Read).
 Examples: {"query":"TypeError parseConfig"} · {"query":"<message id from a placeholder>"}`;
 
 interface Candidate {

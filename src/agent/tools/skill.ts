@@ -18,8 +18,8 @@ const inputSchema = z.object({
   file: z
     .string()
     .optional()
-    .describe('A supporting file the skill lists'),
-  full: z.boolean().optional().describe('Whole guide again, even if loaded before'),
+    .describe('A file the skill lists'),
+  full: z.boolean().optional().describe('Reload the whole guide'),
 });
 export type SkillInput = z.infer<typeof inputSchema>;
 
@@ -30,7 +30,7 @@ export interface SkillData {
   readonly files: readonly string[];
 }
 
-const DESCRIPTION = `Load a guide from the # Skills list. Use when a skill's description matches the work ahead, before starting. Don't use for names not listed.
+const DESCRIPTION = `Load a guide from the # Skills list when its description matches the work ahead, before starting.
 Example: {"name":"safe-refactoring"}`;
 
 function displayFile(entry: SkillEntry, file: string, ctx: ToolContext): string {

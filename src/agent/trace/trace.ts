@@ -1,10 +1,6 @@
 import * as fs from 'node:fs';
 import type { AgentEvent, ModelCallRecord } from '../events.ts';
-const computeMetrics = (r: ModelCallRecord[], _x: unknown) => ({
-  calls: r.length,
-  cache_hit_ratio: 0,
-  prefix_stability_ratio: 0,
-});
+import { computeMetrics } from '../context/metrics.ts';
 import { isValidSessionId, loadSession, sessionLogPath } from '../session/log.ts';
 
 // `keel trace`: metrics for one session, derived from its log (the log is the source of truth).

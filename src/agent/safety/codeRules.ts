@@ -1,0 +1,305 @@
+import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { resolvePath } from './pathRules.ts';
+import { interactive, lit, type Recurse, type Rule, safe } from './programRules.ts';
+
+// Commands that run code given as text: shells (-c, scripts, stdin), interpreters (-c/-e), eval,
+// source, trap, alias, awk. Shell text is parsed and classified recursively; other languages are
+// judged by what their code reaches for (processes, files, network, hidden code).
+
+const CAPABILITIES: readonly [string, RegExp][] = [
+  [
+    'run programs',
+    /\b(system|popen|spawn\w*|exec\w*|fork|Popen|call|check_output|getoutput|subprocess|child_process|Runtime|ProcessBuilder|shell_exec|passthru|proc_open)\b|`/,
+  ],
+  ['delete files', /\b(rmtree|unlink\w*|rmdir\w*|remove|rmSync|rm|truncate|shutil|removedirs|FileUtils)\b/],
+  [
+    'write files',
+    /\b(writeFile\w*|appendFile\w*|createWriteStream|write_text|write_bytes|file_put_contents|fwrite|chmod|chown|rename\w*)\b|open\s*\([^)]*['"][wax+]/,
+  ],
+  [
+    'use the network',
+    /\b(socket|https?|urllib\d?|requests|fetch|urlopen|XMLHttpRequest|WebSocket|dns|ftplib|smtplib|paramiko|net|curl|LWP|Socket|axios|undici)\b/,
+  ],
+  [
+    'decode and run hidden code',
+    /\b(eval|exec|compile|__import__|importlib|b64decode|base64|atob|Function|getattr|fromCharCode|decode|marshal|pickle)\b/,
+  ],
+];
+
+const SHELL_CALL =
+  /(?:system|popen|execSync|exec|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru)\s*\(\s*(?:\[\s*)?(["'`])((?:\\.|(?!\1).)*)\1/g;
+
+/** Inline code for another language: judged by the capabilities it reaches for. */
+function judgeInlineCode(language: string, code: string, rc: RuleContext): void {
+  for (const match of code.matchAll(SHELL_CALL)) rc.nested(match[2] ?? '', { via: `${language} shell call` });
+  for (const match of code.matchAll(/`([^`]+)`/g)) {
+    if (/^(perl|ruby|php|awk)$/.test(language)) rc.nested(match[1] ?? '', { via: `${language} backticks` });
+  }
+  const caps = CAPABILITIES.filter(([, re]) => re.test(code)).map(([name]) => name);
+  if (caps.length === 0) {
+    safe(rc, language, `inline ${language} code with no file, process or network access`);
+    return;
+  }
+  rc.add({
+    class: caps.includes('use the network') ? 'network' : 'unknown',
+    risk: caps.includes('decode and run hidden code') || caps.includes('run programs') ? 'high' : 'medium',
+    program: language,
+    reason: `inline ${language} code that can ${caps.join(', ')}`,
+  });
+}
+
+/** A shell or interpreter reading its program from stdin. */
+function judgeStdinProgram(language: string, isShell: boolean, rc: RuleContext): void {
+  const { stdin } = rc;
+  if (stdin.network) {
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program: language,
+      reason: `pipes content from the network into ${language}`,
+    });
+    return;
+  }
+  if (stdin.kind === 'none') {
+    rc.add({
+      class: 'interactive',
+      risk: 'low',
+      program: language,
+      reason: `${language} without a script starts an interactive session`,
+      suggestion: `Pass a script file or use ${isShell ? `${language} -c "…"` : 'a script file'}.`,
+    });
+    return;
+  }
+  if (stdin.kind === 'file') {
+    safe(rc, language, 'runs a script file');
+    return;
+  }
+  if (stdin.content !== undefined) {
+    if (isShell) rc.nested(stdin.content, { via: `script piped into ${language}` });
+    else judgeInlineCode(language, stdin.content, rc);
+    return;
+  }
+  rc.add({
+    class: 'unknown',
+    risk: 'high',
+    program: language,
+    reason: `runs ${language} code produced at run time by another command`,
+  });
+}
+
+/** A script whose text is computed at run time (sh -c "$X", eval "$(…)"). */
+function judgeDynamicScript(via: string, script: Arg, rc: RuleContext): void {
+  if (rc.substsFetch(script.substs)) {
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program: via,
+      reason: `${via} runs code downloaded from the network`,
+    });
+    return;
+  }
+  // The worst case takes unknown parts as empty: `sh -c "rm -rf /$X"` is still `rm -rf /`.
+  rc.nested(script.value, { via });
+  rc.add({ class: 'unknown', risk: 'high', program: via, reason: `${via} runs a script built at run time` });
+}
+
+const SHELL_VALUED = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
+
+export const shellRule: Rule = (program, args, rc) => {
+  let command = false;
+  let readStdin = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const v = (args[i] as Arg).value;
+    if (v === '--' || v === '-') {
+      i++;
+      break;
+    }
+    if (!/^[-+]/.test(v)) break;
+    if (SHELL_VALUED.has(v)) {
+      i++;
+      continue;
+    }
+    if (/^-[a-zA-Z]*c/.test(v)) command = true;
+    if (/^-[a-zA-Z]*s/.test(v)) readStdin = true;
+    if (/^-[a-zA-Z]*i/.test(v)) {
+      interactive('-i starts an interactive shell')(program, args, rc);
+      return;
+    }
+  }
+  const operands = args.slice(i);
+  if (command) {
+    const script = operands[0];
+    if (!script) return safe(rc, program);
+    const positional = operands.slice(1).map((a) => a.value);
+    if (script.exact)
+      rc.nested(script.value, {
+        via: `${program} -c`,
+        positional: positional.length ? positional : [program],
+      });
+    else judgeDynamicScript(`${program} -c`, script, rc);
+    return;
+  }
+  const file = operands[0];
+  if (readStdin || !file || file.value === '/dev/stdin') return judgeStdinProgram(program, true, rc);
+  judgeScriptFile(program, file, rc);
+};
+
+function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
+  if (file.substs.length > 0) {
+    if (rc.substsFetch(file.substs)) {
+      rc.add({
+        class: 'never',
+        risk: 'high',
+        program,
+        reason: `${program} runs a script downloaded from the network`,
+      });
+    } else {
+      rc.add({
+        class: 'unknown',
+        risk: 'high',
+        program,
+        reason: `${program} runs a script produced by another command`,
+      });
+    }
+    return;
+  }
+  const abs = resolvePath(file.value, rc);
+  if (abs && rc.isDownloaded(abs)) {
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program,
+      reason: `${program} runs ${file.value}, downloaded from the network in the same command`,
+    });
+    return;
+  }
+  if (/^(https?|ftp):\/\//.test(file.value)) {
+    rc.add({
+      class: 'network',
+      risk: 'high',
+      program,
+      reason: `${program} runs a script from ${file.value}`,
+      fetches: true,
+    });
+    return;
+  }
+  safe(rc, program, 'runs a script file');
+}
+
+const INLINE_FLAGS: Record<string, RegExp> = {
+  python: /^-c$/,
+  node: /^(-e|--eval|-p|--print)$/,
+  ruby: /^-e$/,
+  perl: /^-[a-zA-Z]*[eE]$/,
+  php: /^-r$/,
+  lua: /^-e$/,
+  Rscript: /^-e$/,
+  osascript: /^-e$/,
+  pwsh: /^-(c|Command|EncodedCommand|e|ec)$/i,
+  awk: /^$/,
+};
+const INTERP_VALUED: Record<string, string[]> = {
+  python: ['-W', '-X', '-Q'],
+  node: [
+    '-r',
+    '--require',
+    '--import',
+    '--loader',
+    '--input-type',
+    '--experimental-loader',
+    '--env-file',
+    '--conditions',
+    '-C',
+  ],
+  ruby: ['-I', '-r', '-E'],
+  perl: ['-I', '-M', '-m'],
+  php: ['-d', '-c', '-z'],
+};
+
+export const interpreterRule =
+  (recurse: Recurse): Rule =>
+  (program, args, rc) => {
+    const inline = INLINE_FLAGS[program] ?? /^-e$/;
+    const valued = INTERP_VALUED[program] ?? [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] as Arg;
+      const v = a.value;
+      if (inline.test(v)) {
+        const code = args[i + 1];
+        if (!code) return safe(rc, program);
+        if (!code.exact) return judgeDynamicScript(`${program} ${v}`, code, rc);
+        return judgeInlineCode(program, code.value, rc);
+      }
+      if (program === 'perl' && /^-[a-zA-Z]*i/.test(v)) {
+        return rc.add({
+          class: 'destructive',
+          risk: 'medium',
+          program: 'perl -i',
+          reason: 'edits files in place',
+          suggestion: 'Use Edit to change files.',
+        });
+      }
+      if (program === 'python' && v === '-m') {
+        const mod = args[i + 1]?.value ?? '';
+        if (mod === 'pip') return recurse([lit('pip'), ...args.slice(i + 2)], rc);
+        return safe(rc, `${program} -m ${mod}`);
+      }
+      if (program === 'node' && /^--(test|version|check|help|run)$|^-[vhc]$/.test(v))
+        return safe(rc, program);
+      if (valued.includes(v)) {
+        i++;
+        continue;
+      }
+      if (v === '-') return judgeStdinProgram(program, false, rc);
+      if (!v.startsWith('-')) return judgeScriptFile(program, a, rc);
+    }
+    judgeStdinProgram(program, false, rc);
+  };
+
+export const awkRule: Rule = (program, args, rc) => {
+  const opts = parseOpts(args, { valued: 'fvFW', longValued: ['--file', '--assign', '--field-separator'] });
+  if (opts.has('-f', '--file')) return safe(rc, program);
+  const code = opts.operands[0];
+  if (!code) return safe(rc, program);
+  if (!code.exact) return judgeDynamicScript(program, code, rc);
+  judgeInlineCode('awk', code.value, rc);
+};
+
+export function aliasRule(): Rule {
+  return (program, args, rc) => {
+    for (const a of args) {
+      const eq = a.value.indexOf('=');
+      if (eq > 0) rc.nested(a.value.slice(eq + 1), { via: 'alias' });
+    }
+    safe(rc, program);
+  };
+}
+
+export const trapRule: Rule = (program, args, rc) => {
+  const opts = parseOpts(args, { permute: false });
+  const action = opts.operands[0];
+  if (!action || opts.operands.length < 2 || action.value === '-' || action.value === '')
+    return safe(rc, program);
+  if (action.exact) rc.nested(action.value, { via: 'trap' });
+  else judgeDynamicScript('trap', action, rc);
+};
+
+export const evalRule: Rule = (program, args, rc) => {
+  if (args.length === 0) return safe(rc, program);
+  const joined: Arg = {
+    value: args.map((a) => a.value).join(' '),
+    exact: args.every((a) => a.exact),
+    glob: false,
+    substs: args.flatMap((a) => a.substs),
+  };
+  if (joined.exact) rc.nested(joined.value, { via: 'eval' });
+  else judgeDynamicScript('eval', joined, rc);
+};
+
+export const sourceRule: Rule = (program, args, rc) => {
+  const file = args[0];
+  if (!file) return safe(rc, program);
+  if (file.value === '/dev/stdin' || file.value === '-') return judgeStdinProgram(program, true, rc);
+  judgeScriptFile(program, file, rc);
+};
