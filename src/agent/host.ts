@@ -83,8 +83,13 @@ export interface ClockPort {
 
 /** Append-only storage for Keel's own state (session logs, traces, audit). Paths are absolute. */
 export interface StoragePort {
-  /** Appends one line and flushes it (fsync) before resolving. */
+  /**
+   * Appends one line with a synchronous write: once this returns, the line survives the process
+   * dying (kill -9). Durability against power loss is `sync`'s job.
+   */
   appendLine(path: string, line: string): void;
+  /** fsync the file (cheap to call often: a host may rate-limit it). */
+  sync?(path: string): void;
   readText(path: string): string | undefined;
   writeText(path: string, text: string): void;
   list(dir: string): string[];

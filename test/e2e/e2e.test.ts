@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
 import type { ScriptedReply } from '../emulator/types.ts';
@@ -66,6 +66,8 @@ async function openWorkbench(): Promise<void> {
   await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
   await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
   metrics['workbench ready'] = `${Date.now() - started} ms`;
+  await waitForKeel();
+  metrics['Keel status bar visible'] = `${Date.now() - started} ms`;
 }
 
 /** The chat webview's inner frame (webviews are nested same-origin iframes). */
@@ -98,14 +100,29 @@ async function waitForText(frame: Frame, text: string): Promise<void> {
   await frame.waitForFunction((t) => document.body.innerText.includes(t), text, { timeout: UI_TIMEOUT });
 }
 
+/** Runs a palette command; retried, since right after a (re)load the palette may not list it yet. */
 async function runCommand(title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-  await input.fill(`>${title}`);
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-  await page.keyboard.press('Enter');
+  const end = Date.now() + UI_TIMEOUT;
+  for (;;) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    await input.fill(`>${title}`);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    try {
+      await row.waitFor({ state: 'visible', timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (error) {
+      await page.keyboard.press('Escape');
+      if (Date.now() > end) throw error;
+    }
+  }
+}
+
+/** Keel's status bar item appears once the extension is active. */
+async function waitForKeel(): Promise<void> {
+  await page.locator('.part.statusbar .statusbar-item', { hasText: /cache \d+%/ }).first().waitFor({ timeout: UI_TIMEOUT });
 }
 
 async function openFile(rel: string): Promise<void> {
@@ -174,6 +191,11 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     const activation = logs?.match(/Keel activated in ([\d.]+) ms/)?.[1];
     if (activation) metrics['activation'] = `${activation} ms`;
     process.stdout.write(`\nE2E metrics: ${JSON.stringify(metrics)}\n`);
+  });
+
+  // The state after every test, pass or fail: the first thing to look at when one fails.
+  afterEach(async (t) => {
+    await shot(`after-${t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
   });
 
   it('opens the panel, sends a prompt and shows the streamed answer', async () => {
@@ -269,6 +291,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
   it('reloading the window mid-session restores the transcript', async () => {
     await page.reload();
     await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
+    await waitForKeel();
     const frame = await openPanel();
     await waitForText(frame, 'Hello from the emulator — streaming works end to end.');
     await waitForText(frame, 'It returns a greeting for the given name.');
@@ -276,14 +299,18 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
 
   it('renders the panel in dark, light and high-contrast themes (screenshots)', async () => {
     for (const [theme, cls, name] of [
-      ['Default Light Modern', 'vs', 'panel-light'],
-      ['Default High Contrast', 'hc-black', 'panel-high-contrast'],
-      ['Default Dark Modern', 'vs-dark', 'panel-dark-final'],
+      ['Light Modern', 'vs', 'panel-light'],
+      ['Dark High Contrast', 'hc-black', 'panel-high-contrast'],
+      ['Dark Modern', 'vs-dark', 'panel-dark-final'],
     ] as const) {
       await runCommand('Preferences: Color Theme');
       await page.locator('.quick-input-widget input').fill(theme);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: UI_TIMEOUT });
-      await page.keyboard.press('Enter');
+      // Click the exact theme (Enter on a fuzzy match could pick "Browse additional themes").
+      await page
+        .locator('.quick-input-list .monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${theme}$`) }) })
+        .first()
+        .click({ timeout: UI_TIMEOUT });
       await page.waitForFunction(
         (c) => document.querySelector('.monaco-workbench')?.classList.contains(c) ?? false,
         cls,

@@ -15,6 +15,7 @@ import type {
   UserMessage,
 } from '../../src/agent/messages.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
+import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
 import { discoverSkills } from '../../src/agent/skills/discover.ts';
 import { createToolset } from '../../src/agent/tools/index.ts';
@@ -205,7 +206,7 @@ test('system prompt and tools stay byte-identical across a session: skill loaded
   const day1 = Date.UTC(2025, 0, 1, 23, 59, 0);
   t.mock.timers.enable({ apis: ['Date'], now: day1 });
   const index = discoverSkills({ workspaceRoot: root, userDir: null });
-  const host = createNodeHost({ workspace: root });
+  const host = createNodeHost({ workspace: root, approvals: createPolicyApprovals('never') });
   const skillTool = createSkillTool(index);
   const tools = [skillTool as unknown as AnyToolDefinition].map(toApiTool).concat(SAMPLE_TOOLS);
   const engine = createContextEngine({
@@ -321,7 +322,7 @@ test('breakpoints: at most 4, system end + front summary + previous end + last b
 
 test('the fixed prefix (all tools + system, no skills) stays within 3,000 tokens', () => {
   const root = tempDir();
-  const host = createNodeHost({ workspace: root });
+  const host = createNodeHost({ workspace: root, approvals: createPolicyApprovals('never') });
   const tools = [
     ...createToolset({ host, readOnly: false, todos: { current: () => [], onChange: () => {} } }),
     createSkillTool({ skills: [], problems: [] }) as unknown as AnyToolDefinition,

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import type { AgentEvent, ModelCallRecord } from '../../src/agent/events.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
+import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../../src/agent/session/session.ts';
 import { type MessagesRequest, startEmulator } from '../emulator/server.ts';
 
@@ -54,7 +55,7 @@ test('a "prompt is too long" error triggers compaction and a retry that succeeds
     },
   });
   try {
-    const host = createNodeHost({ workspace: root });
+    const host = createNodeHost({ workspace: root, approvals: createPolicyApprovals('never') });
     const session = createAgentSession({
       host,
       model: 'claude-sonnet-4-5',

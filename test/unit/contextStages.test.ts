@@ -263,7 +263,9 @@ test("compaction keeps the first message's red lines verbatim and identifiers ex
   const transcript: AgentMessage[] = [user(FIRST)];
   transcript.push(...turn('Read', { file_path: 'src/payments/charge.ts' }, lines(120, 'charge')));
   transcript.push(...turn('Edit', { file_path: 'src/payments/charge.ts', old: 'a', new: 'b' }, 'edited'));
-  transcript.push(...turn('Bash', { command: 'npm test -- payments' }, 'Tests failed\nexit code 1', { isError: true }));
+  transcript.push(
+    ...turn('Bash', { command: 'npm test -- payments' }, 'Tests failed\nexit code 1', { isError: true }),
+  );
   for (let i = 0; i < 10; i++) {
     const text = `Step ${i}: ${'thinking about the refactor. '.repeat(80)}`;
     transcript.push(...turn('Read', { file_path: `src/mod${i}.ts` }, 'short', { text }));

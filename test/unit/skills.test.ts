@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import type { AgentMessage } from '../../src/agent/messages.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
+import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
 import { parseFrontmatter } from '../../src/agent/skills/frontmatter.ts';
 import {
@@ -43,7 +44,7 @@ const skill = (name: string, description: string, body = 'Do the thing.') =>
   `---\nname: ${name}\ndescription: ${description}\n---\n${body}\n`;
 
 function context(root: string): ToolContext {
-  const host = createNodeHost({ workspace: root });
+  const host = createNodeHost({ workspace: root, approvals: createPolicyApprovals('never') });
   return {
     host,
     sessionId: 'sess1',

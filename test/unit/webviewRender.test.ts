@@ -314,6 +314,65 @@ test('stopping a run cancels unfinished tool cards and says so', () => {
   assert.equal(last.text, 'Stopped.');
 });
 
+test('ends of runs are reported once, and skipped calls settle their cards', () => {
+  const aborted = reduceMany(
+    initialState(),
+    stream([
+      { type: 'agent_start', runId: 'r', prompt: 'x' },
+      userMsg('u', 'x', false),
+      { type: 'notice', level: 'warn', text: 'Aborted.' },
+      { type: 'agent_end', runId: 'r', status: 'aborted', finalText: '' },
+    ]),
+  );
+  assert.deepEqual(
+    aborted.items.map((i) => (i.kind === 'notice' ? i.text : i.kind)),
+    ['user', 'Aborted.'],
+  );
+  const failed = reduceMany(
+    initialState(),
+    stream([
+      userMsg('u', 'x', false),
+      { type: 'error', code: 'overloaded', message: 'Overloaded' },
+      { type: 'agent_end', runId: 'r', status: 'failed', finalText: '', error: 'Overloaded' },
+    ]),
+  );
+  assert.deepEqual(
+    failed.items.map((i) => i.kind),
+    ['user', 'error'],
+  );
+  const limit = reduceMany(
+    initialState(),
+    stream([
+      { type: 'agent_end', runId: 'r', status: 'max_turns', finalText: '', error: 'Stopped after 50 turns.' },
+    ]),
+  );
+  assert.equal(limit.items[0]?.kind === 'notice' && limit.items[0].text, 'Stopped after 50 turns.');
+  const skippedResult = {
+    id: 'res',
+    ts: 1,
+    role: 'tool_result' as const,
+    toolUseId: 'b',
+    toolName: 'Read',
+    result: { status: 'error' as const, data: null, text: '[Skipped]', stats: { time_ms: 0 } },
+    content: '[Skipped]',
+    isError: true,
+  };
+  const steered = reduceMany(
+    initialState(),
+    stream([
+      { type: 'agent_start', runId: 'r', prompt: 'x' },
+      assistantEnd('m', [
+        { type: 'tool_use', id: 'a', name: 'Read', input: { path: 'a' } },
+        { type: 'tool_use', id: 'b', name: 'Read', input: { path: 'b' } },
+      ]),
+      { type: 'message_appended', message: skippedResult },
+    ]),
+  );
+  assert.equal(tool(steered, 'a').status, 'pending');
+  assert.equal(tool(steered, 'b').status, 'error');
+  assert.equal(tool(steered, 'b').resultText, '[Skipped]');
+});
+
 test('a discarded partial reply disappears; errors keep their code', () => {
   const events = stream([
     { type: 'message_start', messageId: 'bad', model: 'm' },
@@ -325,7 +384,7 @@ test('a discarded partial reply disappears; errors keep their code', () => {
       reason: 'stream reset',
     },
     { type: 'message_start', messageId: 'good', model: 'm' },
-    { type: 'error', code: 'authentication_error', message: 'invalid x-api-key' },
+    { type: 'error', code: 'auth', message: 'invalid x-api-key' },
   ]);
   const state = reduceMany(initialState(), events);
   assert.deepEqual(
@@ -334,7 +393,7 @@ test('a discarded partial reply disappears; errors keep their code', () => {
   );
   const err = state.items[1];
   assert.ok(err?.kind === 'error');
-  assert.equal(err.code, 'authentication_error');
+  assert.equal(err.code, 'auth');
   assert.match(err.suggestion ?? '', /Set API Key/);
 });
 

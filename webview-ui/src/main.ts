@@ -7,7 +7,7 @@
 //         href=".../node_modules/@vscode/codicons/dist/codicon.css">   (or a copy under dist/; the
 //         id is required: vscode-elements' <vscode-icon> looks the stylesheet up by it; codicon.ttf
 //         must sit next to the css)
-//   <link rel="stylesheet" nonce="N" href=".../dist/webview.css">
+//   <link rel="stylesheet" nonce="N" href=".../dist/webview-style.css">  (scripts/build.mjs output name)
 //   <script nonce="N" src=".../dist/webview.js"></script>
 // `localResourceRoots` must therefore include `dist/` and `node_modules/@vscode/codicons/dist/`.
 // The body may be empty; the app mounts into #app (created if missing). No retainContextWhenHidden:
@@ -184,8 +184,9 @@ window.addEventListener('message', (event: MessageEvent) => {
 
 if (draft.text) composer.setInput(draft.text, draft.mentions);
 render();
+// A view that has seen no event names no session worth resuming (e.g. an empty new chat).
 post(
-  state.sessionId
+  state.sessionId && state.lastSeq > 0
     ? { type: 'ready', afterSeq: state.lastSeq, sessionId: state.sessionId }
     : { type: 'ready', afterSeq: 0 },
 );

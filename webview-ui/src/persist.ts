@@ -14,7 +14,8 @@ export interface Saved {
 export const MAX_SAVED_ITEMS = 3000;
 
 export function toSaved(state: ViewState, draft: Saved['draft']): Saved {
-  if (state.items.length > MAX_SAVED_ITEMS || state.sessionId === null) return { v: 1, draft };
+  if (state.items.length > MAX_SAVED_ITEMS || state.sessionId === null || state.lastSeq === 0)
+    return { v: 1, draft };
   // The history list and banners are refreshed by the host; a resync request is not carried over.
   return { v: 1, view: { ...state, sessions: [], banner: undefined, needsResync: false }, draft };
 }

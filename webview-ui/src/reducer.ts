@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../../src/agent/events.ts';
 import type { AgentMessage } from '../../src/agent/messages.ts';
+import type { ToolResult } from '../../src/agent/tools/protocol.ts';
 import type { HostMessage } from '../../src/shared/webviewProtocol.ts';
 import { editPath } from './format.ts';
 import {
@@ -131,20 +132,22 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     case 'agent_end':
       draft.running = false;
       settleOpenTools(draft);
+      // The session already reports aborts (notice), explicit stops (notice) and failures (error
+      // event); only say something here when nothing in this run has.
       if (event.status === 'failed') {
-        put(draft, {
-          kind: 'error',
-          id: `end:${event.runId}`,
-          code: 'RUN_FAILED',
-          message: event.error ?? 'The run failed.',
-        });
-      } else if (event.status !== 'finished') {
-        const text = {
-          aborted: 'Stopped.',
-          stopped: 'Stopped.',
-          max_turns: 'Stopped: reached the turn limit.',
-        }[event.status];
+        if (!reportedSinceLastUser(draft, 'error')) {
+          put(draft, {
+            kind: 'error',
+            id: `end:${event.runId}`,
+            code: 'run_failed',
+            message: event.error ?? 'The run failed.',
+          });
+        }
+      } else if (event.status === 'max_turns') {
+        const text = event.error ?? 'Stopped: reached the turn limit.';
         put(draft, { kind: 'notice', id: `end:${event.runId}`, level: 'warn', text });
+      } else if (event.status !== 'finished' && !reportedSinceLastUser(draft, 'notice')) {
+        put(draft, { kind: 'notice', id: `end:${event.runId}`, level: 'warn', text: 'Stopped.' });
       }
       break;
     case 'message_start':
@@ -230,20 +233,7 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     }
     case 'tool_end': {
       const prev = get(draft, event.toolUseId, 'tool') ?? toolFromUse(event.toolUseId, event.name, undefined);
-      const { result } = event;
-      const diff = result.ui?.['diff'];
-      const uiPath = result.ui?.['path'];
-      put(draft, {
-        ...prev,
-        status: result.status,
-        durationMs: event.durationMs,
-        resultText: result.text,
-        error: result.error
-          ? { code: result.error.code, message: result.error.message, suggestion: result.error.suggestion }
-          : undefined,
-        diff: typeof diff === 'string' && diff.length > 0 ? diff : undefined,
-        path: typeof uiPath === 'string' && uiPath.length > 0 ? uiPath : prev.path,
-      });
+      put(draft, withResult(prev, event.result, event.durationMs));
       break;
     }
     case 'model_call': {
@@ -276,7 +266,13 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     case 'message_appended': {
       const { message } = event;
       if (message.role === 'notice') addNotice(draft, message.id, message.level, message.text);
-      else if (message.role === 'summary') {
+      else if (message.role === 'tool_result') {
+        // Calls skipped for a steering message or cut by an abort get a result but no tool_end.
+        const card = get(draft, message.toolUseId, 'tool');
+        if (card && !isSettled(card.status) && typeof message.result?.status === 'string') {
+          put(draft, withResult(card, message.result, undefined));
+        }
+      } else if (message.role === 'summary') {
         addNotice(draft, message.id, 'info', 'Earlier conversation was summarised to free context space.');
       }
       break;
@@ -296,6 +292,32 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
   }
 }
 
+function withResult(card: ToolItem, result: ToolResult, durationMs: number | undefined): ToolItem {
+  const diff = result.ui?.['diff'];
+  const uiPath = result.ui?.['path'];
+  return {
+    ...card,
+    status: result.status,
+    durationMs: durationMs ?? card.durationMs,
+    resultText: result.text,
+    error: result.error
+      ? { code: result.error.code, message: result.error.message, suggestion: result.error.suggestion }
+      : undefined,
+    diff: typeof diff === 'string' && diff.length > 0 ? diff : undefined,
+    path: typeof uiPath === 'string' && uiPath.length > 0 ? uiPath : card.path,
+  };
+}
+
+function reportedSinceLastUser(draft: Draft, kind: 'error' | 'notice'): boolean {
+  for (let i = draft.items.length - 1; i >= 0; i--) {
+    const item = draft.items[i]!;
+    if (item.kind === 'user') return false;
+    if (item.kind === kind && (kind === 'error' || (item.kind === 'notice' && item.level !== 'info')))
+      return true;
+  }
+  return false;
+}
+
 // A notice may reach us both as a `notice` event and as the appended notice message: show it once.
 function addNotice(draft: Draft, id: string, level: 'info' | 'warn' | 'error', text: string): void {
   const last = draft.items[draft.items.length - 1];
@@ -303,12 +325,17 @@ function addNotice(draft: Draft, id: string, level: 'info' | 'warn' | 'error', t
   put(draft, { kind: 'notice', id, level, text });
 }
 
+// Suggestions for the model error kinds the loop reports (src/agent/model/errors.ts) and host codes.
 const SUGGESTIONS: Record<string, string> = {
-  authentication_error: 'Run "Keel: Set API Key" and try again.',
+  auth: 'Run "Keel: Set API Key" and try again.',
   NO_API_KEY: 'Run "Keel: Set API Key" and try again.',
-  rate_limit_error: 'Wait a moment, then send again.',
-  overloaded_error: 'The model is overloaded; try again shortly or configure a fallback model.',
-  CONTEXT_TOO_SMALL: 'Raise keel.contextWindow or choose a model with a larger window.',
+  rate_limited: 'Wait a moment, then send again.',
+  overloaded: 'The model is overloaded: try again shortly, or set keel.fallbackModels.',
+  model_unavailable: 'Check keel.model, or set keel.fallbackModels.',
+  connection: 'Check the network and keel.baseUrl, then send again.',
+  prompt_too_long: 'Start a new chat, or raise keel.contextWindow if the model allows it.',
+  exhausted: 'Every configured model failed; check keel.model and keel.fallbackModels.',
+  internal: 'This is a Keel bug; "Keel: Show Log" has details.',
 };
 
 export function suggestionFor(code: string): string | undefined {
@@ -360,16 +387,7 @@ export function itemsFromMessages(messages: readonly AgentMessage[]): Item[] {
         const prev =
           get(draft, message.toolUseId, 'tool') ??
           toolFromUse(message.toolUseId, message.toolName, undefined);
-        const { result } = message;
-        const diff = result.ui?.['diff'];
-        put(draft, {
-          ...prev,
-          status: result.status,
-          resultText: result.text,
-          durationMs: result.stats.time_ms,
-          error: result.error,
-          diff: typeof diff === 'string' && diff.length > 0 ? diff : undefined,
-        });
+        put(draft, withResult(prev, message.result, message.result.stats.time_ms));
         break;
       }
       case 'notice':

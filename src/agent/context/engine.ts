@@ -15,7 +15,14 @@ import {
   renderSummary,
 } from './compaction.ts';
 import { errorStreakGuide } from './errorGuide.ts';
-import { DEFAULT_PRUNE_CONFIG, type Edit, type PruneConfig, planHardClear, planSoftTrim } from './pruning.ts';
+import {
+  DEFAULT_PRUNE_CONFIG,
+  type Edit,
+  editableToolUseIds,
+  type PruneConfig,
+  planHardClear,
+  planSoftTrim,
+} from './pruning.ts';
 import {
   DEFAULT_RECAP_CONFIG,
   hasOpenTodos,
@@ -85,6 +92,8 @@ export interface ContextEngineOptions {
   /** Current todo list (the session's); default: parsed from the last TodoWrite in the transcript. */
   readonly getTodos?: () => readonly TodoItem[];
   readonly cacheTtlMs?: number;
+  /** 1 h TTL on the stable breakpoints (system, anchor, summary); default true. */
+  readonly longCacheTtl?: boolean;
   readonly thresholds?: Partial<StageThresholds>;
   readonly prune?: Partial<PruneConfig>;
   readonly recap?: Partial<RecapConfig>;
@@ -182,6 +191,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       messages: toLlm(viewMessages(view)),
       lastSummaryText: view.summaries.at(-1)?.text,
       volatileTail,
+      editableToolUseIds: editableToolUseIds(view, pruneConfig),
+      longTtl: options.longCacheTtl ?? true,
     });
     const raw = estimateRequestTokens({ tools, system: placed.system, messages: placed.messages });
     return { placed, raw, tokens: Math.round(raw * factor) };

@@ -47,6 +47,22 @@ function oldToolResults(view: ContextView, keep: number): ToolResultMessage[] {
   return view.messages.slice(0, limit).filter((m): m is ToolResultMessage => m.role === 'tool_result');
 }
 
+/** tool_use ids of every result a later stage 1 or 2 could still rewrite (stage 3 aside). */
+export function editableToolUseIds(
+  view: ContextView,
+  config: PruneConfig = DEFAULT_PRUNE_CONFIG,
+): Set<string> {
+  const ids = new Set<string>();
+  for (const message of view.messages) {
+    if (message.role !== 'tool_result') continue;
+    if ((view.editStage.get(message.id) ?? 0) >= 2) continue;
+    if (message.content.length <= config.hardClearMinChars) continue;
+    if (message.isError && message.content.length < config.keepErrorsUnderChars) continue;
+    ids.add(message.toolUseId);
+  }
+  return ids;
+}
+
 /** Where the full output lives, when the tool spilled it to a file. */
 export function spillPathOf(message: ToolResultMessage): string | undefined {
   const data = message.result?.data;

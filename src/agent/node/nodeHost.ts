@@ -58,17 +58,55 @@ export function createNodeWorkspace(roots: readonly string[], trusted = true): W
   };
 }
 
+// Append-only files stay open: reopening per line costs more than the write. fsync is separate
+// (see StoragePort.sync) because it is what makes a turn slow, and a write() already survives kill -9.
+const openAppends = new Map<string, number>();
+const lastSync = new Map<string, number>();
+
+function appendFd(p: string): number {
+  let fd = openAppends.get(p);
+  if (fd === undefined) {
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fd = fs.openSync(p, 'a');
+    openAppends.set(p, fd);
+  }
+  return fd;
+}
+
+process.once('exit', () => {
+  for (const fd of openAppends.values()) {
+    try {
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+    } catch {
+      // closing anyway
+    }
+  }
+});
+
 export function createNodeStorage(): StoragePort {
   return {
     appendLine(p, line) {
-      fs.mkdirSync(path.dirname(p), { recursive: true });
-      const fd = fs.openSync(p, 'a');
+      const data = line.endsWith('\n') ? line : `${line}\n`;
       try {
-        fs.writeSync(fd, line.endsWith('\n') ? line : `${line}\n`);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
+        fs.writeSync(appendFd(p), data);
+      } catch (error) {
+        // The file may have been moved or truncated underneath us: reopen once.
+        const stale = openAppends.get(p);
+        openAppends.delete(p);
+        if (stale !== undefined) fs.closeSync(stale);
+        if ((error as NodeJS.ErrnoException).code !== 'EBADF') throw error;
+        fs.writeSync(appendFd(p), data);
       }
+    },
+    sync(p) {
+      // At most one flush per file per second, in the background: it costs milliseconds of kernel time
+      // and a line that was written already survives the process; this guards against power loss.
+      const fd = openAppends.get(p);
+      const now = Date.now();
+      if (fd === undefined || now - (lastSync.get(p) ?? 0) < 1000) return;
+      lastSync.set(p, now);
+      fs.fdatasync(fd, () => {});
     },
     readText(p) {
       try {

@@ -6,7 +6,8 @@ import { canonicalJson } from './loopDetector.ts';
 // `.keel/audit.jsonl`: an append-only record of what Keel asked and did — every approval request and
 // decision, every command with its exit code and duration, every file it created, changed or deleted.
 // One JSON object per line, keys sorted so identical events serialise identically; each line is
-// flushed before write() returns (StoragePort.appendLine fsyncs), so a crash loses nothing already done.
+// written before write() returns (StoragePort.appendLine is a synchronous write), so a crash of the
+// process loses nothing already done.
 
 /** Shapes the tools are expected to write (documentation for callers; any extra fields are kept). */
 export type AuditRecord =

@@ -57,6 +57,8 @@ export function createSessionLog(storage: StoragePort, logPath: string, header?:
     append(event) {
       if (TRANSIENT_EVENTS.has(event.type)) return;
       storage.appendLine(logPath, JSON.stringify(event));
+      // Every line is written before its event is published; the disk flush happens when a run ends.
+      if (event.type === 'agent_end') storage.sync?.(logPath);
     },
   };
 }

@@ -13,14 +13,14 @@ export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 
 export const bashInputSchema = z.object({
-  command: z.string().min(1).describe('The shell command line to run (bash), from the workspace root.'),
+  command: z.string().min(1).describe('The command line to run.'),
   timeout_ms: z
     .number()
     .int()
     .positive()
     .max(BASH_MAX_TIMEOUT_MS)
     .optional()
-    .describe(`Timeout in milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}, max ${BASH_MAX_TIMEOUT_MS}).`),
+    .describe(`Milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}).`),
   description: z
     .string()
     .max(200)
@@ -41,10 +41,10 @@ export interface BashData {
   readonly stderr_file?: string;
 }
 
-const DESCRIPTION = `Run a shell command (bash) in the workspace root. This is the FALLBACK tool: use it for tests, builds, type checks, linters, git and package scripts — not for looking at files.
-Do NOT use it to read (cat/head/tail → Read), list (ls/tree → LS), search (grep/rg → Grep), find files (find → Glob) or edit (sed -i, echo > → Edit/Write): those commands are refused. Interactive programs (editors, pagers, REPLs) are refused; stdin is closed. Network, deleting and overwriting commands ask the user first; sudo, rm -rf / and similar are always blocked.
-Default timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s). Exit code, stdout and stderr are reported separately; long output is truncated and saved to a file.
-Examples: {"command":"npm test"} · {"command":"git status && git diff --stat"} · {"command":"npx tsc --noEmit","timeout_ms":300000}`;
+const DESCRIPTION = `Run a bash command in the workspace root. The FALLBACK tool: for tests, builds, type checks, linters, git and package scripts.
+Refused: reading, listing, searching or editing files (cat/head/tail → Read, ls → LS, grep/rg → Grep, find → Glob, sed -i → Edit) and interactive programs (stdin is closed). Network, delete and overwrite commands ask the user; sudo, rm -rf / and the like are always blocked.
+Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s by default (timeout_ms, max ${BASH_MAX_TIMEOUT_MS / 1000} s). Exit code, stdout and stderr come back separately; long output is truncated and saved to a file.
+Examples: {"command":"npm test"} · {"command":"git status && git diff --stat"}`;
 
 // ---------- environment ----------
 

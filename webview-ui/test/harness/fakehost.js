@@ -2,10 +2,15 @@
 // in sessionStorage (so a reload behaves like a re-shown view) and collects CSP violations.
 window.__posted = [];
 window.__violations = [];
-document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
+document.addEventListener('securitypolicyviolation', (e) =>
+  window.__violations.push(e.violatedDirective + ' ' + e.blockedURI),
+);
 window.acquireVsCodeApi = () => ({
   postMessage: (m) => window.__posted.push(m),
-  getState: () => { const s = sessionStorage.getItem('state'); return s ? JSON.parse(s) : undefined; },
+  getState: () => {
+    const s = sessionStorage.getItem('state');
+    return s ? JSON.parse(s) : undefined;
+  },
   setState: (s) => sessionStorage.setItem('state', JSON.stringify(s)),
 });
 const theme = new URLSearchParams(location.search).get('theme') || 'dark';
