@@ -293,6 +293,7 @@ export async function runSessionBench(options: BenchOptions = {}): Promise<Sessi
         : [],
     );
     const keel = sideFigures(agentCalls);
+    if (process.env.BENCH_DUMP) fs.writeFileSync(process.env.BENCH_DUMP, JSON.stringify(agentCalls.map((c) => c.req)));
     const first = agentCalls[0]!.req;
     const fixed = countInputTokens({ ...first, messages: [] });
 

@@ -303,8 +303,12 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       ['Dark High Contrast', 'hc-black', 'panel-high-contrast'],
       ['Dark Modern', 'vs-dark', 'panel-dark-final'],
     ] as const) {
-      await runCommand('Preferences: Color Theme');
-      await page.locator('.quick-input-widget input').fill(theme);
+      // Ctrl+K Ctrl+T: the theme picker itself (the palette would also offer the marketplace browser).
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+T');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+      await input.fill(theme);
       // Click the exact theme (Enter on a fuzzy match could pick "Browse additional themes").
       await page
         .locator('.quick-input-list .monaco-list-row')

@@ -2,9 +2,10 @@ import type Anthropic from '@anthropic-ai/sdk';
 
 // Cache breakpoints (the API allows at most 4 `cache_control` markers):
 //  1. end of system (covers tools + system: the frozen prefix) — 1 h TTL, it never changes;
-//  2. the ANCHOR: the end of the last user turn before the first tool result that pruning could still
+//  2. the ANCHOR: the assistant turn just before the first tool result that pruning could still
 //     rewrite (1 h TTL). Pruning only ever edits after it, so a pruning pass still reads everything up
-//     to here from cache. Without an anchor: the end of the summaries at the front after a compaction;
+//     to here from cache (in that call the old anchor replaces breakpoint 3). Without an anchor: the
+//     end of the summaries at the front after a compaction;
 //  3. end of the previous request (the block before the newest assistant reply) — the exact point the
 //     previous call wrote, so the read never depends on the API's 20-block lookback;
 //  4. the last block of the conversation.
@@ -49,6 +50,8 @@ export interface BreakpointInput {
   readonly volatileTail?: readonly string[];
   /** tool_use ids of results that a later pruning pass may still rewrite (they decide the anchor). */
   readonly editableToolUseIds?: ReadonlySet<string>;
+  /** The same set before this call's pruning edits (the previous anchor: where the cache read ends). */
+  readonly previousEditableToolUseIds?: ReadonlySet<string>;
   /** Use 1 h TTLs for the stable breakpoints (system, anchor, summary). Default true. */
   readonly longTtl?: boolean;
 }
@@ -60,16 +63,26 @@ export interface BreakpointOutput {
   readonly positions: readonly (readonly [number, number])[];
 }
 
-/** Index of the first user message holding a result pruning may still rewrite, or -1. */
-function firstEditable(messages: readonly Msg[], editable: ReadonlySet<string> | undefined): number {
-  if (!editable || editable.size === 0) return -1;
-  return messages.findIndex(
+/**
+ * The anchor: the last block of the assistant turn that produced the first result pruning may still
+ * rewrite. That block was never the end of a request, so the call that first shows it writes it fresh
+ * (with the long TTL); every later pruning pass edits only after it and still reads up to it.
+ */
+function anchorOf(
+  messages: readonly Msg[],
+  editable: ReadonlySet<string> | undefined,
+): [number, number] | undefined {
+  if (!editable || editable.size === 0) return undefined;
+  const at = messages.findIndex(
     (m) =>
       m.role === 'user' &&
       m.content.some(
         (b) => b.type === 'tool_result' && editable.has((b as Anthropic.ToolResultBlockParam).tool_use_id),
       ),
   );
+  if (at < 1 || messages[at - 1]!.role !== 'assistant') return undefined;
+  const block = lastCacheable(messages[at - 1]!.content);
+  return block >= 0 ? [at - 1, block] : undefined;
 }
 
 export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
@@ -78,20 +91,18 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
     i === input.system.length - 1 ? { ...b, cache_control: long ? EPHEMERAL_1H : EPHEMERAL } : { ...b },
   );
   const messages: Msg[] = input.messages.map((m) => ({ role: m.role, content: blocksOf(m) }));
-  // [message, block, long TTL]
-  const wanted: [number, number, boolean][] = [];
+  const same = (a: readonly number[] | undefined, b: readonly number[] | undefined) =>
+    !!a && !!b && a[0] === b[0] && a[1] === b[1];
 
-  // The anchor sits before the assistant turn that produced the first still-editable result.
-  const editableAt = firstEditable(messages, input.editableToolUseIds);
-  const anchorMessage = editableAt >= 2 ? editableAt - 2 : -1;
-  const anchorBlock = anchorMessage >= 0 ? lastCacheable(messages[anchorMessage]!.content) : -1;
-  if (anchorBlock >= 0) {
-    wanted.push([anchorMessage, anchorBlock, long]);
-  } else if (input.lastSummaryText !== undefined && messages[0]?.role === 'user') {
+  const anchor = anchorOf(messages, input.editableToolUseIds);
+  // In a call that just pruned, the anchor before the edits is where the cached prefix ends.
+  const before = anchorOf(messages, input.previousEditableToolUseIds);
+  let front: [number, number] | undefined = anchor;
+  if (!front && input.lastSummaryText !== undefined && messages[0]?.role === 'user') {
     const index = messages[0].content.findIndex(
       (b) => b.type === 'text' && (b as Anthropic.TextBlockParam).text === input.lastSummaryText,
     );
-    if (index >= 0) wanted.push([0, index, long]);
+    if (index >= 0) front = [0, index];
   }
 
   let lastAssistant = -1;
@@ -101,28 +112,32 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
       break;
     }
   }
-  if (lastAssistant > 0) {
-    const block = lastCacheable(messages[lastAssistant - 1]!.content);
-    if (block >= 0) wanted.push([lastAssistant - 1, block, false]);
-  }
-
+  const previousEnd: [number, number] | undefined =
+    lastAssistant > 0 ? [lastAssistant - 1, lastCacheable(messages[lastAssistant - 1]!.content)] : undefined;
   const lastIndex = messages.length - 1;
-  if (lastIndex >= 0) {
-    const block = lastCacheable(messages[lastIndex]!.content);
-    if (block >= 0) wanted.push([lastIndex, block, false]);
-  }
+  const last: [number, number] | undefined =
+    lastIndex >= 0 ? [lastIndex, lastCacheable(messages[lastIndex]!.content)] : undefined;
 
-  const positions: [number, number, boolean][] = [];
-  for (const [m, b, ttl] of wanted) {
-    const same = positions.find(([pm, pb]) => pm === m && pb === b);
-    if (same) continue; // the earlier entry (the longer TTL) wins
-    if (positions.length + 1 >= MAX_BREAKPOINTS) positions.pop(); // never exceed 4 with the system one
-    positions.push([m, b, ttl]);
+  // At most 3 in the conversation (the system takes the 4th), by priority.
+  const candidates: [[number, number] | undefined, boolean][] = [
+    [last, false],
+    [front, long],
+    [before && !same(before, anchor) ? before : undefined, long],
+    [previousEnd, false],
+  ];
+  const chosen: [number, number, boolean][] = [];
+  for (const [position, ttl] of candidates) {
+    if (!position || position[1] < 0 || chosen.some((c) => c[0] === position[0] && c[1] === position[1]))
+      continue;
+    if (chosen.length >= MAX_BREAKPOINTS - 1) break;
+    chosen.push([position[0], position[1], ttl]);
   }
-  for (const [m, b, ttl] of positions) {
+  chosen.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  for (const [m, b, ttl] of chosen) {
     const message = messages[m]!;
     message.content[b] = mark(message.content[b]!, ttl);
   }
+  const positions = chosen.map(([m, b]) => [m, b] as const);
 
   const tail = (input.volatileTail ?? []).filter((t) => t.length > 0);
   if (tail.length > 0) {
@@ -131,11 +146,7 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
     if (last && last.role === 'user') last.content.push(...blocks);
     else messages.push({ role: 'user', content: blocks });
   }
-  return {
-    system,
-    messages: messages as Anthropic.MessageParam[],
-    positions: positions.map(([m, b]) => [m, b] as const),
-  };
+  return { system, messages: messages as Anthropic.MessageParam[], positions };
 }
 
 /** Number of `cache_control` markers in a request (tests and assertions). */

@@ -185,13 +185,14 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
 
   const todosOf = (transcript: readonly AgentMessage[]) => options.getTodos?.() ?? latestTodos(transcript);
 
-  const build = (view: ContextView, volatileTail?: readonly string[]) => {
+  const build = (view: ContextView, volatileTail?: readonly string[], before?: ReadonlySet<string>) => {
     const placed = placeBreakpoints({
       system,
       messages: toLlm(viewMessages(view)),
       lastSummaryText: view.summaries.at(-1)?.text,
       volatileTail,
       editableToolUseIds: editableToolUseIds(view, pruneConfig),
+      previousEditableToolUseIds: before,
       longTtl: options.longCacheTtl ?? true,
     });
     const raw = estimateRequestTokens({ tools, system: placed.system, messages: placed.messages });
@@ -301,6 +302,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       if (args.overflow && lastRawEstimate) factor = Math.max(factor, (window / lastRawEstimate) * 1.05);
       let view = buildView(working);
       let built = build(view, args.volatileTail);
+      const editableBefore = editableToolUseIds(view, pruneConfig);
       const usage = () => built.tokens / window;
       // A new run does not know its predecessor's last call; the newest reply's timestamp does.
       const lastCall = args.lastCallAt ?? lastAssistantTs(working);
@@ -317,7 +319,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         };
         append(edit);
         view = buildView(working);
-        built = build(view, args.volatileTail);
+        built = build(view, args.volatileTail, editableBefore);
         stage = Math.max(stage, editStage);
       };
 
