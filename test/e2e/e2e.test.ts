@@ -25,7 +25,10 @@ import {
 
 const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const UI_TIMEOUT = 60_000;
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the workspace file is TypeScript source
 const APP_TS = 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n';
+
+const GREETING = APP_TS.split('\n')[1]!.trim();
 
 let emulator: Emulator;
 let server: CodeServer;
@@ -50,7 +53,11 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = UI_TIMEOUT): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  ms = UI_TIMEOUT,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await fn();
@@ -97,7 +104,7 @@ async function send(frame: Frame, text: string): Promise<void> {
 }
 
 async function waitForText(frame: Frame, text: string): Promise<void> {
-  await frame.waitForFunction((t) => document.body.innerText.includes(t), text, { timeout: UI_TIMEOUT });
+  await frame.waitForFunction((t) => document.body.textContent?.includes(t), text, { timeout: UI_TIMEOUT });
 }
 
 /** Runs a palette command; retried, since right after a (re)load the palette may not list it yet. */
@@ -122,7 +129,10 @@ async function runCommand(title: string): Promise<void> {
 
 /** Keel's status bar item appears once the extension is active. */
 async function waitForKeel(): Promise<void> {
-  await page.locator('.part.statusbar .statusbar-item', { hasText: /cache \d+%/ }).first().waitFor({ timeout: UI_TIMEOUT });
+  await page
+    .locator('.part.statusbar .statusbar-item', { hasText: /cache \d+%/ })
+    .first()
+    .waitFor({ timeout: UI_TIMEOUT });
 }
 
 async function openFile(rel: string): Promise<void> {
@@ -130,9 +140,15 @@ async function openFile(rel: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
   await input.fill(rel);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor({ timeout: UI_TIMEOUT });
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) })
+    .first()
+    .waitFor({ timeout: UI_TIMEOUT });
   await page.keyboard.press('Enter');
-  await page.locator(`.tabs-container .tab[aria-label^="${path.basename(rel)}"]`).first().waitFor({ timeout: UI_TIMEOUT });
+  await page
+    .locator(`.tabs-container .tab[aria-label^="${path.basename(rel)}"]`)
+    .first()
+    .waitFor({ timeout: UI_TIMEOUT });
 }
 
 describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_000 }, () => {
@@ -178,7 +194,8 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     browser = await launchBrowser(server.runDir);
     page = browser.pages()[0] ?? (await browser.newPage());
     page.on('console', (m) => {
-      if (m.type() === 'error' && /keel|Content Security Policy/i.test(m.text())) log(`[console.error] ${m.text().slice(0, 300)}`);
+      if (m.type() === 'error' && /keel|Content Security Policy/i.test(m.text()))
+        log(`[console.error] ${m.text().slice(0, 300)}`);
     });
     await openWorkbench();
   });
@@ -199,7 +216,9 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
   });
 
   it('opens the panel, sends a prompt and shows the streamed answer', async () => {
-    script('hello', [{ content: [{ type: 'text', text: 'Hello from the emulator — streaming works end to end.' }] }]);
+    script('hello', [
+      { content: [{ type: 'text', text: 'Hello from the emulator — streaming works end to end.' }] },
+    ]);
     await page.locator('.part.activitybar [aria-label^="Keel"]').first().click();
     const frame = await chatFrame();
     await send(frame, 'Say hello');
@@ -218,7 +237,11 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
           {
             type: 'tool_use',
             name: 'Edit',
-            input: { path: 'src/app.ts', old_string: 'return `Hello, ${name}`;', new_string: 'return `Hi there, ${name}!`;' },
+            input: {
+              path: 'src/app.ts',
+              old_string: GREETING,
+              new_string: GREETING.replace('Hello, ', 'Hi there, ').replace('`;', '!`;'),
+            },
           },
         ],
       },
@@ -229,10 +252,18 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await waitForText(frame, 'I changed the greeting in src/app.ts.');
     await until('the edit on disk', () => fs.readFileSync(file, 'utf8').includes('Hi there'));
     // The diff is visible in the chat (edit card) and the editor shows CodeLens for the hunk.
-    await frame.waitForFunction(() => document.body.innerText.includes('Hi there'), null, { timeout: UI_TIMEOUT });
-    await page.locator('.codelens-decoration a', { hasText: 'Reject' }).first().waitFor({ timeout: UI_TIMEOUT });
+    await frame.waitForFunction(() => document.body.textContent?.includes('Hi there'), null, {
+      timeout: UI_TIMEOUT,
+    });
+    await page
+      .locator('.codelens-decoration a', { hasText: 'Reject' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
     await shot('edit-review');
-    await frame.getByRole('button', { name: /^Reject/ }).first().click();
+    await frame
+      .getByRole('button', { name: /^Reject/ })
+      .first()
+      .click();
     await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === APP_TS);
     assert.equal(fs.readFileSync(file, 'utf8'), APP_TS);
   });
@@ -240,7 +271,11 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
   it('a Bash command raises the native modal; closing it reaches the agent as DENIED_BY_USER', async () => {
     const before = emulator.requests.length;
     script('bash', [
-      { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'curl -s https://example.com/keel-e2e' } }] },
+      {
+        content: [
+          { type: 'tool_use', name: 'Bash', input: { command: 'curl -s https://example.com/keel-e2e' } },
+        ],
+      },
       { content: [{ type: 'text', text: 'Understood: I will not run that command.' }] },
     ]);
     const frame = await openPanel();
@@ -252,7 +287,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       log(`no dialog; the agent sent: ${requestsText(before).slice(-3000)}`);
       throw error;
     }
-    const text = (await dialog.innerText()).replace(/\s+/g, ' ');
+    const text = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
     assert.match(text, /curl -s https:\/\/example\.com\/keel-e2e/);
     await dialog.getByRole('button', { name: 'Allow once' }).waitFor();
     await dialog.getByRole('button', { name: 'Allow for this session' }).waitFor();

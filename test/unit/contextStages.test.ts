@@ -16,6 +16,7 @@ import type {
   ToolResultMessage,
   UserMessage,
 } from '../../src/agent/messages.ts';
+import { countInputTokens, createPromptCache, promptBlocks } from '../emulator/cache.ts';
 import type { MessagesRequest } from '../emulator/types.ts';
 import { validateRequest } from '../emulator/validate.ts';
 
@@ -408,4 +409,53 @@ test('overflow compacts even with a warm cache and low usage; a 4th overflow in 
   await assert.rejects(run(engine, grown, WARM, true), ContextOverflowError);
   const normal = await run(engine, grown, WARM, false);
   assert.equal(normal.request.stage, 0, 'a normal call resets the streak');
+});
+
+test('a warm pruning pass after the first one still reads everything up to the anchor from cache', async () => {
+  const clock = { now: 0 };
+  const cache = createPromptCache({ now: () => clock.now, ttlMs: 5 * MINUTE, minCacheableTokens: 1 });
+  const transcript: AgentMessage[] = [user(FIRST)];
+  const engine = engineFor({ contextWindow: 30_000 });
+  const events: { read: number; fixed: number; anchorTokens: number }[] = [];
+  let previous: MessagesRequest | undefined;
+  for (let i = 0; i < 80 && events.length < 3; i++) {
+    clock.now += 15_000;
+    const { request, appended } = await engine.prepare({
+      transcript,
+      now: clock.now,
+      lastCallAt: clock.now - 15_000,
+      signal: new AbortController().signal,
+    });
+    transcript.push(...appended);
+    const req = asRequest(request);
+    const usageOut = cache.account(req);
+    if (request.stage > 0 && previous) {
+      // Tokens up to the previous request's long-TTL conversation breakpoint (the anchor).
+      const blocks = promptBlocks(previous);
+      const conversationStart = promptBlocks({ ...previous, messages: [] }).length;
+      let anchorTokens = 0;
+      let sum = 0;
+      blocks.forEach((b, k) => {
+        sum += b.tokens;
+        if (k >= conversationStart && b.cacheControl?.ttl === '1h') anchorTokens = sum;
+      });
+      events.push({
+        read: usageOut.cache_read_input_tokens,
+        fixed: countInputTokens({ ...req, messages: [] }),
+        anchorTokens,
+      });
+    }
+    previous = req;
+    transcript.push(
+      ...turn('Read', { file_path: `src/f${i}.ts` }, lines(40, `f${i}`), { text: `step ${i}` }),
+    );
+  }
+  assert.ok(events.length >= 2, `pruning passes happened (${events.length})`);
+  for (const event of events.slice(1)) {
+    assert.ok(event.anchorTokens > event.fixed, 'an anchor stood in the conversation');
+    assert.ok(
+      event.read >= event.anchorTokens,
+      `read ${event.read} covers the anchor at ${event.anchorTokens}`,
+    );
+  }
 });

@@ -73,7 +73,11 @@ test('minimalLineEdit replaces only whole changed lines and never splits CRLF', 
       return result === to && onBoundary(change.start) && onBoundary(change.end);
     }),
   );
-  assert.deepEqual(minimalLineEdit('a\r\nb\r\nc\r\n', 'a\r\nB\r\nc\r\n'), { start: 3, end: 6, text: 'B\r\n' });
+  assert.deepEqual(minimalLineEdit('a\r\nb\r\nc\r\n', 'a\r\nB\r\nc\r\n'), {
+    start: 3,
+    end: 6,
+    text: 'B\r\n',
+  });
 });
 
 test('decodeExact refuses bytes that are not UTF-8 and keeps a BOM', () => {

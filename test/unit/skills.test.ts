@@ -134,6 +134,13 @@ test('the bundled skills are valid and their descriptions are routing rules', ()
     assert.ok(s.body.length > 400, `${s.name} has real content`);
     assert.match(s.body, /## Checklist/, `${s.name} has a checklist for reminders`);
   }
+  const editing = index.skills.find((s) => s.name === 'precise-file-editing');
+  assert.deepEqual(editing && skillErrorCodes(editing), [
+    'NO_MATCH',
+    'AMBIGUOUS_MATCH',
+    'CONFLICT',
+    'NOT_READ',
+  ]);
 });
 
 test('Skill returns the body and supporting files; asking again gives the short reminder; files on demand', async () => {
@@ -179,8 +186,8 @@ test('Skill returns the body and supporting files; asking again gives the short 
 
   const file = await tool.execute({ name: 'api-design', file: 'examples/rest.md' }, ctx);
   assert.ok(file.text.includes('GET /v1/items'), 'supporting file content');
-  const escape = await tool.execute({ name: 'api-design', file: '../../../../etc/passwd' }, ctx);
-  assert.equal(escape.error?.code, 'NOT_FOUND', 'only listed files can be read');
+  const outside = await tool.execute({ name: 'api-design', file: '../../../../etc/passwd' }, ctx);
+  assert.equal(outside.error?.code, 'NOT_FOUND', 'only listed files can be read');
 });
 
 test('Skill explains unknown and invalid skills instead of failing silently', async () => {

@@ -1,6 +1,8 @@
 import type { TodoItem } from '../events.ts';
 import type { AgentMessage, AssistantMessage, ToolResultMessage, UserMessage } from '../messages.ts';
+import { toLlm } from '../messages.ts';
 import { describeToolCall } from './pruning.ts';
+import { estimateMessagesTokens } from './tokens.ts';
 import type { ToolUseBlock } from './view.ts';
 
 // Stage 3 (P4): a summary with a fixed template. What must survive exactly is copied BY CODE (user red
@@ -79,7 +81,7 @@ export function extractIdentifiers(texts: readonly string[]): string[] {
     // Longest first at each position; a hit inside an earlier one (the path part of a URL) is noise.
     hits.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
     let coveredTo = -1;
-    for (const [start, end, value] of hits) {
+    for (const [, end, value] of hits) {
       if (end <= coveredTo) continue;
       coveredTo = Math.max(coveredTo, end);
       if (seen.has(value)) continue;
@@ -314,4 +316,23 @@ export function renderSummary(input: SummaryInput): string {
     '</session-summary>',
   ];
   return sections.join('\n\n');
+}
+
+/** Index in `messages` where the kept tail starts, or -1 when nothing can be cut. */
+export function chooseCut(messages: readonly AgentMessage[], budgetTokens: number): number {
+  const openResults = new Set<string>();
+  let tokens = 0;
+  let best = -1;
+  for (let i = messages.length - 1; i >= 1; i--) {
+    const message = messages[i]!;
+    tokens += estimateMessagesTokens(toLlm([message])) + 4;
+    if (message.role === 'tool_result') openResults.add(message.toolUseId);
+    if (message.role === 'assistant') {
+      for (const block of message.content) if (block.type === 'tool_use') openResults.delete(block.id);
+    }
+    const valid = message.role !== 'tool_result' && openResults.size === 0;
+    if (valid && (best < 0 || tokens <= budgetTokens)) best = i;
+    if (tokens > budgetTokens && best >= 0) break;
+  }
+  return best;
 }

@@ -9,6 +9,7 @@ import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
 import { placeBreakpoints } from './breakpoints.ts';
 import {
   buildSummarizePrompt,
+  chooseCut,
   extractFacts,
   parseSections,
   renderHistory,
@@ -34,9 +35,10 @@ import {
   renderRecap,
 } from './recap.ts';
 import { buildSystemPrompt, freezeTools } from './systemPrompt.ts';
-import { canonicalJson, estimateMessagesTokens, estimateRequestTokens, sha256 } from './tokens.ts';
+import { canonicalJson, estimateRequestTokens, sha256 } from './tokens.ts';
 import { buildView, type ContextView, toolUseIndex, viewMessages } from './view.ts';
 
+export { chooseCut } from './compaction.ts';
 export { estimateTokens } from './tokens.ts';
 
 export interface PreparedRequest {
@@ -140,25 +142,6 @@ function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[
 function defaultWriteText(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, text);
-}
-
-/** Index in `messages` where the kept tail starts, or -1 when nothing can be cut. */
-export function chooseCut(messages: readonly AgentMessage[], budgetTokens: number): number {
-  const openResults = new Set<string>();
-  let tokens = 0;
-  let best = -1;
-  for (let i = messages.length - 1; i >= 1; i--) {
-    const message = messages[i]!;
-    tokens += estimateMessagesTokens(toLlm([message])) + 4;
-    if (message.role === 'tool_result') openResults.add(message.toolUseId);
-    if (message.role === 'assistant') {
-      for (const block of message.content) if (block.type === 'tool_use') openResults.delete(block.id);
-    }
-    const valid = message.role !== 'tool_result' && openResults.size === 0;
-    if (valid && (best < 0 || tokens <= budgetTokens)) best = i;
-    if (tokens > budgetTokens && best >= 0) break;
-  }
-  return best;
 }
 
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {

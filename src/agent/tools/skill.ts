@@ -15,10 +15,7 @@ export const SKILL_MAX_FILE_BYTES = 50 * 1024;
 
 const inputSchema = z.object({
   name: z.string().min(1).describe('Skill name'),
-  file: z
-    .string()
-    .optional()
-    .describe('A file the skill lists'),
+  file: z.string().optional().describe('A file the skill lists'),
   full: z.boolean().optional().describe('Reload the whole guide'),
 });
 export type SkillInput = z.infer<typeof inputSchema>;
