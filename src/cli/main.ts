@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
 import type { ApprovalsPort, Host } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
@@ -15,6 +16,14 @@ import { createTtyApprovals } from './ttyApprovals.ts';
 
 const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
+
+/** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
+function bundledSkillsDir(): string | undefined {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return [path.join(here, '..', 'skills'), path.join(here, '..', '..', 'skills')].find((d) =>
+    fs.existsSync(d),
+  );
+}
 
 function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
   if (policy) return createPolicyApprovals(policy);
@@ -61,6 +70,7 @@ async function run(args: RunArgs): Promise<number> {
       host,
       model: args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL,
       fallbackModels: args.fallbackModels,
+      ...(bundledSkillsDir() ? { bundledSkillsDir: bundledSkillsDir() } : {}),
       ...(demo ? { apiKey: 'demo', baseURL: demo.baseURL } : {}),
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
@@ -101,7 +111,13 @@ async function run(args: RunArgs): Promise<number> {
 
 async function tool(args: ToolArgs): Promise<number> {
   const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve));
-  const result = await runToolOnce(host, args.name, args.input);
+  const skillsDir = bundledSkillsDir();
+  const result = await runToolOnce(
+    host,
+    args.name,
+    args.input,
+    skillsDir ? { bundledSkillsDir: skillsDir } : {},
+  );
   process.stdout.write(`${JSON.stringify(result)}\n`);
   return result.status === 'error' ? EXIT.failed : EXIT.finished;
 }

@@ -4,12 +4,18 @@ import { createAuditLog } from '../agent/safety/audit.ts';
 import { withSessionMemory } from '../agent/safety/approvals.ts';
 import { createPathGuard } from '../agent/safety/pathGuard.ts';
 import { createReadLedger } from '../agent/safety/readLedger.ts';
+import { defaultBundledSkillsDir, discoverSkills } from '../agent/skills/discover.ts';
 import { createToolset } from '../agent/tools/index.ts';
 import { fail, type ToolResult } from '../agent/tools/protocol.ts';
 import { createToolRegistry } from '../agent/tools/registry.ts';
 
 /** `keel tool NAME JSON`: one call through the same registry, guards and policies as a session. */
-export async function runToolOnce(baseHost: Host, name: string, inputJson: string): Promise<ToolResult> {
+export async function runToolOnce(
+  baseHost: Host,
+  name: string,
+  inputJson: string,
+  options: { bundledSkillsDir?: string } = {},
+): Promise<ToolResult> {
   let input: unknown;
   try {
     input = JSON.parse(inputJson);
@@ -25,6 +31,10 @@ export async function runToolOnce(baseHost: Host, name: string, inputJson: strin
   const tools = createToolset({
     host,
     readOnly: !host.workspace.isTrusted(),
+    skills: discoverSkills({
+      bundledDir: options.bundledSkillsDir ?? defaultBundledSkillsDir(),
+      workspaceRoot: host.workspace.roots[0] ?? '',
+    }),
     todos: {
       current: () => todos,
       onChange: (next) => {

@@ -84,6 +84,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     apiKey: async () => (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
     log: write,
     memento: context.workspaceState,
+    bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
   });
   const ctl = controller;
   sub(ctl);

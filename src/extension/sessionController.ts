@@ -67,6 +67,8 @@ export interface SessionControllerOptions {
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
   /** Remembers the current session id across window reloads (workspaceState). */
   readonly memento?: vscode.Memento;
+  /** The bundled skills folder inside the installed extension. */
+  readonly bundledSkillsDir?: string;
 }
 
 const LAST_SESSION_KEY = 'keel.lastSessionId';
@@ -131,6 +133,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
       ...(resumeId ? { resumeId } : {}),
       readOnly: !trusted,
+      ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });
     options.log(
       'info',

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 // The core must stay host-agnostic: nothing under src/agent may import 'vscode'.
-const IMPORT_VSCODE = /(from\s+['"]vscode['"]|require\(\s*['"]vscode['"]\s*\)|import\(\s*['"]vscode['"]\s*\))/;
+const IMPORT_VSCODE =
+  /(from\s+['"]vscode['"]|require\(\s*['"]vscode['"]\s*\)|import\(\s*['"]vscode['"]\s*\))/;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -21,7 +22,11 @@ test('no file under src/agent imports vscode', () => {
 });
 
 test('the purity check recognises every import form', () => {
-  for (const line of ["import * as vscode from 'vscode';", 'const v = require("vscode");', "await import('vscode')"]) {
+  for (const line of [
+    "import * as vscode from 'vscode';",
+    'const v = require("vscode");',
+    "await import('vscode')",
+  ]) {
     assert.match(line, IMPORT_VSCODE);
   }
   assert.doesNotMatch("import { x } from './vscode-like.ts';", IMPORT_VSCODE);

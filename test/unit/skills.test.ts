@@ -12,6 +12,7 @@ import {
   defaultBundledSkillsDir,
   discoverSkills,
   formatSkillProblems,
+  skillErrorCodes,
 } from '../../src/agent/skills/discover.ts';
 import { createMemorySearchTool } from '../../src/agent/tools/memorySearch.ts';
 import type { ToolContext } from '../../src/agent/tools/protocol.ts';

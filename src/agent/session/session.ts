@@ -13,6 +13,7 @@ import { createCircuitBreaker } from '../safety/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/loopDetector.ts';
 import { createPathGuard } from '../safety/pathGuard.ts';
 import { createReadLedger } from '../safety/readLedger.ts';
+import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createToolset } from '../tools/index.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
@@ -134,9 +135,19 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const loopDetector = createLoopDetector();
   const circuitBreaker = createCircuitBreaker({ now });
   const readOnly = options.readOnly === true || !host.workspace.isTrusted();
+  const root = host.workspace.roots[0] ?? '';
+  // The skill index is a snapshot: a skill file changing mid-session must not move the prefix (P1).
+  const skills = discoverSkills({
+    bundledDir: options.bundledSkillsDir ?? defaultBundledSkillsDir(),
+    workspaceRoot: root,
+    ...(options.userSkillsDir !== undefined ? { userDir: options.userSkillsDir } : {}),
+  });
+  for (const problem of formatSkillProblems(skills.problems))
+    emit({ type: 'notice', level: 'warn', text: problem });
   const tools = createToolset({
     host,
     readOnly,
+    skills,
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -153,10 +164,17 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),
     now,
   });
-  const projectRules = host.storage.readText(path.join(host.workspace.roots[0] ?? '', 'AGENTS.md'));
+  const projectRules = host.storage.readText(path.join(root, 'AGENTS.md'));
   const engine = createContextEngine({
     tools: [...registry.apiTools],
     contextWindow,
+    skills,
+    workspaceRoot: root,
+    stateDir: host.stateDir,
+    sessionId: id,
+    writeText: (p, text) => host.storage.writeText(p, text),
+    getTodos: () => todos,
+    newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
     summarize: async (prompt, signal) => {
       const reply = await model.stream(

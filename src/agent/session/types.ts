@@ -21,6 +21,10 @@ export interface AgentSessionOptions {
   readonly readOnly?: boolean;
   /** Max output tokens per model call. */
   readonly maxTokens?: number;
+  /** Where the bundled skills live (the host knows: repo checkout, or the installed extension). */
+  readonly bundledSkillsDir?: string;
+  /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
+  readonly userSkillsDir?: string | null;
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';

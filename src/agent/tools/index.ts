@@ -1,13 +1,16 @@
 import type { TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
+import type { SkillIndex } from '../skills/discover.ts';
 import { createBashTool } from './bash.ts';
 import { createEditTool } from './edit.ts';
 import { createGlobTool } from './glob.ts';
 import { createGrepTool } from './grep.ts';
 import { createLsTool } from './ls.ts';
+import { createMemorySearchTool } from './memorySearch.ts';
 import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
 import { createReadTool } from './read.ts';
+import { createSkillTool } from './skill.ts';
 import { createTodoWriteTool } from './todoWrite.ts';
 import { createWriteTool } from './write.ts';
 
@@ -16,6 +19,8 @@ export interface ToolsetOptions {
   /** Untrusted workspace (or a read-only request): only tools that change nothing. */
   readonly readOnly: boolean;
   readonly todos: { current: () => readonly TodoItem[]; onChange: (todos: TodoItem[]) => void };
+  /** The session's skill index snapshot (P1: frozen at session start). */
+  readonly skills?: SkillIndex;
 }
 
 /** Every built-in tool, one factory each. The registry sorts them (P1). */
@@ -30,6 +35,8 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createWriteTool(),
     createBashTool(),
     createTodoWriteTool(options.todos),
+    createMemorySearchTool(),
+    ...(options.skills ? [createSkillTool(options.skills)] : []),
   ] as AnyToolDefinition[];
   return options.readOnly ? all.filter((t) => t.readOnly) : all;
 }

@@ -118,7 +118,8 @@ export function createToolRegistry(
           fail(
             'LOOP_DETECTED',
             verdict.message,
-            verdict.suggestion ?? 'Stop repeating this call. Change approach, or tell the user what is blocking you.',
+            verdict.suggestion ??
+              'Stop repeating this call. Change approach, or tell the user what is blocking you.',
           ),
         );
         return verdict.action === 'stop' ? { ...call, stopRun: verdict.message } : call;
