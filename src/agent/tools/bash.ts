@@ -42,8 +42,8 @@ export interface BashData {
 }
 
 const DESCRIPTION = `Run a bash command in the workspace root. The FALLBACK tool: for tests, builds, type checks, linters, git and package scripts.
-Refused: reading, listing, searching or editing files (cat/head/tail → Read, ls → LS, grep/rg → Grep, find → Glob, sed -i → Edit) and interactive programs (stdin is closed). Network, delete and overwrite commands ask the user; sudo, rm -rf / and the like are always blocked.
-Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s by default (timeout_ms, max ${BASH_MAX_TIMEOUT_MS / 1000} s). Exit code, stdout and stderr come back separately; long output is truncated and saved to a file.
+Refused: reading, listing, searching, editing files (use Read, LS, Grep, Glob, Edit) and interactive programs (stdin is closed). Network, delete and overwrite commands ask the user; sudo, rm -rf / and the like are blocked.
+Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s (timeout_ms, max ${BASH_MAX_TIMEOUT_MS / 1000} s). Exit code, stdout and stderr come back separately; long output is truncated and saved to a file.
 Examples: {"command":"npm test"} · {"command":"git status && git diff --stat"}`;
 
 // ---------- environment ----------

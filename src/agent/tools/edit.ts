@@ -25,9 +25,9 @@ export const editInputSchema = z.object({
 export type EditInput = z.infer<typeof editInputSchema>;
 
 const DESCRIPTION = `Replace one exact piece of text in an existing file.
-Use when changing part of a file you have Read in this session. old_string must match exactly one place (include a few surrounding lines to make it unique) unless replace_all is true; indentation must be copied exactly, without Read's line-number prefixes.
-Do not use to create files or rewrite whole files (use Write), or for several changes to one file (use MultiEdit).
-Example: {"path":"src/app.ts","old_string":"const port = 3000;","new_string":"const port = Number(process.env.PORT ?? 3000);"}`;
+Use on a file you have Read in this session. old_string must match exactly one place (add surrounding lines to make it unique) unless replace_all; copy indentation exactly, without Read's line-number prefixes.
+Do not use for new files or rewrites (Write), or several changes to one file (MultiEdit).
+Example: {"path":"src/app.ts","old_string":"const port = 3000;","new_string":"const port = 8080;"}`;
 
 export interface EditToolOptions {
   /** Shared with MultiEdit/Write so "allow for this session" covers all three. */

@@ -27,9 +27,9 @@ export interface GlobData {
   readonly truncated: boolean;
 }
 
-const DESCRIPTION = `Find files by name pattern (fast-glob syntax: *, **, ?, {a,b}, [abc]). Returns workspace-relative paths, sorted; gitignored files and .git are skipped, dotfiles included.
-Use it to locate files when you know (part of) the name. To search file contents use Grep; to see one folder use LS. Do NOT use Bash find/ls.
-Examples: {"pattern":"**/*.test.ts"} · {"pattern":"*.json","path":"config"} · {"pattern":"**/package.json"}`;
+const DESCRIPTION = `Find files by name pattern (*, **, ?, {a,b}). Returns sorted workspace-relative paths; gitignored files are skipped.
+Use when you know (part of) a name. Contents: Grep; one folder: LS. Never Bash find/ls.
+Examples: {"pattern":"**/*.test.ts"} · {"pattern":"*.json","path":"config"}`;
 
 // ".." anywhere a path segment can start or end: fast-glob would happily walk out of cwd.
 const PARENT_SEGMENT = /(^|[/{,])\.\.($|[/},])/;

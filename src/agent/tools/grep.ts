@@ -22,20 +22,14 @@ const LONG_LINE_KEEP_BYTES = 2048;
 
 export const grepInputSchema = z.object({
   pattern: z.string().min(1).describe('Regex (ripgrep syntax).'),
-  path: z.string().default('.').describe('File or directory to search (default: workspace root).'),
+  path: z.string().default('.').describe('File or directory to search.'),
   glob: z.string().optional().describe('Only files matching this glob, e.g. "*.ts".'),
   case_insensitive: z.boolean().default(false).describe('Ignore case.'),
   output_mode: z
     .enum(['files_with_matches', 'content', 'count'])
     .default('files_with_matches')
-    .describe('files_with_matches: paths; content: matching lines with numbers; count: matches per file.'),
-  context: z
-    .number()
-    .int()
-    .min(0)
-    .max(20)
-    .optional()
-    .describe('Context lines around each match (content mode only; ignored otherwise).'),
+    .describe('content: matching lines with numbers; count: per file.'),
+  context: z.number().int().min(0).max(20).optional().describe('Lines around each match (content mode).'),
   multiline: z.boolean().default(false).describe('Pattern may span lines.'),
   head_limit: z.number().int().min(1).max(100_000).optional().describe('Only the first N entries.'),
 });
@@ -63,9 +57,9 @@ export interface GrepData {
   readonly truncated: boolean;
 }
 
-const DESCRIPTION = `Search file contents with a regex (ripgrep). Skips gitignored files, .git and binaries; includes dotfiles. Results are sorted by path.
-Use it to find definitions, usages, strings or config keys. To find files by name use Glob; to read a whole file use Read. Do NOT use Bash grep/rg.
-Examples: {"pattern":"createServer","glob":"*.ts"} · {"pattern":"TODO","output_mode":"content","context":2} · {"pattern":"import .* from 'zod'","output_mode":"count"}`;
+const DESCRIPTION = `Search file contents with a regex (ripgrep); skips gitignored files and binaries.
+Use to find definitions, usages, strings. Files by name: Glob; a whole file: Read. Never Bash grep/rg.
+Examples: {"pattern":"createServer","glob":"*.ts"} · {"pattern":"TODO","output_mode":"content","context":2}`;
 
 const NEEDS_PCRE = /look-around|backreferences/;
 

@@ -31,9 +31,9 @@ export const multiEditInputSchema = z.object({
 export type MultiEditInput = z.infer<typeof multiEditInputSchema>;
 
 const DESCRIPTION = `Make several replacements in one existing file, all or nothing.
-Use for 2+ changes to one file you have Read in this session. Edits apply in order, each to the result of the previous one; each old_string must match exactly one place unless replace_all is true. If any edit fails, none is written.
-Do not use for a single change (use Edit), for new files or full rewrites (use Write).
-Example: {"path":"src/a.ts","edits":[{"old_string":"import { x } from './x';","new_string":"import { x, y } from './x';"},{"old_string":"return x();","new_string":"return y(x());"}]}`;
+Use for 2+ changes to one file you have Read in this session. Edits apply in order, each to the previous result; each old_string must match one place unless replace_all. If any edit fails, none is written.
+Do not use for a single change (Edit), new files or rewrites (Write).
+Example: {"path":"src/a.ts","edits":[{"old_string":"x()","new_string":"y()"},{"old_string":"let a","new_string":"const a"}]}`;
 
 export interface MultiEditToolOptions {
   readonly gate?: WriteGate;

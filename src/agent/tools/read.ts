@@ -47,8 +47,8 @@ export interface ReadData {
 }
 
 const DESCRIPTION = `Read a text file, with line numbers (cat -n style: number, tab, text).
-Use it to look at a file before editing it (Edit/Write require a prior Read) and to read files you found with Glob/Grep. Returns up to ${READ_DEFAULT_LIMIT} lines; for long files continue with offset/limit. Long lines are cut.
-Do NOT use Bash cat/head/tail/sed to read files; do not use Read on directories (use LS).
+Use before editing a file (Edit/Write require a prior Read) and for files found with Glob/Grep. Returns up to ${READ_DEFAULT_LIMIT} lines; continue with offset/limit.
+Never Bash cat/head/tail/sed; not for directories (LS).
 Examples: {"path":"src/index.ts"} · {"path":"src/big.ts","offset":2001,"limit":500}`;
 
 function decode(bytes: Uint8Array): string {

@@ -8,25 +8,17 @@ import { fail, ok, type ToolDefinition, type ToolResult } from './protocol.ts';
 export const MAX_TODOS = 20;
 
 const todoSchema = z.object({
-  id: z
-    .string()
-    .trim()
-    .min(1, 'id must not be empty')
-    .describe('Stable id, e.g. "1"; keep it across updates'),
+  id: z.string().trim().min(1, 'id must not be empty').describe('Stable across updates'),
   content: z
     .string()
     .trim()
     .min(1, 'content must not be empty')
-    .describe('What to do, imperative and specific, e.g. "Add --dry-run flag to the CLI"'),
+    .describe('What to do, imperative and specific'),
   status: z.enum(['pending', 'in_progress', 'completed']),
 });
 
 const inputSchema = z.object({
-  todos: z
-    .array(todoSchema)
-    .describe(
-      `The complete list (replaces the previous one); at most ${MAX_TODOS} items, at most one in_progress`,
-    ),
+  todos: z.array(todoSchema).describe('The complete new list'),
 });
 
 export type TodoWriteInput = z.infer<typeof inputSchema>;
@@ -37,10 +29,10 @@ export interface TodoWriteData {
 }
 
 const DESCRIPTION = `Create or update the task list for the current work. Each call REPLACES the whole list.
-Use when: the task needs 3 or more steps, the user gives several tasks, or you must track a multi-step change. Mark an item in_progress before starting it (exactly one at a time) and completed immediately after finishing it.
-Don't use: for a single trivial step or a question - just do it.
-Limits: at most ${MAX_TODOS} items, at most one in_progress, unique ids.
-Example: {"todos":[{"id":"1","content":"Add --dry-run flag to the CLI","status":"completed"},{"id":"2","content":"Update CLI tests","status":"in_progress"},{"id":"3","content":"Run npm test","status":"pending"}]}`;
+Use when a task has 3+ steps or several requests: mark an item in_progress before starting it (one at a time), completed right after finishing it.
+Don't use for a single trivial step or a question.
+At most ${MAX_TODOS} items, unique ids.
+Example: {"todos":[{"id":"1","content":"Add --dry-run flag","status":"completed"},{"id":"2","content":"Update CLI tests","status":"in_progress"}]}`;
 
 const MARK: Record<TodoItem['status'], string> = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
 

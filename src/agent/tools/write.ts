@@ -21,9 +21,9 @@ export const writeInputSchema = z.object({
 export type WriteInput = z.infer<typeof writeInputSchema>;
 
 const DESCRIPTION = `Create a new file, or replace the entire content of an existing one.
-Use for new files (missing parent folders are created) and for complete rewrites. Overwriting an existing file requires having Read it in this session. Line endings, BOM and encoding of an existing file are kept.
-Do not use to change part of a file (use Edit or MultiEdit: cheaper and safer), or to create folders only.
-Example: {"path":"src/util/slug.ts","content":"export const slug = (s: string) => s.toLowerCase();\\n"}`;
+Use for new files (parent folders are created) and complete rewrites; overwriting needs a Read in this session first. Line endings, BOM and encoding are kept.
+Do not use for changing part of a file (Edit/MultiEdit are cheaper and safer).
+Example: {"path":"src/slug.ts","content":"export const slug = (s: string) => s.toLowerCase();\\n"}`;
 
 export interface WriteToolOptions {
   readonly gate?: WriteGate;
