@@ -46,7 +46,9 @@ if (!process.argv[2] && !fs.existsSync(folder)) {
 
 step('installing code-server 4.139.1 into .cs/ (first run only)');
 // On a fresh machine (as root) the install may apt-get the few build prerequisites code-server needs.
-sh('bash', ['scripts/code-server/install.sh'], { env: { ...process.env, CS_APT_INSTALL: process.env.CS_APT_INSTALL ?? '1' } });
+sh('bash', ['scripts/code-server/install.sh'], {
+  env: { ...process.env, CS_APT_INSTALL: process.env.CS_APT_INSTALL ?? '1' },
+});
 step('building and packaging the extension');
 sh(process.execPath, ['scripts/build-ext.mjs', '--production', '--no-tests']);
 const vsix = path.join(repo, 'dist', 'keel.vsix');
