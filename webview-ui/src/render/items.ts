@@ -48,7 +48,8 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
 
 function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
   const el = h('div', {
-    class: `msg assistant${item.streaming ? ' streaming' : ''}`,
+    // A finished reply with nothing to read (only tool calls) would be an empty bubble: hide it.
+    class: `msg assistant${item.streaming ? ' streaming' : ''}${!item.streaming && item.blocks.every((b) => b.text.trim().length === 0) ? ' empty' : ''}`,
     'data-id': item.id,
     role: 'article',
     'aria-label': 'Keel',
