@@ -1,9 +1,18 @@
 import * as vscode from 'vscode';
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
 import type { Host } from '../agent/host.ts';
+import { createNodeStorage } from '../agent/node/nodeHost.ts';
 import { createModalApprovals } from './approvals.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
 import { createProposals } from './editReview/proposals.ts';
-import { createReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import {
+  createReviewManager,
+  type RestoreReport,
+  type ReviewManager,
+  relativeTo,
+} from './editReview/reviewManager.ts';
+import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
@@ -13,7 +22,7 @@ import {
   askPrompt,
   explainPrompt,
   fixProblemsPrompt,
-  REVIEW_CHANGES_PROMPT,
+  reviewChangesPrompt,
   selectionContext,
   testsPrompt,
 } from './taskPrompts.ts';
@@ -31,6 +40,7 @@ export interface KeelApi {
 }
 
 let log: vscode.LogOutputChannel | undefined;
+let shutdown: (() => Promise<void>) | undefined;
 
 export function activate(context: vscode.ExtensionContext): KeelApi {
   const started = performance.now();
@@ -48,9 +58,14 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   const roots = () => workspaceRoots();
   const display = (p: string) => relativeTo(roots(), p);
   let controller: SessionController | undefined;
+  // Pending reviews persist in the same state dir the host uses (<primary root>/.keel).
+  const primaryRoot = roots()[0];
   const review = createReviewManager({
     display,
     log: (m) => write('warn', m),
+    ...(primaryRoot
+      ? { store: createReviewStore(path.join(primaryRoot, '.keel'), createNodeStorage()) }
+      : {}),
     onRejected: (note) => {
       write('info', note.description);
       controller?.notify(note.description, 'review');
@@ -58,6 +73,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   });
   const proposals = createProposals({ display });
   sub(review, proposals, registerReviewUi(review, proposals));
+  restoreReviews(review, display, write);
 
   let host: Host | undefined;
   const getHost = () => {
@@ -88,6 +104,8 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   });
   const ctl = controller;
   sub(ctl);
+  // VS Code waits (a few seconds at most) for deactivate: long enough to log a cut run's end.
+  shutdown = () => ctl.shutdown(2000);
 
   const chat = createChatView({
     extensionUri: context.extensionUri,
@@ -176,7 +194,15 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       await send(fixProblemsPrompt(rel, problems), [rel]);
     }),
   );
-  command('keel.reviewChanges', () => send(REVIEW_CHANGES_PROMPT));
+  command('keel.reviewChanges', async () => {
+    const root = roots()[0];
+    const status = root ? await gitStatus(root) : undefined;
+    if (status !== undefined && status.trim() === '') {
+      void vscode.window.showInformationMessage(`Keel: there are no uncommitted changes in ${root}.`);
+      return;
+    }
+    await send(reviewChangesPrompt(status));
+  });
   command('keel.stop', () => ctl.stop());
   command('keel.acceptAllEdits', async () => {
     const n = (await review.acceptAll()) + proposals.decideAll(true);
@@ -251,6 +277,45 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   return { controller: ctl, activationMs, host: getHost };
 }
 
-export function deactivate(): void {
-  log?.info('Keel deactivated');
+/** `git status --porcelain` of the folder; undefined when it is not a repository or git is missing. */
+function gitStatus(cwd: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(
+      'git',
+      ['status', '--porcelain=v1', '--untracked-files=normal'],
+      { cwd, timeout: 10_000, maxBuffer: 4 * 1024 * 1024 },
+      (error, stdout) => resolve(error ? undefined : stdout),
+    );
+  });
+}
+
+/** After a reload: the edits the user had not reviewed yet are pending again (or dropped, said so). */
+function restoreReviews(
+  review: ReviewManager,
+  display: (p: string) => string,
+  write: (level: 'info' | 'warn', message: string) => void,
+): void {
+  let report: RestoreReport;
+  try {
+    report = review.restore();
+  } catch (error) {
+    write('warn', `could not restore pending reviews: ${(error as Error).message}`);
+    return;
+  }
+  if (report.restored.length > 0)
+    write('info', `restored the pending review of ${report.restored.length} file(s)`);
+  for (const d of report.dropped) {
+    const message = `Keel: the pending review of ${display(d.path)} was dropped because ${d.reason} since the window was closed; the file was left as it is.`;
+    write('warn', message);
+    void vscode.window.showWarningMessage(message);
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  try {
+    await shutdown?.();
+  } finally {
+    shutdown = undefined;
+    log?.info('Keel deactivated');
+  }
 }

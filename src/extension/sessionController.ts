@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { AgentEvent, ModelCallRecord } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
+import { closeInterruptedRun, holdSession } from './interruptedRun.ts';
 import type { KeelSettings } from './settings.ts';
 
 // Owns the current AgentSession: creates it lazily (the core is loaded on first use, not at
@@ -58,6 +59,11 @@ export interface SessionController extends vscode.Disposable {
   restore(preferred?: string): Promise<boolean>;
   list(): Promise<SessionListItem[]>;
   notify(text: string, source: string): void;
+  /**
+   * The window is going away: abort a running run and wait (at most `timeoutMs`) until the session
+   * has logged its end, so the log does not stop in the middle of a run.
+   */
+  shutdown(timeoutMs: number): Promise<void>;
 }
 
 export interface SessionControllerOptions {
@@ -94,6 +100,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
   let creating: Promise<AgentSession> | undefined;
   let subscription: { dispose(): void } | undefined;
   let records: ModelCallRecord[] = [];
+  let lastRun: Promise<RunOutcome> | undefined;
+  // Marks the current session's log as held by this extension host (see interruptedRun.ts).
+  let release: (() => void) | undefined;
   // Notes (e.g. review rejections) that arrive before any session exists wait here.
   const pendingNotes: { text: string; source: string }[] = [];
 
@@ -101,7 +110,13 @@ export function createSessionController(options: SessionControllerOptions): Sess
 
   const attach = (next: AgentSession) => {
     subscription?.dispose();
+    release?.();
     session = next;
+    try {
+      release = holdSession(options.host().stateDir, next.id);
+    } catch {
+      release = undefined;
+    }
     void options.memento?.update(LAST_SESSION_KEY, next.id);
     records = next.eventsSince(0).flatMap((e) => (e.type === 'model_call' ? [e.record] : []));
     for (const note of pendingNotes.splice(0)) next.notify(note.text, note.source);
@@ -123,6 +138,12 @@ export function createSessionController(options: SessionControllerOptions): Sess
     const host = options.host();
     const apiKey = await options.apiKey();
     const trusted = vscode.workspace.isTrusted;
+    if (resumeId) {
+      // A run cut off by a reload or crash is recorded as ended before the session is reopened.
+      const closed = closeInterruptedRun(host.storage, host.stateDir, resumeId, Date.now());
+      if (closed)
+        options.log('info', `session ${resumeId}: run ${closed} was interrupted; recorded as aborted`);
+    }
     const created = createAgentSession({
       host,
       model: settings.model,
@@ -199,6 +220,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
         ...(submitOptions?.mentions?.length ? { mentions: submitOptions.mentions } : {}),
         ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),
       });
+      lastRun = outcome;
       outcome.then(
         (o) => options.log('info', `run ended: ${o.status}${o.error ? ` (${o.error})` : ''}`),
         (error: unknown) => options.log('error', `run failed: ${String(error)}`),
@@ -211,6 +233,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
     newChat() {
       subscription?.dispose();
       subscription = undefined;
+      release?.();
+      release = undefined;
       session?.dispose();
       session = undefined;
       records = [];
@@ -259,8 +283,27 @@ export function createSessionController(options: SessionControllerOptions): Sess
       if (session) session.notify(text, source);
       else pendingNotes.push({ text, source });
     },
+    async shutdown(timeoutMs) {
+      const s = session;
+      const run = lastRun;
+      if (!s?.running || !run) return;
+      s.abort('VS Code is closing or reloading the window');
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        run.then(
+          () => undefined,
+          () => undefined,
+        ),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    },
     dispose() {
       subscription?.dispose();
+      release?.();
+      release = undefined;
       session?.dispose();
       emitter.dispose();
     },

@@ -67,3 +67,15 @@ export function fixProblemsPrompt(rel: string, diagnostics: readonly vscode.Diag
 
 export const REVIEW_CHANGES_PROMPT =
   'Review the uncommitted changes in this repository: look at `git status` and `git diff` (staged and unstaged), then report bugs, risky changes, missing tests and style problems, most important first, with file and line. Do not change any files.';
+
+const MAX_STATUS_LINES = 60;
+
+/** The review prompt with `git status --porcelain` attached (names only, no contents: P3). */
+export function reviewChangesPrompt(porcelain: string | undefined): string {
+  const lines = (porcelain ?? '').split('\n').filter((l) => l.trim());
+  if (lines.length === 0) return REVIEW_CHANGES_PROMPT;
+  const shown = lines.slice(0, MAX_STATUS_LINES);
+  const more = lines.length > shown.length ? `\n… and ${lines.length - shown.length} more` : '';
+  const f = fence(shown.join('\n'));
+  return `${REVIEW_CHANGES_PROMPT}\n\nChanged files (git status --porcelain):\n${f}\n${shown.join('\n')}${more}\n${f}`;
+}

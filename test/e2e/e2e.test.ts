@@ -151,6 +151,48 @@ async function openFile(rel: string): Promise<void> {
     .waitFor({ timeout: UI_TIMEOUT });
 }
 
+async function reloadWindow(): Promise<void> {
+  const started = Date.now();
+  await page.reload();
+  await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
+  await waitForKeel();
+  metrics['reload → Keel active'] = `${Date.now() - started} ms`;
+}
+
+function reviewEntries(): string[] {
+  try {
+    return fs.readdirSync(path.join(workspace, '.keel', 'review')).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+}
+
+interface LoggedEvent {
+  type: string;
+  runId?: string;
+  status?: string;
+  error?: string;
+}
+
+function latestSessionLog(): string | undefined {
+  const dir = path.join(workspace, '.keel', 'sessions');
+  const logs = fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.jsonl'))
+    .map((n) => path.join(dir, n))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  return logs[0];
+}
+
+function readLog(file: string): LoggedEvent[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(1)
+    .map((l) => JSON.parse(l) as LoggedEvent);
+}
+
 describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_000 }, () => {
   before(async () => {
     ensureCodeServer();
@@ -324,12 +366,80 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
   });
 
   it('reloading the window mid-session restores the transcript', async () => {
-    await page.reload();
-    await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
-    await waitForKeel();
+    await reloadWindow();
     const frame = await openPanel();
     await waitForText(frame, 'Hello from the emulator — streaming works end to end.');
     await waitForText(frame, 'It returns a greeting for the given name.');
+  });
+
+  it('a pending edit survives a window reload; Reject from its CodeLens restores the exact bytes', async () => {
+    const file = path.join(workspace, 'src', 'app.ts');
+    const changed = GREETING.replace('Hello, ', 'Good day, ');
+    script('edit-then-reload', [
+      { content: [{ type: 'tool_use', name: 'Read', input: { path: 'src/app.ts' } }] },
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Edit',
+            input: { path: 'src/app.ts', old_string: GREETING, new_string: changed },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Greeting changed; review it when you like.' }] },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Change the greeting, I will review later');
+    await waitForText(frame, 'Greeting changed; review it when you like.');
+    await until('the edit on disk', () => fs.readFileSync(file, 'utf8').includes('Good day'));
+    await until('the review persisted', () => reviewEntries().length === 1);
+
+    await reloadWindow();
+    // The editor comes back with the hunk still under review: CodeLens and the panel's edit list.
+    await openFile('src/app.ts');
+    const reject = page.locator('.codelens-decoration a', { hasText: 'Reject' }).first();
+    await reject.waitFor({ timeout: UI_TIMEOUT });
+    await shot('edit-review-after-reload');
+    const panel = await openPanel();
+    await panel
+      .getByRole('button', { name: /^Reject/ })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await reject.click();
+    await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === APP_TS);
+    await until('the persisted review cleared', () => reviewEntries().length === 0);
+  });
+
+  it('reloading the window during a streaming run keeps the transcript, ends the run as interrupted, and the chat still works', async () => {
+    const story = Array.from({ length: 60 }, (_, i) => `Sentence ${i + 1} of a long, slow story.`).join(' ');
+    script('slow', [
+      { content: [{ type: 'text', text: story }], fault: { type: 'slow', delayMs: 0, perChunkDelayMs: 150 } },
+    ]);
+    const before = emulator.requests.length;
+    const frame = await openPanel();
+    await send(frame, 'Tell me a slow story');
+    // Mid-stream: the first words are on screen, the rest is still coming.
+    await waitForText(frame, 'Sentence 2 of a long');
+    assert.ok(!(await frame.evaluate(() => document.body.textContent?.includes('Sentence 60 of'))));
+    const logFile = await until('the session log', () => latestSessionLog());
+    await reloadWindow();
+    const restored = await openPanel();
+    await waitForText(restored, 'Tell me a slow story');
+    // What the log holds for that run: a start and, since the window went away mid-run, an end.
+    const runEnd = await until('the cut run recorded as ended', () => {
+      const events = readLog(logFile);
+      const start = events.filter((e) => e.type === 'agent_start').at(-1);
+      return events.find((e) => e.type === 'agent_end' && e.runId === start?.runId);
+    });
+    assert.equal(runEnd.status, 'aborted', JSON.stringify(runEnd));
+    log(`the cut run ended in the log as: ${runEnd.status} (${runEnd.error ?? 'no error text'})`);
+    await restored.getByRole('button', { name: 'Send' }).waitFor({ timeout: UI_TIMEOUT });
+    script('after-reload', [{ content: [{ type: 'text', text: 'Still here after the reload.' }] }]);
+    await send(restored, 'Are you still there?');
+    await waitForText(restored, 'Still here after the reload.');
+    const sent = requestsText(before);
+    assert.match(sent, /Are you still there\?/);
+    assert.match(sent, /Tell me a slow story/, 'the new turn carries the earlier conversation');
   });
 
   it('renders the panel in dark, light and high-contrast themes (screenshots)', async () => {

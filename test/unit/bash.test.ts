@@ -169,7 +169,8 @@ test('a timeout stops the command quickly and returns the output so far as parti
 });
 
 test('abort kills the whole process tree, including children that left the process group', async () => {
-  const h = harness();
+  // setsid detaches a process, so the policy asks first; approved here to test the kill.
+  const h = harness('allow_once');
   const controller = new AbortController();
   const pending = h.run(
     { command: 'sleep 300 & echo pid=$!; sleep 300 & echo pid=$!; setsid sleep 300 & echo pid=$!; wait' },
@@ -242,6 +243,34 @@ test('with a deny-all approvals port a destructive command never runs', async ()
     h.audits.map((a) => a.type),
     ['approval_request', 'approval_decision'],
   );
+});
+
+test('with a deny-all approvals port obfuscated overwrites and deletes leave the file untouched', async () => {
+  const h = harness('deny');
+  for (const command of [
+    'cp /dev/null existing.txt',
+    'echo gone | tee existing.txt',
+    'X=existing.txt; : > "$X"',
+    'f(){ rm -f "$1"; }; f existing.txt',
+    'echo existing.txt | xargs rm',
+    "echo 'rm existing.txt' > x.sh; sh x.sh",
+    'GIT_SSH_COMMAND="rm existing.txt" git fetch',
+    'ln -sf /dev/null existing.txt',
+  ]) {
+    const r = await h.run({ command });
+    assert.ok(['DENIED_BY_USER', 'BLOCKED_BY_POLICY'].includes(r.error?.code ?? ''), command);
+  }
+  assert.deepEqual(h.ran, []);
+  assert.equal(fs.readFileSync(path.join(h.ws, 'existing.txt'), 'utf8'), 'keep me');
+});
+
+test('Windows line endings run as Unix ones; a NUL byte is refused', async () => {
+  const h = harness('deny');
+  const r = await h.run({ command: 'echo a\r\necho b\r\n' });
+  assert.equal(r.data.stdout, 'a\nb\n');
+  const nul = await h.run({ command: 'echo a\0b' });
+  assert.equal(nul.error?.code, 'INVALID_PARAM');
+  assert.deepEqual(h.ran, ['echo a\necho b\n']);
 });
 
 test('with an allow-all approvals port an approved command runs', async () => {

@@ -411,25 +411,29 @@ test('overflow compacts even with a warm cache and low usage; a 4th overflow in 
   assert.equal(normal.request.stage, 0, 'a normal call resets the streak');
 });
 
-test('a warm pruning pass after the first one still reads everything up to the anchor from cache', async () => {
+test('a pruning pass on a cold cache still reads everything up to the 1 h anchor', async () => {
+  // Stages 1-2 run when the 5-minute cache has expired; the anchor (1 h TTL) written when it first
+  // appeared still holds, so such a pass rewrites only what follows it.
   const clock = { now: 0 };
   const cache = createPromptCache({ now: () => clock.now, ttlMs: 5 * MINUTE, minCacheableTokens: 1 });
   const transcript: AgentMessage[] = [user(FIRST)];
   const engine = engineFor({ contextWindow: 30_000 });
   const events: { read: number; fixed: number; anchorTokens: number }[] = [];
   let previous: MessagesRequest | undefined;
+  let lastCallAt = 0;
   for (let i = 0; i < 80 && events.length < 3; i++) {
-    clock.now += 15_000;
+    clock.now += i % 6 === 5 ? 6 * MINUTE : 15_000; // the user steps away now and then
     const { request, appended } = await engine.prepare({
       transcript,
       now: clock.now,
-      lastCallAt: clock.now - 15_000,
+      lastCallAt,
       signal: new AbortController().signal,
     });
+    lastCallAt = clock.now;
     transcript.push(...appended);
     const req = asRequest(request);
     const usageOut = cache.account(req);
-    if (request.stage > 0 && previous) {
+    if (request.stage > 0 && request.stage < 3 && previous) {
       // Tokens up to the previous request's long-TTL conversation breakpoint (the anchor).
       const blocks = promptBlocks(previous);
       const conversationStart = promptBlocks({ ...previous, messages: [] }).length;
@@ -458,4 +462,33 @@ test('a warm pruning pass after the first one still reads everything up to the a
       `read ${event.read} covers the anchor at ${event.anchorTokens}`,
     );
   }
+});
+
+test('the token estimate equals a full count of every request, through edits, summaries and tails', async () => {
+  // The estimate is built from per-message figures cached across calls; it must never drift from
+  // counting the request the model actually receives (the emulator's count uses the same unit).
+  const transcript: AgentMessage[] = [user(FIRST)];
+  const engine = engineFor({ contextWindow: 12_000, summarize: async () => '## Decisions\n- Go on.' });
+  const stages = new Set<number>();
+  for (let i = 0; i < 60; i++) {
+    const now = NOW + i * 10 * MINUTE; // cold every call: every stage gets its chance
+    const tail = i % 3 === 0 ? [`runtime note ${i}`, ''] : undefined;
+    const { request, appended } = await engine.prepare({
+      transcript,
+      now,
+      lastCallAt: now - 6 * MINUTE,
+      signal: new AbortController().signal,
+      ...(tail ? { volatileTail: tail } : {}),
+    });
+    transcript.push(...appended);
+    stages.add(request.stage);
+    assert.equal(request.estTokens, countInputTokens(asRequest(request)), `call ${i}`);
+    transcript.push(
+      ...turn('Read', { file_path: `src/f${i}.ts` }, lines(i % 4 === 0 ? 120 : 15, `f${i}`), {
+        text: `step ${i} ✓`,
+      }),
+    );
+    if (i % 7 === 6) transcript.push({ ...user(`Also check part ${i}.`), mentions: [`docs/p${i}.md`] });
+  }
+  for (const stage of [0, 1, 2, 3]) assert.ok(stages.has(stage), `stage ${stage} was exercised`);
 });

@@ -195,6 +195,31 @@ function corpus(base: string, outside: string): string[] {
     'linkdir/ünïcode-新.txt',
     'linkdir/новый-файл.txt',
     '../outside/\u202esecret.txt',
+    // a missing (or file) component cancelled by `..` before a link: the link must still be followed
+    'missing/../linkdir/secret.txt',
+    'missing/../linkdir/brand-new.txt',
+    'src/missing/../../linkdir/secret.txt',
+    'src/ok.ts/../../linkdir/secret.txt',
+    'missing/../danglingdir/new.txt',
+    // readings other layers would give the same string
+    '%2e%2e/outside/secret.txt',
+    '%252e%252e/outside/secret.txt',
+    '..%2foutside%2fsecret.txt',
+    '..\\outside\\secret.txt',
+    '\uff0e\uff0e/outside/secret.txt',
+    '\u2024\u2024/outside/secret.txt',
+    '.\u200b./outside/secret.txt',
+    '.. /outside/secret.txt',
+    '....//outside/secret.txt',
+    'C:\\Windows\\win.ini',
+    '\\\\server\\share\\x.txt',
+    'FILE:///etc/passwd',
+    `file://server${base}/ws/src/ok.ts`,
+    '~root/.profile',
+    '$HOME/.bashrc',
+    '/proc/self/root/etc/passwd',
+    `/proc/self/cwd/keel-escape-${tag}.txt`,
+    '/dev/stdin',
   ];
 }
 
@@ -235,12 +260,7 @@ test('every escape through Edit, MultiEdit and Write ends in OUTSIDE_WORKSPACE, 
 test('forms that only look like escapes stay inside the workspace and never touch outside', async () => {
   const w = world();
   const before = snapshot(w.base, w.ws);
-  for (const candidate of [
-    '%2e%2e/outside/secret.txt',
-    '..\\outside\\secret.txt',
-    '．．/outside/secret.txt',
-    '...',
-  ]) {
+  for (const candidate of ['src/%2e%2e/lit.txt', 'src/a..b.txt', '..foo', 'src/..\\x.txt', 'a%20b.txt']) {
     for (const [name, attempt] of Object.entries(attempts)) {
       const result = await attempt(candidate, w.ctx);
       assert.ok(!renderForModel(result).includes(SECRET), `${name} ${candidate} leaked`);

@@ -72,6 +72,7 @@ before(() => {
   fs.symlinkSync('../../outside/sub', path.join(ws, 'src', 'relative-link'));
   fs.symlinkSync(path.join(ws, 'loop-b'), path.join(ws, 'loop-a'));
   fs.symlinkSync(path.join(ws, 'loop-a'), path.join(ws, 'loop-b'));
+  fs.symlinkSync('/proc/self/root', path.join(ws, 'proc-link'));
 });
 after(() => fs.rmSync(base, { recursive: true, force: true }));
 
@@ -113,6 +114,44 @@ const attempts: ReadonlyArray<readonly [string, () => string, readonly string[]]
   ['over-long component', () => `src/${'a'.repeat(300)}`, ['INVALID_PARAM']],
   ['over-long path', () => 'a/'.repeat(3000), ['INVALID_PARAM']],
   ['symlink loop', () => 'loop-a', ['INVALID_PARAM']],
+  [
+    'missing dir cancelled by .. before a link',
+    () => 'missing/../link-dir/secret.txt',
+    ['OUTSIDE_WORKSPACE'],
+  ],
+  [
+    'missing dir cancelled by .. before a link (dir)',
+    () => 'src/missing/../../link-dir',
+    ['OUTSIDE_WORKSPACE'],
+  ],
+  ['file component cancelled by ..', () => 'src/ok.txt/../../link-dir', ['OUTSIDE_WORKSPACE']],
+  ['/proc/self/root', () => `/proc/self/root${outside}/secret.txt`, ['OUTSIDE_WORKSPACE']],
+  ['/proc/self/cwd', () => '/proc/self/cwd/package.json', ['OUTSIDE_WORKSPACE']],
+  ['/dev/stdin', () => '/dev/stdin', ['OUTSIDE_WORKSPACE']],
+  ['symlink to /proc/self/root', () => 'proc-link/etc/passwd', ['OUTSIDE_WORKSPACE']],
+  ['backslash separators', () => '..\\outside\\secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['percent-encoded dots', () => '%2e%2e/outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['double-encoded dots', () => '%252e%252e/outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['overlong UTF-8 dots', () => '%c0%ae%c0%ae/outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['fullwidth dots', () => '\uff0e\uff0e/outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['one-dot leaders', () => '\u2024\u2024/outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['zero-width space between dots', () => '.\u200b./outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['trailing space on ..', () => '.. /outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['dot filter bypass ....//', () => '....//outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['newline after ..', () => '..\n/outside/secret.txt', ['OUTSIDE_WORKSPACE']],
+  ['NUL after an escape', () => '../outside/secret.txt\0.txt', ['OUTSIDE_WORKSPACE']],
+  ['Windows drive', () => 'C:\\Windows\\win.ini', ['OUTSIDE_WORKSPACE']],
+  ['UNC share', () => '\\\\server\\share\\x', ['OUTSIDE_WORKSPACE']],
+  ['upper-case FILE URL', () => 'FILE:///etc/passwd', ['OUTSIDE_WORKSPACE']],
+  ['file URL with a host', () => `file://server${ws}/src/ok.txt`, ['OUTSIDE_WORKSPACE']],
+  ['~user', () => '~root/.bashrc', ['OUTSIDE_WORKSPACE']],
+  ['$HOME', () => '$HOME/.bashrc', ['OUTSIDE_WORKSPACE']],
+  [
+    'many ../ after a long valid prefix',
+    () => `${'a/'.repeat(200)}${'../'.repeat(201)}outside/secret.txt`,
+    ['OUTSIDE_WORKSPACE'],
+  ],
+  ['4096+ chars then out', () => `${'x'.repeat(5000)}/../../outside/secret.txt`, ['OUTSIDE_WORKSPACE']],
 ];
 
 for (const [toolName, tool, input] of tools) {
@@ -153,17 +192,44 @@ describe('walking the workspace never follows links out', () => {
     }
   });
 
-  test('Glob patterns that climb out are refused', async () => {
+  test('Glob patterns that climb out are refused as escapes', async () => {
     for (const pattern of [
       '../outside/*',
       '../**',
       `${outside}/*`,
       '{..,src}/*',
+      '{src,{x,..}}/**',
       'src/../../outside/*',
+      '**/../../*',
       '~/*',
+      '@(..)/*',
+      '[.][.]/*',
+      '\\.\\./*',
+      '..\\*',
+      '%2e%2e/*',
+      '\uff0e\uff0e/*',
+      '{/etc,src}/*',
+      'C:/*',
+      'file:///etc/*',
     ]) {
       const r = await call(createGlobTool(), { pattern });
-      assert.equal(r.error?.code, 'INVALID_PARAM', pattern);
+      assert.equal(r.error?.code, 'OUTSIDE_WORKSPACE', pattern);
+      assertNoLeak(r);
+    }
+    // One level up from a subfolder stays inside: not an escape, but still not how Glob is used.
+    const up = await call(createGlobTool(), { pattern: '../*', path: 'src' });
+    assert.equal(up.error?.code, 'INVALID_PARAM');
+  });
+
+  test('Grep glob filters that name a place outside are refused as escapes', async () => {
+    for (const glob of ['../**', '!../x', `${outside}/**`, '{..,x}/**', '~/*', '..\\**', 'C:\\*']) {
+      const r = await call(createGrepTool(), { pattern: 'KEEL', glob, output_mode: 'content' });
+      assert.equal(r.error?.code, 'OUTSIDE_WORKSPACE', glob);
+      assertNoLeak(r);
+    }
+    // Option-looking filters are values, never flags (no --follow smuggled in).
+    for (const glob of ['--follow', '-L', '--pre=cat']) {
+      const r = await call(createGrepTool(), { pattern: SECRET.slice(0, 10), glob, output_mode: 'content' });
       assertNoLeak(r);
     }
   });

@@ -438,16 +438,32 @@ describe('Grep', () => {
   });
 
   test('abort kills ripgrep and returns ABORTED', async () => {
+    const f = fixture({ 'a.txt': 'x\n' });
+    // A stand-in for a ripgrep that never finishes (a FIFO target is refused before rg runs).
+    const slow = path.join(f.root, '..', `slow-rg-${path.basename(f.root)}.sh`);
+    fs.writeFileSync(slow, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+    try {
+      const controller = new AbortController();
+      const started = Date.now();
+      const pending = call(grep, { pattern: 'x' }, f.ctx({ signal: controller.signal, rg: slow }));
+      setTimeout(() => controller.abort(), 200);
+      const r = await pending;
+      assert.equal(r.error?.code, 'ABORTED');
+      assert.ok(Date.now() - started < 5000);
+    } finally {
+      fs.rmSync(slow, { force: true });
+    }
+  });
+
+  test('a FIFO, socket or device is refused at once, never opened', async () => {
     const f = fixture();
-    const fifo = path.join(f.root, 'pipe');
-    execFileSync('mkfifo', [fifo]);
-    const controller = new AbortController();
+    execFileSync('mkfifo', [path.join(f.root, 'pipe')]);
     const started = Date.now();
-    const pending = call(grep, { pattern: 'x', path: 'pipe' }, f.ctx({ signal: controller.signal }));
-    setTimeout(() => controller.abort(), 200);
-    const r = await pending;
-    assert.equal(r.error?.code, 'ABORTED');
-    assert.ok(Date.now() - started < 5000);
+    const g = await call(grep, { pattern: 'x', path: 'pipe' }, f.ctx());
+    assert.equal(g.error?.code, 'INVALID_PARAM', g.text);
+    const r = await call(read, { path: 'pipe' }, f.ctx());
+    assert.equal(r.error?.code, 'INVALID_PARAM', r.text);
+    assert.ok(Date.now() - started < 3000, 'did not block on the FIFO');
   });
 
   test('matches on huge minified lines are cut, keep their line numbers and the lines around them', async () => {

@@ -188,7 +188,9 @@ test('Skill returns the body and supporting files; asking again gives the short 
   const file = await tool.execute({ name: 'api-design', file: 'examples/rest.md' }, ctx);
   assert.ok(file.text.includes('GET /v1/items'), 'supporting file content');
   const outside = await tool.execute({ name: 'api-design', file: '../../../../etc/passwd' }, ctx);
-  assert.equal(outside.error?.code, 'NOT_FOUND', 'only listed files can be read');
+  assert.equal(outside.error?.code, 'OUTSIDE_WORKSPACE', 'a file that climbs out is an escape');
+  const unlisted = await tool.execute({ name: 'api-design', file: 'examples/none.md' }, ctx);
+  assert.equal(unlisted.error?.code, 'NOT_FOUND', 'only listed files can be read');
 });
 
 test('Skill explains unknown and invalid skills instead of failing silently', async () => {

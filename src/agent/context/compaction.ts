@@ -1,8 +1,7 @@
 import type { TodoItem } from '../events.ts';
 import type { AgentMessage, AssistantMessage, ToolResultMessage, UserMessage } from '../messages.ts';
-import { toLlm } from '../messages.ts';
 import { describeToolCall } from './pruning.ts';
-import { estimateMessagesTokens } from './tokens.ts';
+import { estimateAgentMessageTokens } from './tokens.ts';
 import type { ToolUseBlock } from './view.ts';
 
 // Stage 3 (P4): a summary with a fixed template. What must survive exactly is copied BY CODE (user red
@@ -217,8 +216,8 @@ export function renderHistory(
   return `${head}\n[… ${full.length - head.length - tail.length} chars of history omitted …]\n${tail}`;
 }
 
-export function buildSummarizePrompt(history: string): string {
-  return `Summarise the coding-agent session history below for the agent itself: it will continue the work with only your summary and the most recent messages. Write exactly these Markdown sections, in this order, and nothing else:
+/** The sections the model writes, and the rules; shared by both ways of asking for a summary. */
+export const SUMMARY_TEMPLATE = `Write exactly these Markdown sections, in this order, and nothing else:
 ## Decisions
 Every decision taken and its reason, one bullet each. Never drop a decision.
 ## Verification status
@@ -227,7 +226,10 @@ What was tested, built or checked and the real result (pass/fail, counts); what 
 Work that is left; how to undo risky changes (original values, backups, commits).
 ## Progress
 Facts learned and work done, most important first; approaches that failed and why.
-Rules: copy identifiers (paths, hashes, ids, URLs, numbers, error messages) exactly; give conclusions of file contents and command output, not the output; at most about 600 words.
+Rules: copy identifiers (paths, hashes, ids, URLs, numbers, error messages) exactly; give conclusions of file contents and command output, not the output; at most about 600 words.`;
+
+export function buildSummarizePrompt(history: string): string {
+  return `Summarise the coding-agent session history below for the agent itself: it will continue the work with only your summary and the most recent messages. ${SUMMARY_TEMPLATE}
 
 <history>
 ${history}
@@ -318,19 +320,25 @@ export function renderSummary(input: SummaryInput): string {
   return sections.join('\n\n');
 }
 
-/** Index in `messages` where the kept tail starts, or -1 when nothing can be cut. */
+/**
+ * Index in `messages` where the kept tail starts, or -1 when nothing can be cut. The tail always
+ * keeps the newest assistant turn and what followed it: the model must see the results of its own
+ * latest calls (a reminder after them is no place to cut).
+ */
 export function chooseCut(messages: readonly AgentMessage[], budgetTokens: number): number {
   const openResults = new Set<string>();
   let tokens = 0;
   let best = -1;
+  let seenAssistant = !messages.some((m, i) => i >= 1 && m.role === 'assistant');
   for (let i = messages.length - 1; i >= 1; i--) {
     const message = messages[i]!;
-    tokens += estimateMessagesTokens(toLlm([message])) + 4;
+    tokens += estimateAgentMessageTokens(message) + 4;
     if (message.role === 'tool_result') openResults.add(message.toolUseId);
     if (message.role === 'assistant') {
+      seenAssistant = true;
       for (const block of message.content) if (block.type === 'tool_use') openResults.delete(block.id);
     }
-    const valid = message.role !== 'tool_result' && openResults.size === 0;
+    const valid = seenAssistant && message.role !== 'tool_result' && openResults.size === 0;
     if (valid && (best < 0 || tokens <= budgetTokens)) best = i;
     if (tokens > budgetTokens && best >= 0) break;
   }

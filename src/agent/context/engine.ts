@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { TodoItem } from '../events.ts';
-import type { AgentMessage, ContextEditMessage, ReminderMessage, SummaryMessage } from '../messages.ts';
+import type { AgentMessage, ContextEditMessage, ReminderMessage } from '../messages.ts';
 import { toLlm } from '../messages.ts';
 import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
 import { placeBreakpoints } from './breakpoints.ts';
-import {
-  buildSummarizePrompt,
-  chooseCut,
-  extractFacts,
-  parseSections,
-  renderHistory,
-  renderSummary,
-} from './compaction.ts';
+import { createCompactor, defaultWriteText } from './compactor.ts';
 import { errorStreakGuide } from './errorGuide.ts';
 import {
   DEFAULT_PRUNE_CONFIG,
@@ -34,11 +26,20 @@ import {
   recapAfterTools,
   renderRecap,
 } from './recap.ts';
+import type { InContextSummarizeRequest } from './summarizeRequest.ts';
 import { buildSystemPrompt, freezeTools } from './systemPrompt.ts';
-import { canonicalJson, estimateRequestTokens, sha256 } from './tokens.ts';
+import {
+  canonicalJson,
+  estimateAgentMessageTokens,
+  estimateSystemTokens,
+  estimateToolsTokens,
+  estimateVolatileTailTokens,
+  sha256,
+} from './tokens.ts';
 import { buildView, type ContextView, toolUseIndex, viewMessages } from './view.ts';
 
 export { chooseCut } from './compaction.ts';
+export type { InContextSummarizeRequest } from './summarizeRequest.ts';
 export { estimateTokens } from './tokens.ts';
 
 export interface PreparedRequest {
@@ -83,6 +84,12 @@ export interface ContextEngineOptions {
   readonly projectRules?: string;
   /** Called for a compaction summary (a separate model call without tools). */
   readonly summarize?: (prompt: string, signal: AbortSignal) => Promise<string>;
+  /**
+   * Preferred way to get a compaction summary: send this request (the conversation as already cached,
+   * plus the instruction at the end) as it is and return the reply's text. An error or an empty text
+   * falls back to `summarize`; so does a request that would not fit the window.
+   */
+  readonly summarizeInContext?: (request: InContextSummarizeRequest, signal: AbortSignal) => Promise<string>;
   /** Skill snapshot taken at session start (index goes into the system prompt). */
   readonly skills?: SkillIndex | readonly SkillEntry[];
   readonly workspaceRoot?: string;
@@ -139,17 +146,14 @@ function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[
   return 'skills' in skills ? skills.skills : skills;
 }
 
-function defaultWriteText(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, text);
-}
-
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const tools = freezeTools(options.tools);
   const skills = skillList(options.skills);
   const systemText = buildSystemPrompt({ projectRules: options.projectRules, skills });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = sha256(canonicalJson({ tools, system }));
+  // The frozen prefix's estimate never changes (breakpoint markers do not count).
+  const prefixTokens = estimateToolsTokens(tools) + estimateSystemTokens(system);
   const thresholds = { ...DEFAULT_THRESHOLDS, ...options.thresholds };
   const pruneConfig = { ...DEFAULT_PRUNE_CONFIG, ...options.prune };
   const recapConfig = { ...DEFAULT_RECAP_CONFIG, ...options.recap };
@@ -158,7 +162,6 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
   const newId = options.newId ?? (() => `ctx_${randomUUID()}`);
   const stateDir =
     options.stateDir ?? (options.workspaceRoot ? path.join(options.workspaceRoot, '.keel') : undefined);
-  const writeText = options.writeText ?? defaultWriteText;
 
   // Calibration of our byte-based estimate against the real count of the previous call.
   let factor = 1;
@@ -169,16 +172,19 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
   const todosOf = (transcript: readonly AgentMessage[]) => options.getTodos?.() ?? latestTodos(transcript);
 
   const build = (view: ContextView, volatileTail?: readonly string[], before?: ReadonlySet<string>) => {
+    const visible = viewMessages(view);
     const placed = placeBreakpoints({
       system,
-      messages: toLlm(viewMessages(view)),
+      messages: toLlm(visible),
       lastSummaryText: view.summaries.at(-1)?.text,
       volatileTail,
       editableToolUseIds: editableToolUseIds(view, pruneConfig),
       previousEditableToolUseIds: before,
       longTtl: options.longCacheTtl ?? true,
     });
-    const raw = estimateRequestTokens({ tools, system: placed.system, messages: placed.messages });
+    // Equal to estimateRequestTokens(placed request), from per-message estimates cached across calls.
+    let raw = prefixTokens + estimateVolatileTailTokens(volatileTail);
+    for (const message of visible) raw += estimateAgentMessageTokens(message);
     return { placed, raw, tokens: Math.round(raw * factor) };
   };
 
@@ -195,67 +201,17 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     }
   };
 
-  const archive = (messages: readonly AgentMessage[], n: number): string => {
-    const name = `${options.sessionId ?? 'session'}-compaction-${n}.jsonl`;
-    if (!stateDir) return `(archive unavailable) ${name}`;
-    const file = path.join(stateDir, 'archive', name);
-    writeText(file, messages.map((m) => JSON.stringify(m)).join('\n') + (messages.length ? '\n' : ''));
-    const root = options.workspaceRoot;
-    return root && !path.relative(root, file).startsWith('..') ? path.relative(root, file) : file;
-  };
-
-  const compact = async (
-    transcript: readonly AgentMessage[],
-    view: ContextView,
-    tailFraction: number,
-    now: number,
-    signal: AbortSignal,
-  ): Promise<SummaryMessage | undefined> => {
-    const cut = chooseCut(view.messages, (window * tailFraction) / factor);
-    if (cut <= 0) return undefined;
-    const replacedView = view.messages.slice(0, cut);
-    const originals = new Map(transcript.map((m) => [m.id, m]));
-    const replaced = replacedView.map((m) => originals.get(m.id) ?? m);
-    const uses = toolUseIndex(transcript);
-    const facts = extractFacts(replaced);
-    const n = view.summaries.length + 1;
-    const firstKept = transcript.findIndex((m) => m.id === view.messages[cut]!.id);
-    const archivePath = archive(transcript.slice(0, Math.max(0, firstKept)), n);
-    let model: ReturnType<typeof parseSections> | undefined;
-    let note: string | undefined;
-    if (options.summarize) {
-      const maxChars = Math.min(240_000, Math.floor(window * 4 * 0.4));
-      try {
-        const text = await options.summarize(
-          buildSummarizePrompt(renderHistory(replaced, uses, maxChars)),
-          signal,
-        );
-        model = parseSections(text);
-      } catch (error) {
-        if (signal.aborted) throw error;
-        note = `(The model summary failed: ${(error as Error).message}. This summary was built from the log alone.)`;
-      }
-    } else {
-      note = '(Built from the log alone; no summarizer was available.)';
-    }
-    const text = renderSummary({
-      n,
-      archivePath,
-      facts,
-      todos: todosOf(transcript),
-      model,
-      note,
-      continues: view.summaries.length > 0,
-    });
-    return {
-      id: newId(),
-      ts: now,
-      role: 'summary',
-      text,
-      replaces: replacedView.map((m) => m.id),
-      archivePath,
-    };
-  };
+  const compact = createCompactor({
+    options,
+    stateDir,
+    writeText: options.writeText ?? defaultWriteText,
+    window,
+    factor: () => factor,
+    tools,
+    build: (view) => build(view).placed,
+    todosOf,
+    newId,
+  });
 
   return {
     systemText,
@@ -284,6 +240,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
 
       if (args.overflow && lastRawEstimate) factor = Math.max(factor, (window / lastRawEstimate) * 1.05);
       let view = buildView(working);
+      // The view as the previous call cached it (plus what is new): what an in-context summary reads.
+      const cachedView = view;
       let built = build(view, args.volatileTail);
       const editableBefore = editableToolUseIds(view, pruneConfig);
       const usage = () => built.tokens / window;
@@ -328,17 +286,25 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
           );
         }
       } else if ((cold || usage() >= thresholds.emergency) && usage() >= thresholds.softTrim) {
-        // Never skip a stage: each one runs, then the next is considered on the new size.
+        // At the emergency level every stage's threshold is crossed, and a pass breaks a warm cache
+        // from its first edit on whatever it prunes. So it runs every stage, in order, in this one pass:
+        // compaction rewrites only the summary and the kept tail (a stage-2 pass rewrites all after the
+        // oldest result it clears, often more), and the next pass is as far away as it can be.
+        const emergency = usage() >= thresholds.emergency;
+        // Never skip a stage: each one runs, then (below the emergency level) the next is considered
+        // on the new size.
         applyEdits(planSoftTrim(view, pruneConfig), 1);
-        if (usage() >= thresholds.hardClear) {
+        if (emergency || usage() >= thresholds.hardClear) {
           applyEdits(planHardClear(view, toolUseIndex(working), pruneConfig), 2);
-          if (usage() >= thresholds.compact) {
+          if (emergency || usage() >= thresholds.compact) {
             const summary = await compact(
               working,
               view,
               options.compactTailFraction ?? 0.15,
               args.now,
               args.signal,
+              // A cold conversation would be written to the cache for one call: standalone is cheaper.
+              cold ? undefined : cachedView,
             );
             if (summary) {
               append(summary);

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
+import type { AgentMessage } from '../messages.ts';
+import { toLlm } from '../messages.ts';
 
 // Token estimates without a tokenizer. The unit is deliberately the one the emulator and our budget
 // tests use: ceil(UTF-8 bytes / 4) of a block's canonical JSON, so an estimate made here and a count
@@ -72,4 +74,28 @@ export function estimateRequestTokens(request: {
     estimateSystemTokens(request.system) +
     estimateMessagesTokens(request.messages)
   );
+}
+
+// Messages are immutable, so each one's estimate is computed once: a call at 100k tokens then only
+// serialises what is new instead of re-serialising the whole conversation (the harness's main CPU cost).
+const agentMessageTokens = new WeakMap<AgentMessage, number>();
+
+/**
+ * Estimate of the blocks `toLlm` makes of one message. Summed over a view it equals the estimate of
+ * the whole converted list: blocks are counted one by one, and merging messages never changes a block.
+ */
+export function estimateAgentMessageTokens(message: AgentMessage): number {
+  let tokens = agentMessageTokens.get(message);
+  if (tokens === undefined) {
+    tokens = estimateMessagesTokens(toLlm([message]));
+    agentMessageTokens.set(message, tokens);
+  }
+  return tokens;
+}
+
+/** Volatile notes as `placeBreakpoints` appends them (user text blocks, empty ones dropped). */
+export function estimateVolatileTailTokens(tail: readonly string[] | undefined): number {
+  let sum = 0;
+  for (const text of tail ?? []) if (text.length > 0) sum += blockTokens({ type: 'text', text }, 'user');
+  return sum;
 }

@@ -55,9 +55,21 @@ export function buildView(transcript: readonly AgentMessage[]): ContextView {
       continue;
     }
     originals.set(message.id, message.content);
-    messages.push({ ...message, content: edited } satisfies ToolResultMessage);
+    messages.push(editedMessage(message, edited));
   }
   return { summaries, messages, editStage, replaced, originals };
+}
+
+// One object per (result, edited content): a rebuilt view hands out the same objects, so estimates
+// cached per message stay valid for edited results too.
+const editedCache = new WeakMap<ToolResultMessage, ToolResultMessage>();
+
+function editedMessage(original: ToolResultMessage, content: string): ToolResultMessage {
+  const cached = editedCache.get(original);
+  if (cached?.content === content) return cached;
+  const edited = { ...original, content } satisfies ToolResultMessage;
+  editedCache.set(original, edited);
+  return edited;
 }
 
 function applyEdit(

@@ -1,5 +1,7 @@
+import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
 import { resolvePath } from './pathRules.ts';
+import { judgeScriptOnDisk } from './scriptRules.ts';
 import { interactive, lit, type Recurse, type Rule, safe } from './programRules.ts';
 
 // Commands that run code given as text: shells (-c, scripts, stdin), interpreters (-c/-e), eval,
@@ -11,7 +13,10 @@ const CAPABILITIES: readonly [string, RegExp][] = [
     'run programs',
     /\b(system|popen|spawn\w*|exec\w*|fork|Popen|call|check_output|getoutput|subprocess|child_process|Runtime|ProcessBuilder|shell_exec|passthru|proc_open)\b|`/,
   ],
-  ['delete files', /\b(rmtree|unlink\w*|rmdir\w*|remove|rmSync|rm|truncate|shutil|removedirs|FileUtils)\b/],
+  [
+    'delete files',
+    /\b(rmtree|unlink\w*|rmdir\w*|remove\w*|rmSync|rm|rm_rf|rm_r|delete|truncate|shutil|removedirs|FileUtils)\b/,
+  ],
   [
     'write files',
     /\b(writeFile\w*|appendFile\w*|createWriteStream|write_text|write_bytes|file_put_contents|fwrite|chmod|chown|rename\w*)\b|open\s*\([^)]*['"][wax+]/,
@@ -26,25 +31,62 @@ const CAPABILITIES: readonly [string, RegExp][] = [
   ],
 ];
 
+// `system("…")`, `exec "…"` (perl/ruby need no parentheses), `popen(…)`, `%x{…}`, `qx{…}`.
 const SHELL_CALL =
-  /(?:system|popen|execSync|exec|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru)\s*\(\s*(?:\[\s*)?(["'`])((?:\\.|(?!\1).)*)\1/g;
+  /(?:system|popen|execSync|exec|execFileSync|spawnSync|spawn|execFile|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|execute|open3|capture2e?|capture3)\s*\(?\s*(["'`])((?:\\.|(?!\1).)*)\1/g;
+// The argv-list form: `subprocess.run(['rm', '-rf', '/'])`, `spawnSync('rm', ['-rf', '/'])`.
+const ARGV_CALL =
+  /(?:system|exec\w*|spawn\w*|check_output|check_call|call|run|Popen|execFile\w*)\s*\(\s*((?:\[\s*)?(?:(["'])(?:\\.|(?!\2).)*\2\s*,?\s*\[?\s*)+)/g;
+// awk: `print … | "cmd"`, `"cmd" | getline`.
+const AWK_PIPE = /\|\s*"((?:\\.|[^"])*)"|"((?:\\.|[^"])*)"\s*\|\s*getline/g;
+
+function quotedStrings(text: string): string[] {
+  return [...text.matchAll(/(["'])((?:\\.|(?!\1).)*)\1/g)].map((m) => (m[2] ?? '').replace(/\\(.)/g, '$1'));
+}
 
 /** Inline code for another language: judged by the capabilities it reaches for. */
 function judgeInlineCode(language: string, code: string, rc: RuleContext): void {
   for (const match of code.matchAll(SHELL_CALL)) rc.nested(match[2] ?? '', { via: `${language} shell call` });
-  for (const match of code.matchAll(/`([^`]+)`/g)) {
-    if (/^(perl|ruby|php|awk)$/.test(language)) rc.nested(match[1] ?? '', { via: `${language} backticks` });
+  for (const match of code.matchAll(ARGV_CALL)) {
+    const argv = quotedStrings(match[1] ?? '');
+    if (argv.length > 1)
+      rc.nested(argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' '), {
+        via: `${language} process call`,
+      });
+  }
+  for (const match of code.matchAll(/`([^`]+)`|%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)/g)) {
+    if (/^(perl|ruby|php|awk)$/.test(language))
+      rc.nested(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '', { via: `${language} backticks` });
+  }
+  if (language === 'awk') {
+    for (const match of code.matchAll(AWK_PIPE)) rc.nested(match[1] ?? match[2] ?? '', { via: 'awk pipe' });
+    if (AWK_PIPE.test(code)) {
+      rc.add({ class: 'unknown', risk: 'high', program: 'awk', reason: 'awk pipes to or from a command' });
+    }
   }
   const caps = CAPABILITIES.filter(([, re]) => re.test(code)).map(([name]) => name);
   if (caps.length === 0) {
     safe(rc, language, `inline ${language} code with no file, process or network access`);
     return;
   }
+  const network = caps.includes('use the network');
+  if (network && caps.includes('run programs')) {
+    // Fetching and running in one program is `curl … | sh` in another language.
+    rc.add({
+      class: 'never',
+      risk: 'high',
+      program: language,
+      reason: `inline ${language} code that fetches from the network and runs programs`,
+    });
+    return;
+  }
   rc.add({
-    class: caps.includes('use the network') ? 'network' : 'unknown',
+    class: network ? 'network' : 'unknown',
     risk: caps.includes('decode and run hidden code') || caps.includes('run programs') ? 'high' : 'medium',
     program: language,
     reason: `inline ${language} code that can ${caps.join(', ')}`,
+    // `python -c "…urlopen…" | sh` pipes the network into a shell just like curl does.
+    ...(network ? { fetches: true } : {}),
   });
 }
 
@@ -136,6 +178,7 @@ export const shellRule: Rule = (program, args, rc) => {
       rc.nested(script.value, {
         via: `${program} -c`,
         positional: positional.length ? positional : [program],
+        stdin: rc.stdin,
       });
     else judgeDynamicScript(`${program} -c`, script, rc);
     return;
@@ -145,8 +188,39 @@ export const shellRule: Rule = (program, args, rc) => {
   judgeScriptFile(program, file, rc);
 };
 
+/** Runs the text of a script (shell text is parsed; other languages judged as inline code). */
+function judgeScriptText(program: string, text: string, via: string, rc: RuleContext): void {
+  const shebang = /^#!\s*(?:\S*\/env\s+(?:-S\s+)?)?(\S+)/.exec(text)?.[1];
+  const language = shebang ? path.basename(shebang) : program;
+  if (/^((ba|z|da|k|mk)?sh|source|\.)$/.test(language)) rc.nested(text, { via });
+  else judgeInlineCode(language.replace(/[\d.]+$/, ''), text, rc);
+}
+
+/** A file this command line wrote before running it: judged by what was written. */
+export function judgeWrittenFile(program: string, abs: string, rc: RuleContext): boolean {
+  const written = rc.written(abs);
+  if (!written) return false;
+  if (written.content !== undefined) {
+    judgeScriptText(program, written.content, `${path.basename(abs)}, written earlier in this command`, rc);
+    return true;
+  }
+  rc.add({
+    class: 'unknown',
+    risk: 'high',
+    program,
+    reason: `runs ${path.basename(abs)}, written earlier in this command with content that cannot be known`,
+  });
+  return true;
+}
+
 function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
   if (file.substs.length > 0) {
+    const text = rc.substOutput(file.substs);
+    if (text !== undefined && !file.exact && file.value === '/dev/fd/63') {
+      // `bash <(echo … | base64 -d)`: the script is what the substitution prints.
+      judgeScriptText(program, text, `script produced by a substitution`, rc);
+      return;
+    }
     if (rc.substsFetch(file.substs)) {
       rc.add({
         class: 'never',
@@ -165,6 +239,7 @@ function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
     return;
   }
   const abs = resolvePath(file.value, rc);
+  if (abs && !rc.isDownloaded(abs) && judgeWrittenFile(program, abs, rc)) return;
   if (abs && rc.isDownloaded(abs)) {
     rc.add({
       class: 'never',
@@ -184,6 +259,7 @@ function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
     });
     return;
   }
+  if (abs && /^((ba|z|da|k|mk)?sh|source|\.)$/.test(program)) judgeScriptOnDisk(abs, rc, false);
   safe(rc, program, 'runs a script file');
 }
 
@@ -243,8 +319,27 @@ export const interpreterRule =
       if (program === 'python' && v === '-m') {
         const mod = args[i + 1]?.value ?? '';
         if (mod === 'pip') return recurse([lit('pip'), ...args.slice(i + 2)], rc);
+        if (
+          /^(http\.server|SimpleHTTPServer|smtpd|ftplib|pydoc)$/.test(mod) &&
+          !args.some((a) => /^(127\.|localhost$|::1$)/.test(a.value))
+        )
+          return rc.add({
+            class: 'network',
+            risk: 'medium',
+            program: `${program} -m ${mod}`,
+            reason: `serves the workspace to the network`,
+            sessionKey: `network:${program} -m ${mod}`,
+          });
         return safe(rc, `${program} -m ${mod}`);
       }
+      if (program === 'php' && v === '-S' && !/^(127\.|localhost[:]|\[::1\])/.test(args[i + 1]?.value ?? ''))
+        return rc.add({
+          class: 'network',
+          risk: 'medium',
+          program: 'php -S',
+          reason: 'serves the workspace to the network',
+          sessionKey: 'network:php -S',
+        });
       if (program === 'node' && /^--(test|version|check|help|run)$|^-[vhc]$/.test(v))
         return safe(rc, program);
       if (valued.includes(v)) {
@@ -293,7 +388,7 @@ export const evalRule: Rule = (program, args, rc) => {
     glob: false,
     substs: args.flatMap((a) => a.substs),
   };
-  if (joined.exact) rc.nested(joined.value, { via: 'eval' });
+  if (joined.exact) rc.nested(joined.value, { via: 'eval', stdin: rc.stdin });
   else judgeDynamicScript('eval', joined, rc);
 };
 

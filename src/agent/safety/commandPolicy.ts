@@ -124,6 +124,10 @@ export function classifyCommand(command: string, options: ClassifyOptions): Comm
   if (Buffer.byteLength(command) > MAX_COMMAND_BYTES) {
     return refuse('the command is too long to check', 'Write the script to a file with Write, then run it.');
   }
+  if (command.includes('\0')) {
+    // A NUL cannot reach bash intact; what would run is not what was checked.
+    return refuse('the command contains a NUL byte', 'Remove the NUL character from the command.');
+  }
   const parsed = parseShell(command);
   if (!parsed.ok) {
     return refuse(

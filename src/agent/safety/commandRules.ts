@@ -1,17 +1,27 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   aliasRule,
   awkRule,
   evalRule,
   interpreterRule,
+  judgeWrittenFile,
   shellRule,
   sourceRule,
   trapRule,
 } from './codeRules.ts';
 import { type Arg, type FindingInput, parseOpts, type RuleContext, words } from './commandTypes.ts';
 import { gitRule } from './gitRules.ts';
-import { judgeCopy, judgeDd, judgeDelete, judgePermissions, judgeWrite, resolvePath } from './pathRules.ts';
+import { judgeMakefile, judgeScriptOnDisk } from './scriptRules.ts';
+import {
+  expandGlob,
+  judgeCopy,
+  judgeDd,
+  judgeDelete,
+  judgePermissions,
+  judgeWrite,
+  resolvePath,
+} from './pathRules.ts';
+import { asciiSkeleton, linkTarget, normalizeProgram } from './programNames.ts';
 import {
   httpClient,
   interactive,
@@ -30,56 +40,21 @@ import {
   sshRule,
   systemPackages,
 } from './programRules.ts';
+import {
+  dbClient,
+  detachRule,
+  dockerRule,
+  killRule,
+  schedulerRule,
+  sedRule,
+  sortRule,
+  systemctlRule,
+  zipRule,
+} from './systemRules.ts';
 import { envRule, fdRule, findRule, skipThen, WRAPPERS, xargsRule } from './wrapperRules.ts';
 
 // Classifies one simple command (argv after expansion) by its program, after unwrapping wrappers.
 // The table below maps program names to rules; anything not in it is an ordinary command.
-
-// ---------- processes and the system ----------
-
-const killRule: Rule = (program, args, rc) => {
-  if (program === 'kill') {
-    const pids = args.filter(
-      (a, i) =>
-        !(i === 0 && /^-/.test(a.value) && a.value !== '-1') &&
-        !/^-[sn]$/.test(a.value) &&
-        args[i - 1]?.value !== '-s' &&
-        args[i - 1]?.value !== '-n',
-    );
-    const everything =
-      pids.some((a) => a.value === '-1' || a.value === '1') ||
-      (args[0]?.value !== '-1' && args.slice(1).some((a) => a.value === '-1'));
-    if (everything) return never('would signal every process you own (or init)')(program, args, rc);
-    if (args.some((a) => /^-(l|L)$/.test(a.value))) return safe(rc, program);
-  }
-  if (program === 'killall5') return never('signals every process on the machine')(program, args, rc);
-  rc.add({
-    class: 'destructive',
-    risk: program === 'kill' ? 'medium' : 'high',
-    program,
-    reason: `${program} terminates processes${program === 'kill' ? '' : ' by name (could hit the editor or other work)'}`,
-    sessionKey: program === 'kill' ? 'destructive:kill' : undefined,
-  });
-};
-
-const systemctlRule: Rule = (program, args, rc) => {
-  const sub = parseOpts(args).operands[0]?.value ?? '';
-  if (
-    /^(poweroff|reboot|halt|kexec|suspend|hibernate|hybrid-sleep|rescue|emergency|isolate|default|soft-reboot)$/.test(
-      sub,
-    )
-  ) {
-    return never(`${sub} takes the machine down`)(program, args, rc);
-  }
-  if (/^(status|list-\w+|show|cat|is-\w+|help|--version|get-default)$/.test(sub) || sub === '')
-    return safe(rc, program);
-  rc.add({
-    class: 'destructive',
-    risk: 'high',
-    program: `${program} ${sub}`,
-    reason: `${program} ${sub} changes system services`,
-  });
-};
 
 const deleteRule: Rule = (program, args, rc) => {
   const opts = parseOpts(args, {
@@ -101,7 +76,17 @@ const writerRule =
       valued: program === 'truncate' ? 'sr' : program === 'mkdir' ? 'm' : program === 'touch' ? 'dtr' : '',
     });
     const append = opts.has('-a', '--append');
-    for (const op of opts.operands) judgeWrite(program, op, append ? 'append' : mode, rc);
+    for (const op of opts.operands) {
+      judgeWrite(program, op, append ? 'append' : mode, rc);
+      // `echo 'sudo id' | tee x.sh; sh x.sh`: remember what tee wrote.
+      const abs = program === 'tee' && op.exact ? resolvePath(op.value, rc) : undefined;
+      if (abs) {
+        const before = append ? rc.written(abs)?.content : '';
+        const content =
+          rc.stdin.content !== undefined && before !== undefined ? before + rc.stdin.content : undefined;
+        rc.markWritten(abs, content !== undefined && !rc.stdin.network ? { content } : {});
+      }
+    }
     if (program === 'truncate') {
       rc.add({
         class: 'destructive',
@@ -112,77 +97,6 @@ const writerRule =
       });
     } else safe(rc, program);
   };
-
-const sedRule: Rule = (program, args, rc) => {
-  if (args.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a.value) && !/^-[a-zA-Z]*[ef]$/.test(a.value))) {
-    rc.add({
-      class: 'destructive',
-      risk: 'medium',
-      program: `${program} -i`,
-      reason: `${program} -i edits files in place, bypassing review`,
-      suggestion: 'Use Edit or MultiEdit to change files.',
-      sessionKey: `destructive:${program} -i`,
-    });
-    return;
-  }
-  safe(rc, program);
-};
-
-const dbClient: Rule = (program, args, rc) => {
-  const runs =
-    args.some((a) => /^(-c|-e|-f|--command|--execute|--eval|--file)$/.test(a.value)) ||
-    rc.stdin.kind !== 'none';
-  if (!runs && !(program === 'sqlite3' && args.filter((a) => !a.value.startsWith('-')).length >= 2)) {
-    return interactive(
-      'without a query opens an interactive prompt',
-      'Pass the query with -c/-e, or pipe it in.',
-    )(program, args, rc);
-  }
-  rc.add({
-    class: 'network',
-    risk: 'medium',
-    program,
-    reason: `${program} runs queries against a database`,
-    sessionKey: `network:${program}`,
-  });
-};
-
-const dockerRule: Rule = (program, args, rc) => {
-  const opts = parseOpts(args, {
-    valued: 'H',
-    longValued: ['--context', '--host', '--config', '--log-level'],
-    permute: false,
-  });
-  const sub = opts.operands[0]?.value ?? '';
-  const rest = parseOpts(opts.operands.slice(1));
-  if ((sub === 'run' || sub === 'exec') && (rest.has('-i', '--interactive') || rest.has('-t', '--tty'))) {
-    return interactive('-it needs an interactive terminal')(program, args, rc);
-  }
-  if (
-    /^(ps|images|inspect|version|info|logs|top|stats|port|diff|history|events|context|search|help|)$/.test(
-      sub,
-    )
-  ) {
-    if (sub === 'logs' && rest.has('-f', '--follow'))
-      return interactive('logs -f never ends')(program, args, rc);
-    return safe(rc, `${program} ${sub}`.trim());
-  }
-  if (/^(rm|rmi|kill|prune|system|volume|network|stop|down)$/.test(sub)) {
-    return rc.add({
-      class: 'destructive',
-      risk: 'high',
-      program: `${program} ${sub}`,
-      reason: `${program} ${sub} removes or stops containers/data`,
-    });
-  }
-  rc.add({
-    class: 'network',
-    risk: 'medium',
-    program: `${program} ${sub}`,
-    reason: `${program} ${sub} may pull images or expose services`,
-    sessionKey: `network:${program} ${sub}`,
-  });
-};
 
 // ---------- the table ----------
 
@@ -292,19 +206,26 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
   set(['sed', 'gsed'], sedRule);
   set(['kill', 'pkill', 'killall', 'killall5', 'skill', 'xkill'], killRule);
   set(['systemctl', 'service', 'launchctl', 'rc-service'], systemctlRule);
-  set(['crontab', 'at', 'batch'], (p, a, rc) =>
-    a.some((x) => x.value === '-l')
-      ? safe(rc, p)
-      : rc.add({
-          class: 'destructive',
+  set(['crontab', 'at', 'batch', 'systemd-run', 'start-stop-daemon'], schedulerRule);
+  set(['sort'], sortRule);
+  set(['make', 'gmake'], (p, a, rc) => {
+    judgeMakefile(a, rc);
+    safe(rc, p);
+  });
+  set(['hash', 'enable'], (p, a, rc) =>
+    a.some((x) => /^-[a-z]*[pf]/.test(x.value))
+      ? rc.add({
+          class: 'unknown',
           risk: 'high',
           program: p,
-          reason: `${p} schedules or removes jobs that outlive the session`,
-        }),
+          reason: `${p} ${p === 'hash' ? '-p makes a name run another program' : '-f loads code into the shell'}`,
+        })
+      : safe(rc, p),
   );
+  set(['zip'], zipRule);
   rules.set('env', envRule(recurse));
   rules.set('command', (p, a, rc) =>
-    a.some((x) => /^-[vV]$/.test(x.value)) ? safe(rc, p) : recurse(skipThen(['-p'])(a), rc),
+    a.some((x) => /^-[vV]$/.test(x.value)) ? safe(rc, p) : recurse(skipThen([])(a), rc),
   );
   for (const [name, unwrap] of Object.entries(WRAPPERS)) {
     rules.set(name, (p, a, rc) => {
@@ -312,6 +233,8 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
       return rest.length ? recurse(rest, rc) : safe(rc, p);
     });
   }
+  for (const name of ['setsid', 'nohup', 'disown', 'daemonize', 'daemon'])
+    rules.set(name, detachRule(recurse, name === 'disown' ? () => [] : skipThen(['-f'])));
   rules.set('flock', (p, a, rc) => {
     const c = a.findIndex((x) => x.value === '-c' || x.value === '--command');
     if (c !== -1) return rc.nested(a[c + 1]?.value ?? '', { via: 'flock -c' });
@@ -348,56 +271,38 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
       ),
     )
       ? rc.add({ class: 'unknown', risk: 'high', program: p, reason: 'tar told to run an external command' })
-      : safe(rc, p),
+      : extractInto(p, a, rc),
   );
+  rules.set('unzip', extractInto);
   return rules;
 }
 
-// Names that differ only by version or variant share a rule: python3.12 → python, mkfs.ext4 → mkfs.
-export function normalizeProgram(name: string): string {
-  const base = name.replace(/\.exe$/i, '');
-  const versioned = /^(python|pip|pypy|ruby|perl|php|lua|node|nodejs|pwsh)[\d.]*$/.exec(base);
-  if (versioned) {
-    const n = versioned[1] as string;
-    return n === 'nodejs' ? 'node' : n === 'pypy' ? 'python' : n;
+/** tar -x / unzip write where -C/-d say (outside the workspace: approval; system dirs: never). */
+const extractInto: Rule = (program, args, rc) => {
+  const extracting =
+    program === 'unzip' ||
+    args.some(
+      (a, i) =>
+        /^--extract$|^--get$/.test(a.value) ||
+        (/^-?[a-zA-Z]*x/.test(a.value) && i === 0) ||
+        /^-[a-zA-Z]*x/.test(a.value),
+    );
+  const at = args.findIndex((a) => /^(-C|--directory|-d)$/.test(a.value) || /^--directory=/.test(a.value));
+  if (extracting && at !== -1) {
+    const v = (args[at] as Arg).value;
+    const dir: Arg = v.includes('=')
+      ? { ...(args[at] as Arg), value: v.slice(v.indexOf('=') + 1) }
+      : (args[at + 1] ?? lit(''));
+    judgeWrite(program, { ...dir, value: path.join(dir.value, '<extracted>') }, 'overwrite', rc);
   }
-  if (/^mkfs(\..+)?$|^mke2fs$|^mkdosfs$|^mkntfs$/.test(base)) return 'mkfs';
-  return base;
-}
+  if (extracting && args.some((a) => /^(-P|--absolute-names)$/.test(a.value)))
+    rc.add({ class: 'destructive', risk: 'high', program, reason: `${program} extracts to absolute paths` });
+  safe(rc, program);
+};
 
 /** Expands a program-position glob such as `/???/r?` against the real filesystem. */
-export function globProgram(pattern: string, cwd: string | undefined): string[] {
-  if (!pattern.includes('/')) return [];
-  const toRegex = (seg: string) =>
-    new RegExp(
-      `^${seg
-        .replace(/[.+^${}()|\\]/g, '\\$&')
-        .replace(/\*/g, '.*')
-        .replace(/\?/g, '.')
-        .replace(/\[!/g, '[^')}$`,
-    );
-  let dirs = [pattern.startsWith('/') ? '/' : (cwd ?? '')];
-  if (dirs[0] === '') return [];
-  for (const seg of pattern.split('/').filter((s) => s !== '')) {
-    const next: string[] = [];
-    for (const dir of dirs) {
-      if (!/[*?[]/.test(seg)) {
-        next.push(path.join(dir, seg));
-        continue;
-      }
-      let names: string[] = [];
-      try {
-        names = fs.readdirSync(dir);
-      } catch {
-        names = [];
-      }
-      const re = toRegex(seg);
-      for (const n of names)
-        if (re.test(n) && !(n.startsWith('.') && !seg.startsWith('.'))) next.push(path.join(dir, n));
-    }
-    dirs = next.slice(0, 64);
-  }
-  return dirs.filter((d) => fs.existsSync(d));
+function globProgram(pattern: string, cwd: string | undefined): string[] {
+  return pattern.includes('/') ? expandGlob(pattern, cwd) : [];
 }
 
 const MAX_PROBE_FINDINGS = 8;
@@ -472,10 +377,45 @@ export function classifyArgv(argv: readonly Arg[], rc: RuleContext): void {
     });
     return;
   }
+  const copyOf = where ? rc.written(where)?.program : undefined;
+  if (copyOf !== undefined) {
+    // `ln -s /bin/rm x; ./x -rf /` is rm.
+    classifyArgv([lit(copyOf), ...argv.slice(1)], rc);
+    return;
+  }
+  if (where && judgeWrittenFile('sh', where, rc)) return;
   const name = normalizeProgram(path.basename(head.value) || head.value);
+  // A symbolic link is judged as itself and as what it points to (`./x` → /usr/bin/rm).
+  const target = linkTarget(where);
+  const linked = target ? normalizeProgram(path.basename(target)) : undefined;
+  if (linked && linked !== name && RULES.has(linked))
+    classifyArgv([lit(target as string), ...argv.slice(1)], rc);
+  if (/[^\x20-\x7e]/.test(name)) {
+    lookalike(name, argv, rc);
+    return;
+  }
   const rule = RULES.get(name);
   if (rule) rule(name, argv.slice(1), rc, classifyArgv);
-  else safe(rc, name);
+  else {
+    if (where) judgeScriptOnDisk(where, rc, true);
+    safe(rc, name);
+  }
+}
+
+/**
+ * A program name with non-ASCII or control characters cannot be a normal development command; it
+ * is judged as the program it imitates (`ѕudo` → sudo) and never silently allowed.
+ */
+function lookalike(name: string, argv: readonly Arg[], rc: RuleContext): void {
+  const skeleton = asciiSkeleton(name);
+  if (skeleton !== name && /^[\x20-\x7e]+$/.test(skeleton))
+    classifyArgv([lit(skeleton), ...argv.slice(1)], rc);
+  rc.add({
+    class: 'unknown',
+    risk: 'high',
+    program: name,
+    reason: `the program name "${name}" contains non-ASCII or invisible characters${skeleton !== name ? ` (looks like "${skeleton}")` : ''}`,
+  });
 }
 
 const RULES = buildRules(classifyArgv);

@@ -61,6 +61,16 @@ export interface StdinInfo {
 
 export const NO_STDIN: StdinInfo = { kind: 'none', network: false };
 
+/** A file written earlier in the same command line. */
+export interface Written {
+  /** Its text, when statically known (`echo 'rm -rf /' > x.sh`). */
+  readonly content?: string;
+  /** A copy of or link to this program (`ln -s /bin/rm x`, `cp /bin/rm x`). */
+  readonly program?: string;
+  /** A symbolic link to this absolute path (`ln -s ~ h; rm -rf h/`). */
+  readonly link?: string;
+}
+
 export interface NestedOptions {
   readonly positional?: readonly string[];
   readonly vars?: ReadonlyMap<string, string | undefined>;
@@ -68,6 +78,10 @@ export interface NestedOptions {
   readonly cwd?: string;
   /** Why the script is being analysed ("bash -c", "eval", "alias"), for reasons. */
   readonly via: string;
+  /** Only what is dangerous counts (a $PAGER value: `less` is fine there, `rm -rf /` is not). */
+  readonly quiet?: boolean;
+  /** Only findings of the never class count (package scripts read from disk: judged, not re-asked). */
+  readonly onlyNever?: boolean;
 }
 
 export interface RuleContext {
@@ -88,6 +102,12 @@ export interface RuleContext {
   markDownload(absolutePath: string): void;
   /** Was this file downloaded earlier in this command line (`curl -o x.sh …; bash x.sh`)? */
   isDownloaded(absolutePath: string): boolean;
+  /** Record a file this command line writes, and what is known about its content. */
+  markWritten(absolutePath: string, info: Written): void;
+  /** A file written earlier in this command line. */
+  written(absolutePath: string): Written | undefined;
+  /** What a single command/process substitution prints, when statically known. */
+  substOutput(substs: readonly ShNode[]): string | undefined;
   /** Is there a regular file at this absolute path? */
   isFile(absolutePath: string): boolean;
   /** Same context with another working directory (git -C, env -C, find's start dirs). */

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { judgeWrite } from './pathRules.ts';
 import { GREP_HINT, network, type Rule, safe, useTool } from './programRules.ts';
 
 // git: global options (-C, -c) are followed, then the subcommand decides: network (push, fetch…),
@@ -54,6 +55,9 @@ export const gitRule: Rule = (_program, args, rc) => {
       const setting = rest.join('=');
       if (/^alias\./i.test(key) && setting.startsWith('!')) rc.nested(setting.slice(1), { via: 'git alias' });
       else if (GIT_COMMAND_KEYS.test(key) || config === 'config-env') {
+        // The value is a command git will run (core.sshCommand, core.pager, diff.external, …).
+        if (!/^alias\./i.test(key) && setting !== '')
+          rc.nested(setting.replace(/^!/, ''), { via: `git -c ${key}`, quiet: true });
         rc.add({
           class: 'unknown',
           risk: 'high',
@@ -81,6 +85,13 @@ export const gitRule: Rule = (_program, args, rc) => {
     });
     return;
   }
+  // Options whose value is a command git runs: rebase --exec, clone/fetch --upload-pack, push --receive-pack.
+  for (let k = 0; k < rest.length; k++) {
+    const v = (rest[k] as Arg).value;
+    const m = /^(--exec|-x|--upload-pack|-u|--receive-pack|--extcmd)(=(.*))?$/.exec(v);
+    if (!m || (m[1] === '-u' && sub !== 'clone') || (m[1] === '-x' && sub !== 'rebase')) continue;
+    grc.nested(m[3] ?? rest[k + 1]?.value ?? '', { via: `${name} ${m[1]}` });
+  }
   if (
     GIT_NETWORK.has(sub) ||
     (sub === 'lfs' && /^(fetch|pull|push|clone)$/.test(opts.operands[0]?.value ?? ''))
@@ -100,6 +111,22 @@ export const gitRule: Rule = (_program, args, rc) => {
     return;
   }
   const op0 = opts.operands[0]?.value ?? '';
+  if (sub === 'bisect' && op0 === 'run') {
+    grc.nested(
+      opts.operands
+        .slice(1)
+        .map((a) => `'${a.value.replace(/'/g, "'\\''")}'`)
+        .join(' '),
+      { via: 'git bisect run' },
+    );
+  }
+  // `git log --output=FILE`, `git diff -o` style writers.
+  const output = rest.findIndex((a) => /^--output(=|$)/.test(a.value));
+  if (output !== -1) {
+    const v = (rest[output] as Arg).value;
+    const file = v.includes('=') ? v.slice(v.indexOf('=') + 1) : (rest[output + 1]?.value ?? '');
+    judgeWrite(name, { ...(rest[output] as Arg), value: file }, 'overwrite', grc);
+  }
   switch (sub) {
     case 'grep':
       useTool(grc, name, 'Grep', GREP_HINT);
@@ -180,6 +207,8 @@ export const gitRule: Rule = (_program, args, rc) => {
         return gitDestructive(grc, 'git config --global changes settings outside the workspace', 'high');
       }
       if (opts.operands.length >= 2 && GIT_COMMAND_KEYS.test(op0)) {
+        const setting = opts.operands[1]?.value ?? '';
+        grc.nested(setting.replace(/^!/, ''), { via: `git config ${op0}`, quiet: true });
         return grc.add({
           class: 'unknown',
           risk: 'high',

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { canonicalize } from './pathGuard.ts';
@@ -66,6 +67,7 @@ export function criticalTree(abs: string, rc: RuleContext): string | undefined {
     if (candidate === '/') return 'the filesystem root';
     if (SYSTEM_DIRS.has(candidate)) return `the system directory ${candidate}`;
     if (candidate === rc.home) return 'your home directory';
+    if (/^\/(home|Users)\/[^/]+$/.test(candidate)) return `the home directory ${candidate}`;
     if (candidate === rc.workspaceRoot) return 'the whole workspace';
     if (isInside(rc.home, candidate)) return `${candidate}, which contains your home directory`;
     if (isInside(rc.workspaceRoot, candidate)) return `${candidate}, which contains the workspace`;
@@ -97,6 +99,11 @@ export function target(arg: Arg, rc: RuleContext): TargetInfo {
     const base = segs.slice(0, firstGlob).join('/') || (p.startsWith('/') ? '/' : '.');
     if (!wholeDir) {
       const abs = resolvePath(base, rc);
+      // `rm -rf /u*` or `/[u]sr`: what the pattern matches on this machine decides.
+      const hit = expandGlob(p, rc.cwd)
+        .map((m) => criticalTree(m, rc))
+        .find((c) => c !== undefined);
+      if (hit) return { display: p, ...(abs ? { abs } : {}), critical: hit, inside: false, known: false };
       return {
         display: p,
         ...(abs ? { abs } : {}),
@@ -108,7 +115,8 @@ export function target(arg: Arg, rc: RuleContext): TargetInfo {
   }
   const abs = resolvePath(p, rc);
   if (abs === undefined) return { display: arg.value, inside: false, known: false };
-  const critical = criticalTree(abs, rc);
+  const link = rc.written(abs)?.link;
+  const critical = criticalTree(abs, rc) ?? (link ? criticalTree(link, rc) : undefined);
   return {
     display: arg.value,
     abs,
@@ -116,6 +124,43 @@ export function target(arg: Arg, rc: RuleContext): TargetInfo {
     inside: isInside(canonical(abs), rc.workspaceRoot),
     known: arg.exact && !arg.glob,
   };
+}
+
+const MAX_GLOB_MATCHES = 64;
+
+/** Expands a glob pattern against the real filesystem (bounded); [] when nothing matches. */
+export function expandGlob(pattern: string, cwd: string | undefined): string[] {
+  const toRegex = (seg: string) =>
+    new RegExp(
+      `^${seg
+        .replace(/[.+^${}()|\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')
+        .replace(/\[!/g, '[^')}$`,
+    );
+  const start = pattern.startsWith('/') ? '/' : cwd;
+  if (start === undefined) return [];
+  let dirs = [start];
+  for (const seg of pattern.split('/').filter((x) => x !== '')) {
+    const next: string[] = [];
+    for (const dir of dirs) {
+      if (!/[*?[]/.test(seg)) {
+        next.push(path.join(dir, seg));
+        continue;
+      }
+      let names: string[] = [];
+      try {
+        names = fs.readdirSync(dir);
+      } catch {
+        names = [];
+      }
+      const re = toRegex(seg);
+      for (const n of names)
+        if (re.test(n) && !(n.startsWith('.') && !seg.startsWith('.'))) next.push(path.join(dir, n));
+    }
+    dirs = next.slice(0, MAX_GLOB_MATCHES);
+  }
+  return dirs.filter((d) => fs.existsSync(d));
 }
 
 function isScratch(abs: string): boolean {
@@ -265,7 +310,26 @@ export function judgePermissions(program: string, args: readonly Arg[], rc: Rule
     });
     return;
   }
+  const mode = opts.operands[0]?.value ?? '';
+  // `chmod 000 f`, `chmod a-rwx f`, `chattr +i f`: files become unreadable or unchangeable.
+  const removes = program === 'chmod' ? chmodRemovesAccess(mode) : true;
+  if (removes) {
+    rc.add({
+      class: 'destructive',
+      risk: 'medium',
+      program,
+      reason: `${program} ${mode} takes access away or changes ownership`,
+      sessionKey: `destructive:${program}`,
+    });
+    return;
+  }
   rc.add({ class: 'safe', risk: 'low', program, reason: 'permission change inside the workspace' });
+}
+
+/** `chmod 000`, `chmod 444`, `chmod u-w`, `chmod a=`: the owner loses read or write access. */
+function chmodRemovesAccess(mode: string): boolean {
+  if (/^[0-7]{1,4}$/.test(mode)) return Number(mode.padStart(3, '0').slice(-3)[0]) < 6;
+  return mode.split(',').some((clause) => /^[ua]*-.*[rw]/.test(clause) || /^[ua]*=[^rw]*$/.test(clause));
 }
 
 /** cp, mv, ln, install, rsync (local): judged by their destination (and, for mv, their sources). */
@@ -307,8 +371,51 @@ export function judgeCopy(program: string, args: readonly Arg[], rc: RuleContext
     rc.add({ class: 'destructive', risk: 'high', program, reason: 'moves files onto /dev/null' });
     return;
   }
-  judgeWrite(program, dest, 'create', rc);
+  // Onto an existing file (or into a directory that holds one of that name) is an overwrite.
+  const destAbs = dest.exact && !dest.glob ? resolvePath(dest.value, rc) : undefined;
+  const intoDir = destAbs !== undefined && isDirectory(destAbs);
+  const noClobber = opts.has('-n', '--no-clobber', '-b', '--backup') || opts.flags.get('--update') === 'none';
+  const finals = intoDir
+    ? sources.map((s) => ({ ...dest, value: path.join(dest.value, path.basename(s.value)) }))
+    : [dest];
+  for (const f of finals) judgeWrite(program, f, noClobber ? 'create' : 'overwrite', rc);
+  if (program === 'mv' && destAbs && !isInside(canonical(destAbs), rc.workspaceRoot)) {
+    rc.add({
+      class: 'destructive',
+      risk: 'medium',
+      program,
+      reason: `moves files out of the workspace to ${dest.value}`,
+      sessionKey: 'destructive:mv-out',
+    });
+  }
+  if (destAbs) {
+    sources.forEach((s, k) => {
+      const target = intoDir ? path.join(destAbs, path.basename(s.value)) : destAbs;
+      const from = s.exact ? resolvePath(s.value, rc) : undefined;
+      const known = from ? rc.written(from) : undefined;
+      // A copy of (or link to) a system program is that program: `ln -s /bin/rm x; ./x -rf /`.
+      const system = from && /^\/(usr\/)?(local\/)?s?bin\//.test(from) ? path.basename(from) : undefined;
+      const symlink =
+        program === 'ln' && opts.has('-s', '--symbolic') && s.exact
+          ? path.resolve(path.dirname(target), s.value)
+          : undefined;
+      const info = {
+        ...(known ?? {}),
+        ...(system ? { program: system } : {}),
+        ...(symlink ? { link: symlink } : {}),
+      };
+      if (k < 1 || intoDir) rc.markWritten(target, info);
+    });
+  }
   rc.add({ class: 'safe', risk: 'low', program, reason: `${program} inside the workspace` });
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** dd: the output decides (disks → never, files → destructive). */

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext, words } from './commandTypes.ts';
 import { judgeDelete, judgeWrite, resolvePath } from './pathRules.ts';
+import { judgePackageScript, scriptName } from './scriptRules.ts';
 
 // Rules for programs whose meaning depends on a subcommand or on their operands: git, package
 // managers, network clients, and the file readers/searchers that have a dedicated Keel tool.
@@ -378,6 +379,19 @@ export function packageManager(
       });
       return;
     }
+    if (args.some((a) => /^--(script-shell|shell|node-options|userconfig|globalconfig)(=|$)/.test(a.value))) {
+      rc.add({
+        class: 'unknown',
+        risk: 'high',
+        program,
+        reason: `${program} told to use another shell or configuration`,
+      });
+      return;
+    }
+    const script = ['npm', 'yarn', 'pnpm', 'bun'].includes(program)
+      ? scriptName(program, sub, rest)
+      : undefined;
+    if (script) judgePackageScript(program, script, rc);
     safe(rc, `${program} ${sub}`.trim());
   };
 }

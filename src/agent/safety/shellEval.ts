@@ -88,6 +88,25 @@ function tr(args: string[], input: string): string | undefined {
     .join('');
 }
 
+function base32Decode(text: string): string | undefined {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  const clean = text.replace(/[\s=]+/g, '').toUpperCase();
+  let bits = 0;
+  let value = 0;
+  const out: number[] = [];
+  for (const c of clean) {
+    const v = alphabet.indexOf(c);
+    if (v === -1) return undefined;
+    value = (value << 5) | v;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out).toString('utf8');
+}
+
 function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | undefined {
   const prog = path.basename(argv[0] ?? '');
   const args = argv.slice(1);
@@ -109,12 +128,35 @@ function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | 
     case 'cat':
     case 'tee':
       return args.every((a) => a === '-') ? stdin : undefined;
-    case 'base64': {
-      if (stdin === undefined) return undefined;
-      if (args.some((a) => /^-[a-zA-Z]*[dD]|^--decode$/.test(a))) {
-        return Buffer.from(stdin.replace(/\s+/g, ''), 'base64').toString('utf8');
+    case 'base64':
+    case 'basenc':
+    case 'openssl': {
+      // `openssl base64 -d`, `openssl enc -d -base64`, `basenc --base64 -d`, `base64 -d [file]`.
+      if (prog === 'openssl' && !args.some((a) => /^-?(base64|a)$/.test(a))) return undefined;
+      if (prog === 'basenc' && !args.includes('--base64')) return undefined;
+      const data = stdin;
+      if (data === undefined) return undefined;
+      if (args.some((a) => /^-[a-zA-Z]*[dD]$|^--decode$/.test(a))) {
+        return Buffer.from(data.replace(/\s+/g, ''), 'base64').toString('utf8');
       }
-      return `${Buffer.from(stdin, 'utf8').toString('base64')}\n`;
+      return `${Buffer.from(data, 'utf8').toString('base64')}\n`;
+    }
+    case 'base32':
+      if (stdin === undefined || !args.some((a) => /^-[a-zA-Z]*d$|^--decode$/.test(a))) return undefined;
+      return base32Decode(stdin);
+    case 'dirname':
+    case 'basename':
+    case 'realpath':
+    case 'readlink': {
+      const names = args.filter((a) => !a.startsWith('-'));
+      if (names.length !== 1 || (prog === 'readlink' && !args.some((a) => /^-[a-z]*[fem]/.test(a))))
+        return undefined;
+      const name = names[0] as string;
+      if (prog === 'dirname') return `${path.dirname(name)}\n`;
+      if (prog === 'basename') return `${path.basename(name)}\n`;
+      return env.cwd === undefined && !path.isAbsolute(name)
+        ? undefined
+        : `${path.resolve(env.cwd ?? '/', name)}\n`;
     }
     case 'rev':
       return stdin
@@ -132,11 +174,20 @@ function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | 
   }
 }
 
-function evalStmt(stmt: ShNode, env: EvalEnv, stdin: string | undefined, depth: number): string | undefined {
+const OUTPUT_OPS = [OP.rdrOut, OP.appOut, OP.clbOut, OP.rdrAll, OP.appAll];
+
+function evalStmt(
+  stmt: ShNode,
+  env: EvalEnv,
+  stdin: string | undefined,
+  depth: number,
+  ignoreOutputs = false,
+): string | undefined {
   if (depth > 8 || stmt.Background === true) return undefined;
   let input = stdin;
   for (const r of children(stmt, 'Redirs')) {
     const op = num(r, 'Op');
+    if (ignoreOutputs && OUTPUT_OPS.includes(op)) continue;
     if (op !== OP.hdoc && op !== OP.dashHdoc && op !== OP.wordHdoc) return undefined;
     const body = heredocBody(r, env);
     if (!body.exact) return undefined;
@@ -164,12 +215,21 @@ function evalStmt(stmt: ShNode, env: EvalEnv, stdin: string | undefined, depth: 
   return out !== undefined && out.length <= MAX_OUTPUT ? out : undefined;
 }
 
-/** What `stmts` would print, when that is knowable without running anything. */
-export function staticOutput(stmts: ShNode[], env: EvalEnv, stdin?: string, depth = 0): string | undefined {
+/**
+ * What `stmts` would print, when that is knowable without running anything. With `ignoreOutputs`,
+ * what they would write through their own `>`/`>>` redirections (`echo … > x.sh`).
+ */
+export function staticOutput(
+  stmts: ShNode[],
+  env: EvalEnv,
+  stdin?: string,
+  depth = 0,
+  ignoreOutputs = false,
+): string | undefined {
   if (stmts.length === 0) return undefined;
   let out = '';
   for (const stmt of stmts) {
-    const part = evalStmt(stmt, env, stdin, depth);
+    const part = evalStmt(stmt, env, stdin, depth, ignoreOutputs);
     if (part === undefined) return undefined;
     out += part;
   }

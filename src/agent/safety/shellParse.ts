@@ -1,4 +1,5 @@
 import sh from 'mvdan-sh';
+import { expandBraces, MAX_BRACE_ALTERNATIVES } from './shellBraces.ts';
 
 // A thin, typed layer over mvdan-sh (mvdan/sh's parser compiled to JS): parse, walk, and expand words
 // the way bash would when their value is knowable from the command text alone (quotes, escapes,
@@ -122,6 +123,12 @@ export const OP = {
   assignUnset: expOp('${a=b}'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   assignUnsetOrNull: expOp('${a:=b}'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+  altUnset: expOp('${a+b}'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+  altUnsetOrNull: expOp('${a:+b}'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+  otherParamOps: expOp('${a@P}'),
 } as const;
 
 // ---------- word expansion ----------
@@ -129,6 +136,8 @@ export const OP = {
 export interface ExpandEnv {
   /** Value of a variable; undefined when it cannot be known from the command text. */
   lookup(name: string): string | undefined;
+  /** Elements of an array variable (`a=(x y)`); undefined when not known. */
+  lookupArray?(name: string): readonly string[] | undefined;
   readonly home: string;
   /** Static output of a command substitution, if it can be computed without running anything. */
   substitute(stmts: ShNode[]): string | undefined;
@@ -156,6 +165,8 @@ interface Seg {
   glob: boolean;
   /** Quoted (even empty) text keeps a field alive: `''` is one empty argument. */
   keeps: boolean;
+  /** Ends the current field ("${a[@]}" yields one field per element). */
+  brk?: boolean;
 }
 
 // `*`, `?` or a bracket expression `[…]`, not escaped by a backslash (a lone `[` is the test command).
@@ -203,6 +214,43 @@ function literalOf(word: ShNode | undefined): string | undefined {
   const parts = children(word, 'Parts');
   if (parts.length !== 1 || nodeType(parts[0]) !== 'Lit') return undefined;
   return str(parts[0], 'Value');
+}
+
+/** `${a[@]}` / `${a[*]}` / `${a[N]}`: the elements selected, when the array is known. */
+function arrayElements(pe: ShNode, env: ExpandEnv): { all: boolean; items: readonly string[] } | undefined {
+  const name = str(child(pe, 'Param'), 'Value');
+  // "$@" is the positional parameters as separate words, like "${a[@]}".
+  const index = name === '@' || name === '*' ? name : literalOf(child(pe, 'Index'));
+  if ((name === '@' || name === '*') && (child(pe, 'Index') || flag(pe, 'Length') || child(pe, 'Slice')))
+    return undefined;
+  const items = env.lookupArray?.(name);
+  if (index === undefined || items === undefined || flag(pe, 'Excl') || child(pe, 'Exp')) return undefined;
+  if (index === '@' || index === '*') return { all: index === '@', items };
+  if (!/^\d+$/.test(index)) return undefined;
+  return { all: false, items: [items[Number(index)] ?? ''] };
+}
+
+/**
+ * What an unknown `${X:-default}`, `${X:=default}` or `${X:+alt}` most plausibly becomes: the
+ * word given in the expansion (`rm -rf "${DIR:-/}"` is judged as `rm -rf /`).
+ */
+function paramGuess(pe: ShNode, env: ExpandEnv): string | undefined {
+  const exp = child(pe, 'Exp');
+  if (!exp) return undefined;
+  const op = num(exp, 'Op');
+  const ops = [
+    OP.defUnset,
+    OP.defUnsetOrNull,
+    OP.assignUnset,
+    OP.assignUnsetOrNull,
+    OP.altUnset,
+    OP.altUnsetOrNull,
+  ];
+  const word = child(exp, 'Word');
+  if (!ops.includes(op) || !word) return undefined;
+  return expandWord(word, env)
+    .fields.map((f) => f.value)
+    .join(' ');
 }
 
 function paramValue(pe: ShNode, env: ExpandEnv): string | undefined {
@@ -286,9 +334,25 @@ function segmentsOf(
       const inner = segmentsOf(children(part, 'Parts'), env, substs, true, false);
       out.push({ text: '', split: false, exact: true, glob: false, keeps: true }, ...inner);
     } else if (t === 'ParamExp') {
+      const elements = arrayElements(part, env);
+      if (elements && !flag(part, 'Length')) {
+        const joined = !elements.all && quoted;
+        const items = joined ? [elements.items.join((env.lookup('IFS') ?? ' ').slice(0, 1))] : elements.items;
+        items.forEach((item, k) => {
+          if (k > 0) out.push({ text: '', split: false, exact: true, glob: false, keeps: false, brk: true });
+          out.push({
+            text: item,
+            split: !quoted,
+            exact: true,
+            glob: !quoted && /[*?[]/.test(item),
+            keeps: quoted,
+          });
+        });
+        return;
+      }
       const v = paramValue(part, env);
       out.push({
-        text: v ?? '',
+        text: v ?? paramGuess(part, env) ?? '',
         split: !quoted,
         exact: v !== undefined,
         glob: !quoted && v !== undefined && /[*?[]/.test(v),
@@ -331,6 +395,10 @@ function fieldsOf(segs: Seg[], ifs: string): Field[] {
     cur = { value: '', exact: true, glob: false, live: false };
   };
   for (const seg of segs) {
+    if (seg.brk) {
+      flush();
+      continue;
+    }
     if (!seg.exact) cur.exact = false;
     if (seg.keeps) cur.live = true;
     if (seg.glob) cur.glob = true;
@@ -346,66 +414,6 @@ function fieldsOf(segs: Seg[], ifs: string): Field[] {
   }
   flush();
   return fields;
-}
-
-const MAX_BRACE_ALTERNATIVES = 64;
-
-function braceRange(body: string): string[] | undefined {
-  const m = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?$/.exec(body);
-  if (!m) return undefined;
-  const [, a = '', b = '', stepText] = m;
-  const numeric = /\d/.test(a) && /\d/.test(b);
-  if (!numeric && (/\d/.test(a) || /\d/.test(b))) return undefined;
-  const from = numeric ? Number(a) : a.charCodeAt(0);
-  const to = numeric ? Number(b) : b.charCodeAt(0);
-  const step = Math.abs(Number(stepText ?? 1)) || 1;
-  const out: string[] = [];
-  const dir = from <= to ? 1 : -1;
-  for (let v = from; dir > 0 ? v <= to : v >= to; v += dir * step) {
-    out.push(numeric ? String(v) : String.fromCharCode(v));
-    if (out.length >= MAX_BRACE_ALTERNATIVES) break;
-  }
-  return out;
-}
-
-/** Bash brace expansion of an unquoted literal (`{rm,-rf,/}`, `a{1..3}`), escapes respected. */
-export function expandBraces(s: string): string[] {
-  for (let i = 0; i < s.length; i++) {
-    if (s[i] === '\\') {
-      i++;
-      continue;
-    }
-    if (s[i] !== '{') continue;
-    let depth = 0;
-    let close = -1;
-    const commas: number[] = [];
-    for (let j = i; j < s.length; j++) {
-      const c = s[j];
-      if (c === '\\') j++;
-      else if (c === '{') depth++;
-      else if (c === '}' && --depth === 0) {
-        close = j;
-        break;
-      } else if (c === ',' && depth === 1) commas.push(j);
-    }
-    if (close === -1) return [s];
-    const body = s.slice(i + 1, close);
-    let options: string[] | undefined;
-    if (commas.length > 0) {
-      const cuts = [i, ...commas, close];
-      options = cuts.slice(0, -1).map((at, k) => s.slice(at + 1, cuts[k + 1]));
-    } else options = braceRange(body);
-    if (!options) return expandBraces(s.slice(i + 1)).map((rest) => s.slice(0, i + 1) + rest);
-    const out: string[] = [];
-    for (const option of options) {
-      for (const x of expandBraces(s.slice(0, i) + option + s.slice(close + 1))) {
-        out.push(x);
-        if (out.length >= MAX_BRACE_ALTERNATIVES) return out;
-      }
-    }
-    return out;
-  }
-  return [s];
 }
 
 /** Every brace alternative of the word, as lists of parts (literals replaced by synthetic ones). */

@@ -1,22 +1,19 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { classifyArgv } from './commandRules.ts';
 import {
   type Arg,
-  DECISION_OF,
   type Finding,
-  type FindingInput,
   NO_STDIN,
   type NestedOptions,
   type RuleContext,
   type StdinInfo,
 } from './commandTypes.ts';
+import { judgeAssignment } from './envRules.ts';
 import { judgeRedirectTarget } from './pathRules.ts';
 import { staticOutput } from './shellEval.ts';
 import {
   child,
   children,
-  type ExpandEnv,
   expandWord,
   flag,
   heredocBody,
@@ -30,103 +27,92 @@ import {
   str,
   walk,
 } from './shellParse.ts';
-
-// The command policy (Bash is the fallback, never the main road). The command is parsed with a real
-// shell parser; every simple command — in pipelines, lists, subshells, substitutions, functions,
-// nested `sh -c` / eval strings — is classified, and the most severe finding decides:
-// block > refuse > ask > allow. The decision is code, not model judgement.
+import {
+  assignedValue,
+  clone,
+  envFor,
+  newWalker,
+  push,
+  type Script,
+  type State,
+  trackBuiltins,
+  type WalkOptions,
+  type Walker,
+} from './shellState.ts';
 
 // Walks the syntax tree of a command line and classifies every simple command in it — in pipelines,
 // lists, subshells, blocks, if/for/while/case, functions, command and process substitutions, and the
 // scripts nested in `sh -c`, eval, aliases, traps — tracking what can be known statically: variables
-// assigned earlier, the working directory after `cd`, what a pipe feeds into stdin.
+// and arrays assigned earlier, the working directory after `cd`, what a pipe feeds into stdin,
+// functions (followed at each call with its arguments), files written earlier in the same line.
 
-export interface WalkOptions {
-  readonly workspaceRoot: string;
-  readonly home: string;
-  readonly isFile: (absolutePath: string) => boolean;
-}
+export { defaultIsFile, type WalkOptions } from './shellState.ts';
 
 const MAX_NESTING = 6;
 const MAX_LOOP_VALUES = 8;
-const MAX_FINDINGS = 500;
-
-interface State {
-  cwd: string | undefined;
-  vars: Map<string, string | undefined>;
-  /** $0, $1, … ; undefined inside functions (unknown arguments). */
-  positional: readonly string[] | undefined;
-}
-
-interface Script {
-  readonly buf: Buffer;
-  readonly id: number;
-}
-
-interface Walker {
-  readonly options: WalkOptions;
-  readonly findings: Finding[];
-  /** Keys (script id + node offsets) of simple commands already classified. */
-  readonly visited: Set<string>;
-  /** Keys of substitutions that run a network-fetching command. */
-  readonly fetchingSubsts: Set<string>;
-  scripts: number;
-  /** Files written by network downloads so far, and whether a /dev/tcp socket was opened. */
-  readonly downloads: Set<string>;
-  socketOpened: boolean;
-  readonly functions: Set<string>;
-}
-
-const clone = (s: State): State => ({ cwd: s.cwd, vars: new Map(s.vars), positional: s.positional });
-
-export function defaultIsFile(p: string): boolean {
-  try {
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function lookupIn(state: State, w: Walker) {
-  return (name: string): string | undefined => {
-    if (state.vars.has(name)) return state.vars.get(name);
-    if (/^\d+$/.test(name)) return state.positional ? (state.positional[Number(name)] ?? '') : undefined;
-    if (name === '@' || name === '*')
-      return state.positional ? state.positional.slice(1).join(' ') : undefined;
-    if (name === '#') return state.positional ? String(Math.max(0, state.positional.length - 1)) : undefined;
-    if (name === 'HOME') return w.options.home;
-    if (name === 'PWD') return state.cwd;
-    if (name === 'IFS') return ' \t\n';
-    return undefined;
-  };
-}
-
-function envFor(state: State, w: Walker): ExpandEnv & { cwd: string | undefined } {
-  const env: ExpandEnv & { cwd: string | undefined } = {
-    lookup: lookupIn(state, w),
-    home: w.options.home,
-    cwd: state.cwd,
-    substitute: (stmts) => staticOutput(stmts, env),
-  };
-  return env;
-}
-
-function push(w: Walker, f: FindingInput, command: string): void {
-  if (w.findings.length >= MAX_FINDINGS) return;
-  const { command: own, ...rest } = f;
-  w.findings.push({ ...rest, decision: DECISION_OF[f.class], command: own ?? command });
-}
 
 // ---------- walking the syntax tree ----------
 
-function scanSubsts(node: ShNode | undefined, state: State, w: Walker, src: Script, depth: number): void {
+const ARITHMETIC = new Set(['ArithmExp', 'ArithmCmd', 'LetClause', 'TestClause']);
+
+/**
+ * Values bash evaluates again: `${x@P}` (prompt expansion runs `$(…)` in x) and arithmetic, where
+ * `x='a[$(cmd)]'; echo $((x))` runs cmd through the array subscript.
+ */
+function reevaluated(n: ShNode, state: State, w: Walker, depth: number): void {
+  const t = nodeType(n);
+  const names: string[] = [];
+  if (t === 'ParamExp') {
+    const exp = child(n, 'Exp');
+    if (
+      num(exp, 'Op') === OP.otherParamOps &&
+      /P/.test(str(children(child(exp, 'Word'), 'Parts')[0], 'Value'))
+    )
+      names.push(str(child(n, 'Param'), 'Value'));
+  } else if (ARITHMETIC.has(t)) {
+    walk(n, (m) => {
+      const mt = nodeType(m);
+      if (mt === 'Lit' && /^[A-Za-z_]\w*$/.test(str(m, 'Value'))) names.push(str(m, 'Value'));
+      if (mt === 'ParamExp') names.push(str(child(m, 'Param'), 'Value'));
+      return true;
+    });
+  }
+  for (const name of names) {
+    const value = state.vars.get(name);
+    if (value !== undefined && /\$\(|`/.test(value)) {
+      nested(value, { via: `re-evaluation of $${name}`, quiet: true }, state, w, depth, value);
+    } else if (value === undefined && state.vars.has(name) && t === 'ParamExp') {
+      push(
+        w,
+        {
+          class: 'unknown',
+          risk: 'high',
+          program: `\${${name}@P}`,
+          reason: `\${${name}@P} runs substitutions in a value not known in advance`,
+        },
+        name,
+      );
+    }
+  }
+}
+
+function scanSubsts(
+  node: ShNode | undefined,
+  state: State,
+  w: Walker,
+  src: Script,
+  depth: number,
+  stdin: StdinInfo = NO_STDIN,
+): void {
   if (!node) return;
   walk(node, (n) => {
     const t = nodeType(n);
+    if (t === 'ParamExp' || ARITHMETIC.has(t)) reevaluated(n, state, w, depth);
     if (t !== 'CmdSubst' && t !== 'ProcSubst') return true;
-    const before = w.findings.length;
-    walkStmts(children(n, 'Stmts'), clone(state), NO_STDIN, w, src, depth);
-    if (w.findings.slice(before).some((f) => f.fetches)) w.fetchingSubsts.add(`${src.id}:${nodeKey(n)}`);
+    const before = w.fetches;
+    // A substitution reads the command's stdin: `curl … | bash -c "$(cat)"`.
+    walkStmts(children(n, 'Stmts'), clone(state), stdin, w, src, depth);
+    if (stdin.network || w.fetches > before) w.fetchingSubsts.add(`${src.id}:${nodeKey(n)}`);
     return false;
   });
 }
@@ -151,7 +137,7 @@ interface Redirected {
   /** Some stream is connected to /dev/tcp or /dev/udp. */
   readonly socket: boolean;
   /** Files stdout is written to. */
-  readonly outputs: readonly string[];
+  readonly outputs: readonly { readonly abs: string; readonly append: boolean }[];
 }
 
 function redirections(
@@ -165,7 +151,7 @@ function redirections(
   let input = stdin;
   let toFile = false;
   let socket = false;
-  const outputs: string[] = [];
+  const outputs: { abs: string; append: boolean }[] = [];
   const env = envFor(state, w);
   for (const r of children(stmt, 'Redirs')) {
     const word = child(r, 'Word');
@@ -178,7 +164,8 @@ function redirections(
       continue;
     }
     if (!word) continue;
-    const fields = expandWord(word, env).fields;
+    const expanded = expandWord(word, env);
+    const fields = expanded.fields;
     const field = fields[0] ?? { value: '', exact: false, glob: false };
     const arg: Arg = { ...field, substs: [] };
     const text = sourceOf(src.buf, stmt);
@@ -188,7 +175,8 @@ function redirections(
       w.socketOpened = true;
     }
     if (op === OP.rdrIn) {
-      const network = /^\/dev\/(tcp|udp)\//.test(field.value);
+      // `sh < <(curl …)` reads what the network sent, just like `curl … | sh`.
+      const network = /^\/dev\/(tcp|udp)\//.test(field.value) || rc.substsFetch(expanded.substs);
       if (network)
         rc.add({
           class: 'network',
@@ -206,7 +194,11 @@ function redirections(
       const fd = str(child(r, 'N'), 'Value');
       if (fd === '' || fd === '1' || op === OP.rdrAll || op === OP.appAll) {
         toFile = true;
-        if (field.exact && state.cwd !== undefined) outputs.push(path.resolve(state.cwd, field.value));
+        if (field.exact && (state.cwd !== undefined || path.isAbsolute(field.value)))
+          outputs.push({
+            abs: path.resolve(state.cwd ?? '/', field.value),
+            append: op === OP.appOut || op === OP.appAll,
+          });
       }
       if (op === OP.rdrInOut) input = { kind: 'file', network: /^\/dev\/(tcp|udp)\//.test(field.value) };
     }
@@ -231,10 +223,19 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
   }
   switch (t) {
     case 'CallExpr': {
-      const before = w.findings.length;
+      const before = w.fetches;
       walkCall(cmd, stmt, state, input, toFile, w, src, depth);
-      // `curl … > x.sh`: the file now holds network content.
-      if (w.findings.slice(before).some((f) => f.fetches)) for (const o of outputs) w.downloads.add(o);
+      // `curl … > x.sh`: the file now holds network content; `echo … > x.sh`: it holds that text.
+      const fetched = w.fetches > before;
+      const content = outputs.length
+        ? staticOutput([stmt], envFor(state, w), input.content, 0, true)
+        : undefined;
+      for (const o of outputs) {
+        if (fetched) w.downloads.add(o.abs);
+        const previous = o.append ? w.written.get(o.abs)?.content : '';
+        const text = content !== undefined && previous !== undefined ? previous + content : undefined;
+        w.written.set(o.abs, text !== undefined && !fetched ? { content: text } : {});
+      }
       return;
     }
     case 'BinaryCmd': {
@@ -242,9 +243,9 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
       const x = child(cmd, 'X');
       const y = child(cmd, 'Y');
       if (op === OP.pipe || op === OP.pipeAll) {
-        const before = w.findings.length;
+        const before = w.fetches;
         if (x) walkStmt(x, clone(state), input, w, src, depth);
-        const network = w.findings.slice(before).some((f) => f.fetches) || w.socketOpened;
+        const network = w.fetches > before || w.socketOpened || input.network;
         const content = x ? staticOutput([x], envFor(state, w)) : undefined;
         const piped: StdinInfo = { kind: 'pipe', network, ...(content !== undefined ? { content } : {}) };
         if (y) walkStmt(y, clone(state), piped, w, src, depth);
@@ -328,8 +329,8 @@ function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Sc
 function walkFunction(cmd: ShNode, state: State, w: Walker, src: Script, depth: number): void {
   const name = str(child(cmd, 'Name'), 'Value');
   const body = child(cmd, 'Body');
-  w.functions.add(name);
   if (!body) return;
+  w.functions.set(name, { body, src, state: clone(state), depth });
   // A function that calls itself from a pipeline or in the background multiplies processes without
   // bound: the fork bomb, whatever its name (`:(){ :|:& };:`, `bomb(){ bomb|bomb& }; bomb`).
   let selfCalls = 0;
@@ -357,7 +358,15 @@ function walkFunction(cmd: ShNode, state: State, w: Walker, src: Script, depth: 
       sourceOf(src.buf, cmd),
     );
   }
-  walkStmt(body, { ...clone(state), positional: undefined }, NO_STDIN, w, src, depth);
+}
+
+/** Functions never called directly may still run (`export -f`, traps, `$F`): judge them as such. */
+function walkUncalledFunctions(w: Walker): void {
+  for (const [name, def] of w.functions) {
+    if (w.called.has(name)) continue;
+    w.called.add(name);
+    walkStmt(def.body, { ...clone(def.state), positional: undefined }, NO_STDIN, w, def.src, def.depth);
+  }
 }
 
 function walkDecl(
@@ -370,13 +379,20 @@ function walkDecl(
   depth: number,
 ): void {
   const env = envFor(state, w);
+  const rc = ruleContext(state, input, false, w, src, depth, sourceOf(src.buf, stmt));
   for (const a of children(cmd, 'Args')) {
     scanSubsts(a, state, w, src, depth);
     const name = str(child(a, 'Name'), 'Value');
-    if (flag(a, 'Naked') || name === '') continue;
-    const value = child(a, 'Value');
-    const fields = value ? expandWord(value, env).fields : [];
-    state.vars.set(name, fields.every((f) => f.exact) ? fields.map((f) => f.value).join(' ') : undefined);
+    if (name === '') continue;
+    if (flag(a, 'Naked')) {
+      // `export PAGER` exports whatever was assigned before.
+      if (state.vars.has(name)) judgeAssignment(name, state.vars.get(name), state.vars.get(name) ?? '', rc);
+      continue;
+    }
+    const { scalar, guess, array } = assignedValue(a, env);
+    state.vars.set(name, scalar);
+    if (array !== undefined || child(a, 'Array')) state.arrays.set(name, array);
+    judgeAssignment(name, scalar, guess, rc);
   }
   push(
     w,
@@ -398,48 +414,46 @@ function walkCall(
 ): void {
   w.visited.add(`${src.id}:${nodeKey(call)}`);
   const env = envFor(state, w);
+  const text = sourceOf(src.buf, stmt) || sourceOf(src.buf, call);
   const prefix = new Map<string, string | undefined>();
+  const arrays = new Map<string, readonly string[] | undefined>();
+  const assignRc = ruleContext(state, input, toFile, w, src, depth, text);
   for (const a of children(call, 'Assigns')) {
     scanSubsts(a, state, w, src, depth);
-    const value = child(a, 'Value');
-    const fields = value ? expandWord(value, env).fields : [];
-    const known = !child(a, 'Array') && fields.every((f) => f.exact);
-    prefix.set(str(child(a, 'Name'), 'Value'), known ? fields.map((f) => f.value).join(' ') : undefined);
+    const name = str(child(a, 'Name'), 'Value');
+    const { scalar, guess, array } = assignedValue(a, env);
+    prefix.set(name, scalar);
+    if (child(a, 'Array')) arrays.set(name, array);
+    judgeAssignment(name, scalar, guess, assignRc);
   }
   const words = children(call, 'Args');
-  for (const word of words) scanSubsts(word, state, w, src, depth);
+  for (const word of words) scanSubsts(word, state, w, src, depth, input);
   if (words.length === 0) {
     for (const [k, v] of prefix) state.vars.set(k, v);
+    for (const [k, v] of arrays) state.arrays.set(k, v);
     return;
   }
   const argv: Arg[] = words.flatMap((word) => {
     const e = expandWord(word, env);
     return e.fields.map((f) => ({ ...f, substs: e.substs }));
   });
-  const text = sourceOf(src.buf, stmt) || sourceOf(src.buf, call);
   const callState = prefix.size > 0 ? { ...state, vars: new Map([...state.vars, ...prefix]) } : state;
   classifyArgv(argv, ruleContext(callState, input, toFile, w, src, depth, text));
-  trackBuiltins(argv, state, w.options.home);
+  callFunction(argv, callState, input, w, depth);
+  trackBuiltins(argv, state, w.options.home, input);
 }
 
-/** Builtins that change what later commands mean: cd (relative paths), unset, read. */
-function trackBuiltins(argv: readonly Arg[], state: State, home: string): void {
-  const [head, ...rest] = argv;
-  if (!head?.exact) return;
-  const operands = rest.filter((a) => !/^-[LPe@]+$/.test(a.value));
-  if (head.value === 'cd' || head.value === 'pushd') {
-    const to = operands[0];
-    if (!to) state.cwd = head.value === 'cd' ? home : undefined;
-    else if (!to.exact || to.value === '-') state.cwd = undefined;
-    else
-      state.cwd = path.isAbsolute(to.value)
-        ? path.resolve(to.value)
-        : state.cwd && path.resolve(state.cwd, to.value);
-  } else if (head.value === 'popd') state.cwd = undefined;
-  else if (head.value === 'unset') for (const a of operands) state.vars.set(a.value, '');
-  else if (head.value === 'read' || head.value === 'mapfile' || head.value === 'readarray') {
-    for (const a of operands) state.vars.set(a.value, undefined);
-  } else if (head.value === 'set' || head.value === 'shift') state.positional = undefined;
+/** A call of a function defined earlier: its body runs with these arguments as $1, $2, … */
+function callFunction(argv: readonly Arg[], state: State, input: StdinInfo, w: Walker, depth: number): void {
+  const head = argv[0];
+  const def = head?.exact ? w.functions.get(head.value) : undefined;
+  if (!head || !def) return;
+  w.called.add(head.value);
+  if (w.calling.has(head.value) || depth >= MAX_NESTING) return;
+  w.calling.add(head.value);
+  const positional = [head.value, ...argv.slice(1).map((a) => (a.exact ? a.value : undefined))];
+  walkStmt(def.body, { ...clone(state), positional }, input, w, def.src, depth + 1);
+  w.calling.delete(head.value);
 }
 
 function ruleContext(
@@ -464,6 +478,12 @@ function ruleContext(
     isFile: w.options.isFile,
     markDownload: (p) => w.downloads.add(p),
     isDownloaded: (p) => w.downloads.has(p),
+    markWritten: (p, info) => w.written.set(p, info),
+    written: (p) => w.written.get(p),
+    substOutput: (substs) => {
+      const only = substs.length === 1 ? substs[0] : undefined;
+      return only ? staticOutput(children(only, 'Stmts'), envFor(state, w)) : undefined;
+    },
     withCwd: (cwd) => ruleContext({ ...state, cwd }, stdin, stdoutToFile, w, src, depth, text),
   };
   return rc;
@@ -493,9 +513,17 @@ function nested(
   const inner: State = {
     cwd: options.cwd ?? state.cwd,
     vars: new Map([...state.vars, ...(options.vars ?? [])]),
+    arrays: new Map(state.arrays),
     positional: options.positional ? [...options.positional] : ['sh'],
   };
-  analyse(script, inner, options.stdin ?? NO_STDIN, w, depth + 1, options.via, text);
+  if (options.quiet) w.quiet++;
+  if (options.onlyNever) w.onlyNever++;
+  try {
+    analyse(script, inner, options.stdin ?? NO_STDIN, w, depth + 1, options.via, text);
+  } finally {
+    if (options.quiet) w.quiet--;
+    if (options.onlyNever) w.onlyNever--;
+  }
 }
 
 function analyse(
@@ -530,7 +558,7 @@ function analyse(
       walkCall(
         n,
         n,
-        { cwd: undefined, vars: new Map(), positional: undefined },
+        { cwd: undefined, vars: new Map(), arrays: new Map(), positional: undefined },
         NO_STDIN,
         false,
         w,
@@ -544,17 +572,14 @@ function analyse(
 
 /** Every finding for a parsed-OK command line. Throws only on internal errors. */
 export function analyseCommand(command: string, options: WalkOptions): Finding[] {
-  const w: Walker = {
-    options,
-    findings: [],
-    visited: new Set(),
-    fetchingSubsts: new Set(),
-    functions: new Set(),
-    scripts: 0,
-    downloads: new Set(),
-    socketOpened: false,
+  const w = newWalker(options);
+  const state: State = {
+    cwd: options.workspaceRoot,
+    vars: new Map(),
+    arrays: new Map(),
+    positional: ['bash'],
   };
-  const state: State = { cwd: options.workspaceRoot, vars: new Map(), positional: ['bash'] };
   analyse(command, state, NO_STDIN, w, 0, 'command', command);
+  walkUncalledFunctions(w);
   return w.findings;
 }

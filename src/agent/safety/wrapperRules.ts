@@ -1,5 +1,7 @@
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import type { ShNode } from './shellParse.ts';
+import { judgeAssignment } from './envRules.ts';
 import { judgeDelete, judgeWrite, resolvePath } from './pathRules.ts';
 import { lit, type Recurse, type Rule, safe } from './programRules.ts';
 
@@ -74,7 +76,9 @@ export function envRule(recurse: Recurse): Rule {
       if (v.startsWith('-') && v !== '-') continue;
       const eq = v.indexOf('=');
       if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v.slice(0, eq))) {
-        vars.set(v.slice(0, eq), (args[i] as Arg).exact ? v.slice(eq + 1) : undefined);
+        const value = (args[i] as Arg).exact ? v.slice(eq + 1) : undefined;
+        vars.set(v.slice(0, eq), value);
+        judgeAssignment(v.slice(0, eq), value, v.slice(eq + 1), rc);
         continue;
       }
       break;
@@ -118,16 +122,45 @@ export function xargsRule(recurse: Recurse): Rule {
       permute: false,
     });
     const rest = opts.rest.length > 0 ? opts.rest : [lit('echo')];
-    const unknownItem = lit('', false);
+    // Items from the network are code from the network: `curl … | xargs sh -c`.
+    const fromNetwork = rc.stdin.network;
+    const unknownItem: Arg = { ...lit('', false), substs: fromNetwork ? [NETWORK_ITEM] : [] };
+    const itemRc: RuleContext = fromNetwork
+      ? { ...rc, substsFetch: (s) => s.includes(NETWORK_ITEM) || rc.substsFetch(s) }
+      : rc;
     const replace = opts.get('-I') ?? opts.get('--replace') ?? opts.get('-i');
+    // Items known in advance (`echo / | xargs rm -rf`) are judged as the arguments they become.
+    const content = opts.has('-a', '--arg-file') ? undefined : rc.stdin.content;
+    const delimiter = opts.has('-0', '--null') ? /\0+/ : /\s+/;
+    const items = content
+      ?.split(delimiter)
+      .filter((x) => x !== '')
+      .slice(0, 16);
+    if (items && items.length > 0) {
+      for (const item of replace ? items : [items.join('\u0000')]) {
+        const values = replace ? [item] : item.split('\u0000');
+        const argv = replace
+          ? rest.map((a) =>
+              a.value.includes(replace) ? { ...a, value: a.value.split(replace).join(item) } : a,
+            )
+          : [...rest, ...values.map((v) => lit(v))];
+        recurse(argv, itemRc);
+      }
+      return;
+    }
     const argv = replace
       ? rest.map((a) =>
-          a.value.includes(replace) ? { ...a, value: a.value.split(replace).join(''), exact: false } : a,
+          a.value.includes(replace)
+            ? { ...a, value: a.value.split(replace).join(''), exact: false, substs: unknownItem.substs }
+            : a,
         )
       : [...rest, unknownItem];
-    recurse(argv, rc);
+    recurse(argv, itemRc);
   };
 }
+
+/** Stands for "an argument xargs reads from a network-fed stdin". */
+const NETWORK_ITEM: ShNode = {};
 
 /** A file find would pass to -exec/-delete: somewhere below its start directory. */
 const found = (start: Arg): Arg => ({ ...start, value: path.join(start.value, '<found>') });

@@ -188,6 +188,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       );
       return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
     },
+    // The same conversation the agent's calls cache, the instruction at the end: read from cache.
+    summarizeInContext: async (request, signal) => {
+      const reply = await model.stream({ ...request, maxTokens: 4096 }, signal);
+      return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    },
   });
 
   let controller: AbortController | undefined;

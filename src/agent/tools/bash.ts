@@ -153,7 +153,8 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
       'Open a folder first.',
     ) as ToolResult<BashData>;
   }
-  const command = input.command;
+  // Windows line endings: bash would keep the \r in every word; run (and judge) the Unix form.
+  const command = input.command.replace(/\r\n/g, '\n');
   const verdict = classifyCommand(command, { workspaceRoot: root, home: os.homedir() });
   if (verdict.decision === 'block' || verdict.decision === 'refuse') {
     return policyFailure(command, verdict, ctx) as ToolResult<BashData>;

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import fg from 'fast-glob';
 import { z } from 'zod';
-import { canonicalize } from '../safety/pathGuard.ts';
+import { canonicalize, climbsOut } from '../safety/pathGuard.ts';
 import { compareStrings, failure, notFound, resolvePath, runTool, inStateDir } from './fs/common.ts';
 import { createIgnoreMatcher } from './fs/gitignore.ts';
 import { limitOutput } from './output.ts';
@@ -31,21 +31,26 @@ const DESCRIPTION = `Find files by name pattern (*, **, ?, {a,b}). Returns sorte
 Use when you know (part of) a name. Contents: Grep; one folder: LS. Never Bash find/ls.
 Examples: {"pattern":"**/*.test.ts"} · {"pattern":"*.json","path":"config"}`;
 
-// ".." anywhere a path segment can start or end: fast-glob would happily walk out of cwd.
-const PARENT_SEGMENT = /(^|[/{,])\.\.($|[/},])/;
-
 async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<GlobData>> {
   const pattern = input.pattern.trim();
-  if (pattern.includes('\0'))
-    failure('INVALID_PARAM', 'Pattern contains a NUL byte.', 'Pass a plain glob pattern.');
-  if (path.isAbsolute(pattern) || pattern.startsWith('~') || PARENT_SEGMENT.test(pattern)) {
+  const base = resolvePath(ctx, input.path);
+  const cwdRel = path.relative(base.root, base.path).split(path.sep).join('/');
+  // Every reading of the pattern (braces expanded, extglobs, escapes, encodings, "\\") must stay below
+  // the search directory. fast-glob would happily walk a static "../" out of cwd; the results filter
+  // below is the second line, this refusal the first.
+  if (climbsOut(pattern, { glob: true })) {
+    const depth = cwdRel === '' ? 0 : cwdRel.split('/').length;
+    const leavesWorkspace = climbsOut(pattern, { glob: true, depth });
     failure(
-      'INVALID_PARAM',
-      `Pattern ${JSON.stringify(pattern)} must be relative and stay inside the search directory.`,
+      leavesWorkspace ? 'OUTSIDE_WORKSPACE' : 'INVALID_PARAM',
+      leavesWorkspace
+        ? `Pattern ${JSON.stringify(pattern)} reaches outside the workspace.`
+        : `Pattern ${JSON.stringify(pattern)} must stay inside the search directory.`,
       'Put the directory in "path" and keep the pattern relative, e.g. {"pattern":"**/*.ts","path":"src"}.',
     );
   }
-  const base = resolvePath(ctx, input.path);
+  if (pattern.includes('\0'))
+    failure('INVALID_PARAM', 'Pattern contains a NUL byte.', 'Pass a plain glob pattern.');
   const stat = await ctx.host.workspace.stat(base.path);
   if (!stat) return notFound(ctx, base.path, base.display, 'Directory');
   if (stat.type !== 'directory') {
@@ -59,7 +64,6 @@ async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<Glob
   // Keel's own state dir (spill files etc.) is listed as-is; everything else honours .gitignore.
   const inState = inStateDir(ctx, base.path);
   const matcher = inState ? undefined : createIgnoreMatcher(base.root);
-  const cwdRel = path.relative(base.root, base.path).split(path.sep).join('/');
   // fast-glob types its stream loosely; it is a node Readable (destroy() stops the walk).
   const stream = fg.stream(pattern, {
     cwd: base.path,

@@ -1,4 +1,6 @@
+import * as path from 'node:path';
 import { z } from 'zod';
+import { climbsOut } from '../safety/pathGuard.ts';
 import {
   clipLine,
   compareStrings,
@@ -117,8 +119,29 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
     );
   if (!rgPath) unavailable('is not installed or not configured');
   const target = resolvePath(ctx, input.path);
+  // The glob filter is matched below the search path by ripgrep and cannot widen the search, but a
+  // filter that names a place outside is an escape attempt and is answered as one.
+  const filter = input.glob?.trim().replace(/^!/, '');
+  if (filter && climbsOut(filter, { glob: true })) {
+    const cwdRel = path.relative(target.root, target.path).split(path.sep).join('/');
+    const leaves = climbsOut(filter, { glob: true, depth: cwdRel === '' ? 0 : cwdRel.split('/').length });
+    failure(
+      leaves ? 'OUTSIDE_WORKSPACE' : 'INVALID_PARAM',
+      leaves
+        ? `glob ${JSON.stringify(input.glob)} reaches outside the workspace.`
+        : `glob ${JSON.stringify(input.glob)} must stay inside the search path.`,
+      'Put the directory in "path" and keep glob a relative file pattern, e.g. {"glob":"*.ts","path":"src"}.',
+    );
+  }
   const stat = await ctx.host.workspace.stat(target.path);
   if (!stat) return notFound(ctx, target.path, target.display, 'Path');
+  // ripgrep opens an explicitly named FIFO, socket or device and blocks on it.
+  if (stat.type !== 'file' && stat.type !== 'directory')
+    failure(
+      'INVALID_PARAM',
+      `${target.display} is not a regular file or directory.`,
+      'Search files or folders only.',
+    );
   // Keel's own state dir (spill files) is searched even though it ignores itself.
   const noIgnore = inStateDir(ctx, target.path);
 
@@ -140,6 +163,9 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
   if (result.spawnError) unavailable(`could not be started (${result.spawnError})`);
   if (result.stoppedBy === 'abort' || ctx.signal.aborted)
     failure('ABORTED', 'The call was aborted.', 'Wait for the user.');
+  // Killed by a signal we did not send (e.g. its memory cap, see ripgrep.ts): say so, not "no matches".
+  if (result.exitCode === null && result.stoppedBy === undefined && result.files.size === 0)
+    unavailable('stopped abnormally (a hostile ignore file or a resource limit)');
   if (
     result.exitCode === 2 &&
     result.files.size === 0 &&
@@ -156,6 +182,12 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
   // ripgrep searches in parallel, so its order varies run to run; ours must not (P1).
   const shownPath = new Map<string, string>();
   for (const p of result.files.keys()) shownPath.set(p, ctx.guard.display(p));
+  // ripgrep never follows links here (no --follow), so every path is below the search path; anything
+  // else (a tree changed under our feet) is dropped rather than shown.
+  for (const p of [...result.files.keys()]) {
+    const abs = path.resolve(target.root, p);
+    if (abs !== target.path && !abs.startsWith(`${target.path}${path.sep}`)) result.files.delete(p);
+  }
   const display = (p: string) => shownPath.get(p) ?? ctx.guard.display(p);
   const files = [...result.files.values()]
     .filter((f) => f.matchedLines > 0 || f.lines.some((l) => l.match))

@@ -63,6 +63,12 @@ async function describeSymlink(ctx: ToolContext, abs: string): Promise<{ target:
   return { target: guarded.display, isDir: stat.type === 'directory' };
 }
 
+/** A directory seen in a listing may have been swapped for a link since: never descend through one. */
+function stillInside(ctx: ToolContext, dir: string): boolean {
+  const again = ctx.guard.resolve(dir);
+  return again.ok && again.path === dir;
+}
+
 async function walk(w: Walk, dir: string, depth: number): Promise<void> {
   const listed = await w.ctx.host.workspace.readDirectory(dir);
   listed.sort((a, b) => TYPE_ORDER[a.type] - TYPE_ORDER[b.type] || compareStrings(a.name, b.name));
@@ -82,7 +88,7 @@ async function walk(w: Walk, dir: string, depth: number): Promise<void> {
     if (item.type === 'directory') {
       w.entries.push({ path: display, type: 'directory', ...(ignored ? { ignored } : {}) });
       w.lines.push(`${indent}${item.name}/${mark}`);
-      if (!ignored && depth < w.maxDepth) await walk(w, abs, depth + 1);
+      if (!ignored && depth < w.maxDepth && stillInside(w.ctx, abs)) await walk(w, abs, depth + 1);
     } else if (item.type === 'symlink') {
       const { target, isDir } = await describeSymlink(w.ctx, abs);
       w.entries.push({ path: display, type: 'symlink', target, ...(ignored ? { ignored } : {}) });

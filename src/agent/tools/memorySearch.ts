@@ -1,4 +1,6 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { inStateDir } from './fs/common.ts';
 import { z } from 'zod';
 import type { AgentMessage } from '../messages.ts';
 import type { ToolDefinition } from './protocol.ts';
@@ -136,7 +138,9 @@ export function createMemorySearchTool(): ToolDefinition<MemorySearchInput, Memo
     inputSchema,
     readOnly: true,
     async execute(input, ctx) {
-      const { storage, stateDir } = ctx.host;
+      const { storage } = ctx.host;
+      const resolvedState = ctx.guard.resolve(ctx.host.stateDir);
+      const stateDir = resolvedState.ok ? resolvedState.path : ctx.host.stateDir;
       const candidates: Candidate[] = [];
       const seen = new Set<string>();
       const add = (messages: AgentMessage[], source: string) => {
@@ -148,18 +152,33 @@ export function createMemorySearchTool(): ToolDefinition<MemorySearchInput, Memo
           candidates.push({ message, source, text });
         }
       };
-      const logText = storage.readText(path.join(stateDir, 'sessions', `${ctx.sessionId}.jsonl`));
+      // Only Keel's own files, really inside the state dir: a log or archive that is a link (or sits
+      // under one) could point anywhere, and a FIFO would block.
+      const own = (p: string): string | undefined => {
+        const r = ctx.guard.resolve(p);
+        if (!r.ok || r.path !== p || !inStateDir(ctx, r.path)) return undefined;
+        try {
+          return fs.lstatSync(r.path).isFile() ? r.path : undefined;
+        } catch {
+          return undefined;
+        }
+      };
+      const readOwn = (p: string): string | undefined => {
+        const real = own(p);
+        return real === undefined ? undefined : storage.readText(real);
+      };
+      const logText = readOwn(path.join(stateDir, 'sessions', `${ctx.sessionId}.jsonl`));
       if (logText !== undefined) add(messagesFromJsonl(logText), 'session log');
       const archiveDir = path.join(stateDir, 'archive');
       const archives = storage
         .list(archiveDir)
-        .filter((n) => n.endsWith('.jsonl'))
+        .filter((n) => n.endsWith('.jsonl') && own(path.join(archiveDir, n)) !== undefined)
         .sort(
           (a, b) =>
             Number(b.startsWith(ctx.sessionId)) - Number(a.startsWith(ctx.sessionId)) || (a < b ? -1 : 1),
         );
       for (const name of archives) {
-        const text = storage.readText(path.join(archiveDir, name));
+        const text = readOwn(path.join(archiveDir, name));
         if (text !== undefined) add(messagesFromJsonl(text), `.keel/archive/${name}`);
       }
       const searched = { log: logText !== undefined, archives: archives.length };

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
 import { readSkillNow, skillReminder } from '../skills/discover.ts';
+import { climbsOut } from '../safety/pathGuard.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
 import { fail, ok } from './protocol.ts';
 
@@ -30,6 +31,59 @@ export interface SkillData {
 const DESCRIPTION = `Load a guide from the # Skills list when its description matches the work ahead, before starting.
 Example: {"name":"safe-refactoring"}`;
 
+function realOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function within(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * A workspace skill is content from the repository: its folder and SKILL.md must really be inside the
+ * workspace (a cloned repo can ship `.agents/skills/x -> ~/.ssh` or a SKILL.md that links out).
+ * Bundled and user skills live outside by design and are trusted locations.
+ */
+function skillEscapes(entry: SkillEntry, ctx: ToolContext): boolean {
+  if (entry.source !== 'workspace') return false;
+  const dir = realOrUndefined(entry.dir);
+  const file = realOrUndefined(entry.file);
+  return !dir || !file || !ctx.guard.contains(dir) || !ctx.guard.contains(file) || !within(dir, file);
+}
+
+function outsideSkill(what: string): ToolResult<SkillData> {
+  return fail(
+    'OUTSIDE_WORKSPACE',
+    `${what} is outside the skill's folder or the workspace.`,
+    'Load a skill by its name from the # Skills list, and its files by the names the skill lists.',
+  ) as ToolResult<SkillData>;
+}
+
+/** Read a supporting file only if it really is a regular file inside the skill's real folder. */
+function readSupportingFile(
+  entry: SkillEntry,
+  match: string,
+): { text: string } | { size: number } | 'outside' {
+  const dir = realOrUndefined(entry.dir);
+  const real = realOrUndefined(path.join(entry.dir, match));
+  if (!dir || !real || !within(dir, real) || real === dir) return 'outside';
+  // O_NOFOLLOW + O_NONBLOCK: a link or FIFO swapped in after the check neither leads out nor blocks.
+  const fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return 'outside';
+    if (stat.size > SKILL_MAX_FILE_BYTES) return { size: stat.size };
+    return { text: fs.readFileSync(fd, 'utf8') };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function displayFile(entry: SkillEntry, file: string, ctx: ToolContext): string {
   const absolute = path.join(entry.dir, file);
   return entry.source === 'workspace' && ctx.guard.contains(absolute) ? ctx.guard.display(absolute) : file;
@@ -49,10 +103,16 @@ export function createSkillTool(index: SkillIndex): ToolDefinition<SkillInput, S
   const byName = new Map(index.skills.map((s) => [s.name, s]));
   const loaded = new Set<string>();
 
-  const unknown = (name: string): ToolResult<SkillData> => {
+  const unknown = (name: string, ctx: ToolContext): ToolResult<SkillData> => {
+    if (climbsOut(name) || name.includes('\0')) return outsideSkill(`Skill ${JSON.stringify(name)}`);
     const problem = index.problems.find(
       (p) => p.level === 'error' && path.basename(path.dirname(p.path)) === name,
     );
+    if (problem && problem.source === 'workspace') {
+      // The problem text quotes the file; a folder that links out must not have it quoted.
+      const dir = realOrUndefined(path.dirname(problem.path));
+      if (!dir || !ctx.guard.contains(dir)) return outsideSkill(`Skill "${name}"`);
+    }
     if (problem) {
       return fail(
         'INVALID_PARAM',
@@ -77,8 +137,10 @@ export function createSkillTool(index: SkillIndex): ToolDefinition<SkillInput, S
     readOnly: true,
     async execute(input, ctx) {
       const snapshot = byName.get(input.name);
-      if (!snapshot) return unknown(input.name);
+      if (!snapshot) return unknown(input.name, ctx);
+      if (skillEscapes(snapshot, ctx)) return outsideSkill(`Skill "${snapshot.name}"`);
       const { entry, note } = readSkillNow(snapshot);
+      if (skillEscapes(entry, ctx)) return outsideSkill(`Skill "${entry.name}"`);
       const prefix = note ? `${note}\n\n` : '';
       const data = (mode: SkillData['mode']): SkillData => ({
         name: entry.name,
@@ -88,6 +150,9 @@ export function createSkillTool(index: SkillIndex): ToolDefinition<SkillInput, S
       });
 
       if (input.file !== undefined) {
+        if (climbsOut(input.file) || input.file.includes('\0')) {
+          return outsideSkill(`File ${JSON.stringify(input.file)}`);
+        }
         const wanted = input.file.replace(/^\.\//, '');
         const match = entry.files.find((f) => f === wanted || displayFile(entry, f, ctx) === input.file);
         if (!match) {
@@ -99,19 +164,23 @@ export function createSkillTool(index: SkillIndex): ToolDefinition<SkillInput, S
               : 'This skill has no supporting files.',
           ) as ToolResult<SkillData>;
         }
-        const absolute = path.join(entry.dir, match);
-        const stat = fs.statSync(absolute);
-        if (stat.size > SKILL_MAX_FILE_BYTES) {
+        let read: ReturnType<typeof readSupportingFile>;
+        try {
+          read = readSupportingFile(entry, match);
+        } catch {
+          read = 'outside';
+        }
+        if (read === 'outside') return outsideSkill(`File ${JSON.stringify(match)}`);
+        if ('size' in read) {
           return fail(
             'TOO_LARGE',
-            `${match} is ${stat.size} bytes; Skill returns files up to ${SKILL_MAX_FILE_BYTES} bytes.`,
+            `${match} is ${read.size} bytes; Skill returns files up to ${SKILL_MAX_FILE_BYTES} bytes.`,
             'Ask the user for the part you need.',
           ) as ToolResult<SkillData>;
         }
-        const text = fs.readFileSync(absolute, 'utf8');
         return ok(
           data('file'),
-          `${prefix}<skill-file skill="${entry.name}" path="${match}">\n${text}\n</skill-file>`,
+          `${prefix}<skill-file skill="${entry.name}" path="${match}">\n${read.text}\n</skill-file>`,
         );
       }
 

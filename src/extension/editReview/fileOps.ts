@@ -39,12 +39,14 @@ export async function readCurrentBytes(path: string): Promise<Uint8Array | undef
 }
 
 /**
- * Current text for review purposes: an open document's text (dirty or not, since decorations and
- * CodeLens address its lines) else the file decoded as UTF-8. Undefined = missing or not text.
+ * Current text for review purposes: the unsaved buffer when there is one, else the file decoded as
+ * UTF-8. A saved document is NOT used: VS Code normalises a buffer to one EOL, so for a file with
+ * mixed line endings its text differs from the bytes, and a hunk computed from it would rewrite
+ * untouched lines. Line numbers agree either way. Undefined = missing or not text.
  */
 export async function readCurrentText(path: string): Promise<string | undefined> {
   const doc = findOpenDocument(path);
-  if (doc && isUtf8Family(doc)) return documentText(doc);
+  if (doc?.isDirty && isUtf8Family(doc)) return documentText(doc);
   const bytes = await readCurrentBytes(path);
   return bytes ? decodeExact(bytes) : undefined;
 }

@@ -11,6 +11,7 @@ import {
   rejectHunk,
   splitLines,
 } from './hunks.ts';
+import { decodeBytes, diskFingerprint, encodeBytes, type ReviewStore } from './reviewStore.ts';
 
 // Pending review of agent edits. For each file Keel changed, the baseline ("original") is what the
 // file held before Keel's first unreviewed change; hunks are recomputed from (baseline, current
@@ -64,6 +65,18 @@ export interface ReviewManager extends vscode.Disposable {
   rejectAll(): Promise<number>;
   /** Drops a file from review without touching it (e.g. the user deleted it). */
   forget(path: string): void;
+  /**
+   * Brings back the reviews persisted by an earlier window (call once, right after creation). A
+   * file whose bytes on disk are no longer what Keel left there is dropped from review, untouched.
+   */
+  restore(): RestoreReport;
+  /** Writes the current state to the store (also done on every change and every save). */
+  persist(): void;
+}
+
+export interface RestoreReport {
+  readonly restored: readonly string[];
+  readonly dropped: readonly { readonly path: string; readonly reason: string }[];
 }
 
 export interface ReviewManagerOptions {
@@ -72,6 +85,8 @@ export interface ReviewManagerOptions {
   readonly log?: (message: string) => void;
   /** Display path for messages (workspace-relative). */
   readonly display: (path: string) => string;
+  /** Where pending reviews are persisted across window reloads (none = memory only). */
+  readonly store?: ReviewStore;
 }
 
 function describeLines(hunk: Hunk): string {
@@ -84,7 +99,35 @@ function describeLines(hunk: Hunk): string {
 export function createReviewManager(options: ReviewManagerOptions): ReviewManager {
   const files = new Map<string, PendingFile>();
   const emitter = new vscode.EventEmitter<void>();
-  const changed = () => emitter.fire();
+  const store = options.store;
+
+  // Every change is written through at once (synchronously): a reload can come at any moment.
+  const persist = () => {
+    if (!store) return;
+    try {
+      for (const file of files.values()) {
+        store.put({
+          reviewId: file.reviewId,
+          path: file.path,
+          kind: file.kind,
+          originalBase64: encodeBytes(file.originalBytes),
+          ...(file.renamedFrom ? { renamedFrom: file.renamedFrom } : {}),
+          fingerprint: diskFingerprint(file.path),
+        });
+      }
+      store.retain(new Set([...files.values()].map((f) => f.reviewId)));
+    } catch (error) {
+      options.log?.(`could not persist the pending review: ${(error as Error).message}`);
+    }
+  };
+  const changed = () => {
+    persist();
+    emitter.fire();
+  };
+  // The user saving a file under review moves what "Keel's last state on disk" is.
+  const onSave = vscode.workspace.onDidSaveTextDocument((doc) => {
+    if (files.has(doc.uri.fsPath)) persist();
+  });
 
   const set = (file: PendingFile) => {
     files.set(file.path, file);
@@ -274,7 +317,61 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       return n;
     },
     forget: remove,
-    dispose: () => emitter.dispose(),
+    persist,
+    restore() {
+      const restored: string[] = [];
+      const dropped: { path: string; reason: string }[] = [];
+      if (!store) return { restored, dropped };
+      const { entries, problems } = store.load();
+      for (const problem of problems) options.log?.(`unreadable review entry dropped: ${problem}`);
+      for (const entry of entries) {
+        const drop = (reason: string) => {
+          dropped.push({ path: entry.path, reason });
+          store.remove(entry.reviewId);
+        };
+        if (files.has(entry.path)) {
+          store.remove(entry.reviewId);
+          continue;
+        }
+        let now: string | null;
+        try {
+          now = diskFingerprint(entry.path);
+        } catch (error) {
+          drop(`it cannot be read (${(error as Error).message})`);
+          continue;
+        }
+        if (now !== entry.fingerprint) {
+          drop(
+            now === null
+              ? 'it was deleted outside Keel'
+              : entry.fingerprint === null
+                ? 'a file was created there outside Keel'
+                : 'it changed outside Keel',
+          );
+          continue;
+        }
+        if (entry.renamedFrom && diskFingerprint(entry.renamedFrom) !== null) {
+          drop(`a file now exists at its old name ${options.display(entry.renamedFrom)}`);
+          continue;
+        }
+        const originalBytes = decodeBytes(entry.originalBase64);
+        files.set(entry.path, {
+          reviewId: entry.reviewId,
+          path: entry.path,
+          kind: entry.kind,
+          original: entry.kind === 'create' ? '' : originalBytes ? decodeExact(originalBytes) : undefined,
+          originalBytes: entry.kind === 'create' ? undefined : originalBytes,
+          ...(entry.renamedFrom ? { renamedFrom: entry.renamedFrom } : {}),
+        });
+        restored.push(entry.path);
+      }
+      if (restored.length > 0 || dropped.length > 0) emitter.fire();
+      return { restored, dropped };
+    },
+    dispose: () => {
+      onSave.dispose();
+      emitter.dispose();
+    },
   };
   return manager;
 }

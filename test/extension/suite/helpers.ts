@@ -14,6 +14,7 @@ import {
   relativeTo,
   type ReviewManager,
 } from '../../../src/extension/editReview/reviewManager.ts';
+import type { ReviewStore } from '../../../src/extension/editReview/reviewStore.ts';
 import { createVscodeWorkspace, workspaceRoots } from '../../../src/extension/vscodeHost.ts';
 
 // A VS Code host built from the real modules, with its own review state, so each test starts clean.
@@ -34,7 +35,10 @@ export interface Harness {
 
 let counter = 0;
 
-export function createHarness(answer: ApprovalDecision = 'allow_once'): Harness {
+export function createHarness(
+  answer: ApprovalDecision = 'allow_once',
+  options: { reviewStore?: ReviewStore } = {},
+): Harness {
   const root = workspaceRoots()[0];
   if (!root) throw new Error('the extension tests need a workspace folder');
   const dir = path.join(root, `t${Date.now().toString(36)}${counter++}`);
@@ -43,7 +47,11 @@ export function createHarness(answer: ApprovalDecision = 'allow_once'): Harness 
   const rejections: RejectionNote[] = [];
   const approvals: ApprovalRequest[] = [];
   const display = (p: string) => relativeTo([root], p);
-  const review = createReviewManager({ display, onRejected: (n) => rejections.push(n) });
+  const review = createReviewManager({
+    display,
+    onRejected: (n) => rejections.push(n),
+    ...(options.reviewStore ? { store: options.reviewStore } : {}),
+  });
   const proposals = createProposals({ display });
   const harness: Harness = {
     root,

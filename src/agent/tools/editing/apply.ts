@@ -34,7 +34,7 @@ function anchored(ctx: ToolContext, rawPath: string): string {
   const input = rawPath.trim();
   const root = ctx.guard.roots[0];
   if (!root || input.length === 0 || path.isAbsolute(input)) return rawPath;
-  if (input.startsWith('file://') || input === '~' || input.startsWith('~/')) return rawPath;
+  if (/^file:/i.test(input) || input.startsWith('~')) return rawPath;
   return `${root}${path.sep}${input}`;
 }
 
@@ -61,7 +61,8 @@ function escapesOnTheWay(ctx: ToolContext, absolute: string): boolean {
 
 export function resolveTarget(ctx: ToolContext, rawPath: string): Target {
   const absolute = anchored(ctx, rawPath);
-  const resolved = ctx.guard.resolve(absolute);
+  // The raw input, not `absolute`: the guard judges every reading of it (drive letters, "\\", URLs).
+  const resolved = ctx.guard.resolve(rawPath);
   if (!resolved.ok) {
     const { suggestion } = resolved.error;
     const code =

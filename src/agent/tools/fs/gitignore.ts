@@ -112,6 +112,8 @@ export interface IgnoreMatcher {
   pruneGlobs(cwdRel: string): string[];
 }
 
+const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+
 const MICROMATCH_SPECIAL = /[{}()!+@\\]/;
 
 /**
@@ -123,10 +125,18 @@ export function createIgnoreMatcher(root: string): IgnoreMatcher {
   const dirIgnored = new Map<string, boolean>();
 
   const readRules = (file: string): IgnoreRule[] => {
+    // Like git (2.32+), a .gitignore that is a symlink is not followed; a FIFO or device named
+    // .gitignore would block or never end, and a huge file is no ignore list.
+    let fd: number | undefined;
     try {
-      return parseGitignore(fs.readFileSync(file, 'utf8'));
+      fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+      const stat = fs.fstatSync(fd);
+      if (!stat.isFile() || stat.size > MAX_IGNORE_FILE_BYTES) return [];
+      return parseGitignore(fs.readFileSync(fd, 'utf8'));
     } catch {
       return [];
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
     }
   };
 

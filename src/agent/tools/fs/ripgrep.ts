@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 
 // Runs ripgrep with --json and folds its event stream into per-file records. Kept apart from the
 // Grep tool so the benchmark and tests can see exactly what runs.
@@ -143,6 +144,22 @@ function parseLineEvent(
   return { path, lineNumber, text, cut };
 }
 
+/** Address-space cap for ripgrep, in KiB (4 GiB): far above any real search. */
+const RG_MEMORY_CAP_KIB = 4 * 1024 * 1024;
+const SH = '/bin/sh';
+
+/**
+ * ripgrep reads every .gitignore it meets, following links: a repository that ships
+ * `.gitignore -> /dev/zero` makes it allocate about a gigabyte a second until the machine runs out.
+ * On POSIX it runs under `ulimit -v`, so such a search fails instead (the timeout bounds the rest).
+ */
+function withMemoryCap(rgPath: string, args: readonly string[]): [string, string[]] {
+  // A missing binary is spawned directly so that it fails as a spawn error, not as a shell's 127.
+  if (process.platform === 'win32' || !fs.existsSync(SH) || !fs.existsSync(rgPath))
+    return [rgPath, [...args]];
+  return [SH, ['-c', `ulimit -v ${RG_MEMORY_CAP_KIB} 2>/dev/null; exec "$0" "$@"`, rgPath, ...args]];
+}
+
 export function runRipgrep(options: RgOptions): Promise<RgRun> {
   return new Promise((resolve) => {
     const files = new Map<string, RgFile>();
@@ -151,7 +168,8 @@ export function runRipgrep(options: RgOptions): Promise<RgRun> {
     let stderr = '';
     let settled = false;
 
-    const child = spawn(options.rgPath, options.args, {
+    const [command, argv] = withMemoryCap(options.rgPath, options.args);
+    const child = spawn(command, argv, {
       cwd: options.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       // A user's RIPGREP_CONFIG_PATH must not change what the tool returns.

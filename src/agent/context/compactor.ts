@@ -1,0 +1,163 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type Anthropic from '@anthropic-ai/sdk';
+import type { TodoItem } from '../events.ts';
+import type { AgentMessage, SummaryMessage } from '../messages.ts';
+import { toLlm } from '../messages.ts';
+import type { BreakpointOutput } from './breakpoints.ts';
+import {
+  buildSummarizePrompt,
+  chooseCut,
+  extractFacts,
+  parseSections,
+  renderHistory,
+  renderSummary,
+} from './compaction.ts';
+import type { ContextEngineOptions } from './engine.ts';
+import { buildInContextSummarizeRequest, describeKeptFrom } from './summarizeRequest.ts';
+import { estimateRequestTokens } from './tokens.ts';
+import { type ContextView, toolUseIndex } from './view.ts';
+
+// Stage 3 as the engine runs it: choose the cut, archive what it replaces, get the model's part of
+// the summary (in the cached conversation first, the standalone prompt as the fallback), render it.
+
+export interface CompactorDeps {
+  readonly options: Pick<
+    ContextEngineOptions,
+    'summarize' | 'summarizeInContext' | 'sessionId' | 'workspaceRoot'
+  >;
+  readonly stateDir: string | undefined;
+  readonly writeText: (absolutePath: string, text: string) => void;
+  readonly window: number;
+  /** The engine's current calibration factor (estimate → real tokens). */
+  readonly factor: () => number;
+  readonly tools: readonly Anthropic.Tool[];
+  /** The request a view becomes (breakpoints placed, no volatile tail). */
+  readonly build: (view: ContextView) => BreakpointOutput;
+  readonly todosOf: (transcript: readonly AgentMessage[]) => readonly TodoItem[] | undefined;
+  readonly newId: () => string;
+}
+
+export function defaultWriteText(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+export type Compact = (
+  transcript: readonly AgentMessage[],
+  view: ContextView,
+  tailFraction: number,
+  now: number,
+  signal: AbortSignal,
+  /** The view as the previous call cached it: the in-context summary reads it (absent: standalone). */
+  cachedView?: ContextView,
+) => Promise<SummaryMessage | undefined>;
+
+export function createCompactor(deps: CompactorDeps): Compact {
+  const archive = (messages: readonly AgentMessage[], n: number): string => {
+    const name = `${deps.options.sessionId ?? 'session'}-compaction-${n}.jsonl`;
+    if (!deps.stateDir) return `(archive unavailable) ${name}`;
+    const file = path.join(deps.stateDir, 'archive', name);
+    deps.writeText(file, messages.map((m) => JSON.stringify(m)).join('\n') + (messages.length ? '\n' : ''));
+    const root = deps.options.workspaceRoot;
+    return root && !path.relative(root, file).startsWith('..') ? path.relative(root, file) : file;
+  };
+
+  /** The summary asked in the conversation as the previous call cached it, when that fits. */
+  const summarizeInContext = async (
+    cachedView: ContextView,
+    firstKeptId: string,
+    signal: AbortSignal,
+  ): Promise<string | undefined> => {
+    const ask = deps.options.summarizeInContext;
+    if (!ask) return undefined;
+    const keptAt = cachedView.messages.findIndex((m) => m.id === firstKeptId);
+    if (keptAt < 0) return undefined;
+    let newestReply = -1;
+    for (let i = cachedView.messages.length - 1; i >= 0; i--) {
+      const m = cachedView.messages[i]!;
+      if (m.role === 'assistant' && toLlm([m]).length > 0) {
+        newestReply = i;
+        break;
+      }
+    }
+    const before = keptAt <= newestReply;
+    const placed = deps.build(cachedView);
+    const request = buildInContextSummarizeRequest({
+      system: placed.system,
+      tools: deps.tools,
+      messages: placed.messages,
+      summarizedBeforeNewestReply: before,
+      // The kept part is named only when the model can see where it starts.
+      keptFrom: !before || keptAt < newestReply ? describeKeptFrom(cachedView.messages[keptAt]) : undefined,
+    });
+    if (!request || estimateRequestTokens(request) * deps.factor() > deps.window) return undefined;
+    try {
+      const text = await ask(request, signal);
+      return text.trim() ? text : undefined;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return undefined;
+    }
+  };
+
+  return async (
+    transcript: readonly AgentMessage[],
+    view: ContextView,
+    tailFraction: number,
+    now: number,
+    signal: AbortSignal,
+    cachedView?: ContextView,
+  ): Promise<SummaryMessage | undefined> => {
+    const cut = chooseCut(view.messages, (deps.window * tailFraction) / deps.factor());
+    if (cut <= 0) return undefined;
+    const replacedView = view.messages.slice(0, cut);
+    const originals = new Map(transcript.map((m) => [m.id, m]));
+    const replaced = replacedView.map((m) => originals.get(m.id) ?? m);
+    const uses = toolUseIndex(transcript);
+    const facts = extractFacts(replaced);
+    const n = view.summaries.length + 1;
+    const firstKept = transcript.findIndex((m) => m.id === view.messages[cut]!.id);
+    const archivePath = archive(transcript.slice(0, Math.max(0, firstKept)), n);
+    let model: ReturnType<typeof parseSections> | undefined;
+    let note: string | undefined;
+    const inContext = cachedView
+      ? await summarizeInContext(cachedView, view.messages[cut]!.id, signal)
+      : undefined;
+    if (inContext !== undefined) model = parseSections(inContext);
+    else if (deps.options.summarize) {
+      const maxChars = Math.min(240_000, Math.floor(deps.window * 4 * 0.4));
+      try {
+        const text = await deps.options.summarize(
+          buildSummarizePrompt(renderHistory(replaced, uses, maxChars)),
+          signal,
+        );
+        model = parseSections(text);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        note = `(The model summary failed: ${(error as Error).message}. This summary was built from the log alone.)`;
+      }
+    } else if (!deps.options.summarizeInContext) {
+      note = '(Built from the log alone; no summarizer was available.)';
+    } else {
+      note = '(The model summary failed. This summary was built from the log alone.)';
+    }
+    const text = renderSummary({
+      n,
+      archivePath,
+      facts,
+      todos: deps.todosOf(transcript),
+      model,
+      note,
+      continues: view.summaries.length > 0,
+    });
+    return {
+      id: deps.newId(),
+      ts: now,
+      role: 'summary',
+      text,
+      replaces: replacedView.map((m) => m.id),
+      archivePath,
+    };
+  };
+}
