@@ -192,7 +192,9 @@ export const shellRule: Rule = (program, args, rc) => {
 function judgeScriptText(program: string, text: string, via: string, rc: RuleContext): void {
   const shebang = /^#!\s*(?:\S*\/env\s+(?:-S\s+)?)?(\S+)/.exec(text)?.[1];
   const language = shebang ? path.basename(shebang) : program;
-  if (/^((ba|z|da|k|mk)?sh|source|\.)$/.test(language)) rc.nested(text, { via });
+  const sameShell = program === 'source' || program === '.';
+  if (sameShell) rc.nested(text, { via, sameShell });
+  else if (/^((ba|z|da|k|mk)?sh)$/.test(language)) rc.nested(text, { via });
   else judgeInlineCode(language.replace(/[\d.]+$/, ''), text, rc);
 }
 
@@ -259,7 +261,10 @@ function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
     });
     return;
   }
-  if (abs && /^((ba|z|da|k|mk)?sh|source|\.)$/.test(program)) judgeScriptOnDisk(abs, rc, false);
+  const sameShell = program === 'source' || program === '.';
+  const read = abs && /^((ba|z|da|k|mk)?sh|source|\.)$/.test(program) && judgeScriptOnDisk(abs, rc, false, sameShell);
+  // A sourced file that could not be read may set any variable.
+  if (sameShell && !read) rc.forgetVars();
   safe(rc, program, 'runs a script file');
 }
 
@@ -388,8 +393,11 @@ export const evalRule: Rule = (program, args, rc) => {
     glob: false,
     substs: args.flatMap((a) => a.substs),
   };
-  if (joined.exact) rc.nested(joined.value, { via: 'eval', stdin: rc.stdin });
-  else judgeDynamicScript('eval', joined, rc);
+  if (joined.exact) rc.nested(joined.value, { via: 'eval', stdin: rc.stdin, sameShell: true });
+  else {
+    judgeDynamicScript('eval', joined, rc);
+    rc.forgetVars();
+  }
 };
 
 export const sourceRule: Rule = (program, args, rc) => {
@@ -397,4 +405,5 @@ export const sourceRule: Rule = (program, args, rc) => {
   if (!file) return safe(rc, program);
   if (file.value === '/dev/stdin' || file.value === '-') return judgeStdinProgram(program, true, rc);
   judgeScriptFile(program, file, rc);
+  if (!file.exact || file.substs.length > 0) rc.forgetVars();
 };

@@ -82,6 +82,8 @@ export interface NestedOptions {
   readonly quiet?: boolean;
   /** Only findings of the never class count (package scripts read from disk: judged, not re-asked). */
   readonly onlyNever?: boolean;
+  /** eval / source: the script runs in the current shell, so its assignments and `cd` persist. */
+  readonly sameShell?: boolean;
 }
 
 export interface RuleContext {
@@ -110,6 +112,8 @@ export interface RuleContext {
   substOutput(substs: readonly ShNode[]): string | undefined;
   /** Is there a regular file at this absolute path? */
   isFile(absolutePath: string): boolean;
+  /** Variables may have changed in a way that cannot be followed (`eval "$(…)"`, `source "$F"`). */
+  forgetVars(): void;
   /** Same context with another working directory (git -C, env -C, find's start dirs). */
   withCwd(cwd: string | undefined): RuleContext;
 }

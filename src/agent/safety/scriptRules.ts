@@ -9,6 +9,7 @@ import { isInside } from './pathRules.ts';
 // still runs while `"test": "curl … | sh"` (a prompt-injected edit, say) is blocked.
 
 const MAX_FILE_BYTES = 256 * 1024;
+const MAX_RECIPE_TARGETS = 2000;
 
 interface Source {
   readonly text: string;
@@ -39,7 +40,17 @@ function sourceOf(abs: string, rc: RuleContext, what: string): Source | undefine
     return undefined;
   }
   try {
-    if (!rc.isFile(abs) || fs.statSync(abs).size > MAX_FILE_BYTES) return undefined;
+    if (!rc.isFile(abs)) return undefined;
+    if (fs.statSync(abs).size > MAX_FILE_BYTES) {
+      // Too large to check is not the same as nothing to check.
+      rc.add({
+        class: 'unknown',
+        risk: 'medium',
+        program: what,
+        reason: `${what} runs ${path.basename(abs)}, which is too large to check`,
+      });
+      return undefined;
+    }
     return { text: fs.readFileSync(abs, 'utf8'), fresh: false };
   } catch {
     return undefined;
@@ -142,19 +153,19 @@ function recipes(text: string, goals: readonly string[]): string[] {
   const wanted = goals.length > 0 ? [...goals] : first ? [first] : [];
   const out: string[] = [];
   const seen = new Set<string>();
-  while (wanted.length > 0 && seen.size < 200) {
+  while (wanted.length > 0 && seen.size < MAX_RECIPE_TARGETS) {
     const goal = wanted.shift() as string;
     if (seen.has(goal)) continue;
     seen.add(goal);
     const rule = rules.get(goal);
     if (!rule) {
-      if (goals.includes(goal) && !/\.|\//.test(goal)) return all.slice(0, 200);
+      if (goals.includes(goal) && !/\.|\//.test(goal)) return all;
       continue;
     }
     out.push(...rule.lines);
     wanted.push(...rule.prereqs);
   }
-  return out.slice(0, 200);
+  return out;
 }
 
 export function judgeMakefile(args: readonly Arg[], rc: RuleContext): void {
@@ -198,12 +209,18 @@ export function judgeMakefile(args: readonly Arg[], rc: RuleContext): void {
 }
 
 /** A shell script on disk (`bash build.sh`, `./run.sh`, `. env.sh`): judged for the never class. */
-export function judgeScriptOnDisk(abs: string, rc: RuleContext, requireShebang: boolean): void {
-  if (rc.written(abs) || rc.isDownloaded(abs)) return;
+export function judgeScriptOnDisk(
+  abs: string,
+  rc: RuleContext,
+  requireShebang: boolean,
+  sameShell = false,
+): boolean {
+  if (rc.written(abs) || rc.isDownloaded(abs)) return true;
   const source = sourceOf(abs, rc, path.basename(abs));
-  if (!source || source.text.includes('\0')) return;
+  if (!source || source.text.includes('\0')) return false;
   const shebang = /^#!\s*(?:\S*\/env\s+(?:-S\s+)?)?(\S+)/.exec(source.text)?.[1];
-  const shell = shebang ? /^((ba|z|da|k|mk)?sh)$/.test(path.basename(shebang)) : !requireShebang;
-  if (!shell) return;
-  rc.nested(source.text, { via: `script ${path.basename(abs)}`, onlyNever: true });
+  const shell = sameShell || (shebang ? /^((ba|z|da|k|mk)?sh)$/.test(path.basename(shebang)) : !requireShebang);
+  if (!shell) return true;
+  rc.nested(source.text, { via: `script ${path.basename(abs)}`, onlyNever: true, sameShell });
+  return true;
 }

@@ -26,6 +26,47 @@ export interface State {
   arrays: Map<string, readonly string[] | undefined>;
   /** $0, $1, … (undefined entries: unknown); undefined inside functions called with unknown arguments. */
   positional: readonly (string | undefined)[] | undefined;
+  /**
+   * `declare -n r=z`: r reads and writes z. An undefined target (`local -n r=$UNKNOWN`) makes r
+   * unknown; assigning through such a reference could change any variable, so every value becomes
+   * unknown (`varsUnknown`).
+   */
+  namerefs: Map<string, string | undefined>;
+  /** Some earlier command may have changed variables in a way that cannot be followed. */
+  varsUnknown?: boolean;
+}
+
+/** A fresh state (the top of a command line, a nested `sh -c`). */
+export function newState(cwd: string | undefined, positional: State['positional']): State {
+  return { cwd, vars: new Map(), arrays: new Map(), positional, namerefs: new Map() };
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MAX_NAMEREF_HOPS = 8;
+
+/** The variable a name really stands for after following namerefs; undefined: cannot be known. */
+export function resolveName(state: State, name: string): string | undefined {
+  let current = name;
+  for (let hops = 0; state.namerefs.has(current); hops++) {
+    const next = state.namerefs.get(current);
+    if (next === undefined || hops >= MAX_NAMEREF_HOPS || !IDENT.test(next)) return undefined;
+    current = next;
+  }
+  return current;
+}
+
+/** Assigns a variable the way bash would, through namerefs. */
+export function setVar(state: State, name: string, value: string | undefined): void {
+  const target = resolveName(state, name);
+  if (target === undefined) state.varsUnknown = true;
+  else state.vars.set(target, value);
+}
+
+/** `declare -n name[=target]`. */
+export function setNameref(state: State, name: string, target: string | undefined): void {
+  state.namerefs.set(name, target);
+  state.vars.delete(name);
+  state.arrays.delete(name);
 }
 
 export interface Script {
@@ -68,6 +109,8 @@ export interface Walker {
 }
 
 export const MAX_FINDINGS = 500;
+/** Beyond this many gating findings the command is refused rather than judged in part. */
+export const MAX_FINDINGS_HARD = 5000;
 
 export function newWalker(options: WalkOptions): Walker {
   return {
@@ -93,6 +136,8 @@ export const clone = (s: State): State => ({
   vars: new Map(s.vars),
   arrays: new Map(s.arrays),
   positional: s.positional,
+  namerefs: new Map(s.namerefs),
+  ...(s.varsUnknown ? { varsUnknown: true } : {}),
 });
 
 export function defaultIsFile(p: string): boolean {
@@ -113,7 +158,9 @@ function positionalValue(state: State, name: string): string | undefined {
 }
 
 export function envFor(state: State, w: Walker): ExpandEnv & { cwd: string | undefined } {
-  const lookup = (name: string): string | undefined => {
+  const lookup = (raw: string): string | undefined => {
+    const name = resolveName(state, raw);
+    if (name === undefined || (state.varsUnknown && IDENT.test(name))) return undefined;
     if (state.vars.has(name)) return state.vars.get(name);
     if (/^(\d+|@|\*|#)$/.test(name)) return positionalValue(state, name);
     if (name === 'HOME') return w.options.home;
@@ -121,7 +168,9 @@ export function envFor(state: State, w: Walker): ExpandEnv & { cwd: string | und
     if (name === 'IFS') return ' \t\n';
     return undefined;
   };
-  const lookupArray = (name: string): readonly string[] | undefined => {
+  const lookupArray = (raw: string): readonly string[] | undefined => {
+    const name = resolveName(state, raw);
+    if (name === undefined || (state.varsUnknown && IDENT.test(name))) return undefined;
     if (name === '@' || name === '*') {
       const rest = state.positional?.slice(1);
       return rest?.every((p) => p !== undefined) ? (rest as string[]) : undefined;
@@ -142,11 +191,32 @@ const HARMLESS: ReadonlySet<string> = new Set(['safe', 'use_tool', 'interactive'
 
 export function push(w: Walker, f: FindingInput, command: string): void {
   if (f.fetches) w.fetches++;
-  if (w.findings.length >= MAX_FINDINGS) return;
   if (w.quiet > 0 && HARMLESS.has(f.class)) return;
   if (w.onlyNever > 0 && f.class !== 'never') return;
+  const decision = DECISION_OF[f.class];
+  // Past the cap only findings that cannot change the verdict are dropped: an "allow" never can;
+  // anything stricter is kept until the hard cap, which refuses the whole command line.
+  if (w.findings.length >= MAX_FINDINGS && decision === 'allow') return;
+  if (w.findings.length >= MAX_FINDINGS_HARD) {
+    if (!w.findings.some((x) => x.program === TOO_MANY)) w.findings.push(tooMany(command));
+    return;
+  }
   const { command: own, ...rest } = f;
-  w.findings.push({ ...rest, decision: DECISION_OF[f.class], command: own ?? command });
+  w.findings.push({ ...rest, decision, command: own ?? command });
+}
+
+const TOO_MANY = '<too many commands>';
+
+function tooMany(command: string): Finding {
+  return {
+    decision: 'refuse',
+    class: 'unknown',
+    risk: 'high',
+    program: TOO_MANY,
+    reason: 'the command line holds too many commands to check them all',
+    suggestion: 'Write the steps to a script file with Write, then run it.',
+    command: command.slice(0, 200),
+  };
 }
 
 /** The value of an assignment's right-hand side: a scalar, or the elements of `(a b c)`. */
@@ -172,9 +242,26 @@ export function assignedValue(
   return { scalar: fields.every((f) => f.exact) ? guess : undefined, guess };
 }
 
-/** Builtins that change what later commands mean: cd (relative paths), unset, read. */
+/** Assigns an array the way bash would, through namerefs. */
+export function setArray(state: State, name: string, value: readonly string[] | undefined): void {
+  const target = resolveName(state, name);
+  if (target === undefined) state.varsUnknown = true;
+  else state.arrays.set(target, value);
+}
+
+const DECLARE = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
+
+/** Builtins that change what later commands mean: cd (relative paths), unset, read, declare… */
 export function trackBuiltins(argv: readonly Arg[], state: State, home: string, stdin: StdinInfo): void {
-  const [head, ...rest] = argv;
+  // `builtin declare …`, `command read …` are those builtins.
+  let start = 0;
+  while (
+    /^(builtin|command)$/.test(argv[start]?.value ?? '') &&
+    argv[start]?.exact &&
+    !/^-[vV]/.test(argv[start + 1]?.value ?? '')
+  )
+    start++;
+  const [head, ...rest] = argv.slice(start);
   if (!head?.exact) return;
   const operands = rest.filter((a) => !/^-[LPe@]+$/.test(a.value));
   if (head.value === 'cd' || head.value === 'pushd') {
@@ -186,11 +273,27 @@ export function trackBuiltins(argv: readonly Arg[], state: State, home: string, 
         ? path.resolve(to.value)
         : state.cwd && path.resolve(state.cwd, to.value);
   } else if (head.value === 'popd') state.cwd = undefined;
-  else if (head.value === 'unset') for (const a of operands) state.vars.set(a.value, '');
-  else if (head.value === 'read') readInto(rest, state, stdin);
+  else if (head.value === 'unset') {
+    const refs = operands.some((a) => /^-[a-z]*n/.test(a.value));
+    for (const a of operands) {
+      if (a.value.startsWith('-')) continue;
+      if (!a.exact) state.varsUnknown = true;
+      else if (refs) setNameref(state, a.value, undefined);
+      else setVar(state, a.value, '');
+    }
+  } else if (head.value === 'read') readInto(rest, state, stdin);
   else if (head.value === 'mapfile' || head.value === 'readarray') {
-    for (const a of operands) state.arrays.set(a.value, undefined);
+    for (const a of operands) setArray(state, a.value, undefined);
     state.arrays.set('MAPFILE', undefined);
+  } else if (DECLARE.has(head.value)) declared(head.value, rest, state);
+  else if (head.value === 'printf' || head.value === 'wait' || head.value === 'getopts') {
+    // `printf -v NAME …`, `wait -p NAME`, `getopts spec NAME`: NAME gets a value computed at run time.
+    const at = rest.findIndex((a) => /^-[vp]$/.test(a.value));
+    const name = head.value === 'getopts' ? rest[1] : at !== -1 ? rest[at + 1] : undefined;
+    if (name) {
+      if (name.exact) setVar(state, name.value, undefined);
+      else state.varsUnknown = true;
+    }
   } else if (head.value === 'set') {
     // `set -- a b c` (or `set a b`) replaces the positional parameters.
     const dashdash = rest.findIndex((a) => a.value === '--');
@@ -203,6 +306,27 @@ export function trackBuiltins(argv: readonly Arg[], state: State, home: string, 
     else if (rest.some((a) => /^[-+]/.test(a.value) && !/^[-+][euxvo]/.test(a.value)))
       state.positional = undefined;
   } else if (head.value === 'shift') state.positional = undefined;
+}
+
+/**
+ * `declare`/`local`/… run as an ordinary command (`builtin declare -n r=z`, `command local x=$1`):
+ * the parser does not see them as declarations, so what they assign is taken from the words.
+ */
+function declared(builtin: string, args: readonly Arg[], state: State): void {
+  const flags = args.filter((a) => /^[-+][a-zA-Z]+$/.test(a.value)).map((a) => a.value);
+  const nameref = builtin !== 'export' && flags.some((f) => /^-[a-zA-Z]*n/.test(f));
+  for (const a of args) {
+    if (/^[-+][a-zA-Z]+$/.test(a.value)) continue;
+    const eq = a.value.indexOf('=');
+    const name = eq === -1 ? a.value : a.value.slice(0, eq);
+    if (!a.exact || !IDENT.test(name)) {
+      state.varsUnknown = true;
+      continue;
+    }
+    const value = eq === -1 ? undefined : a.value.slice(eq + 1);
+    if (nameref) setNameref(state, name, value);
+    else if (eq !== -1) setVar(state, name, value);
+  }
 }
 
 /** `read a b <<< "x y z"`: a=x, b="y z"; `read -a arr`: the words. Unknown input: unknown values. */
@@ -218,9 +342,9 @@ function readInto(args: readonly Arg[], state: State, stdin: StdinInfo): void {
   if (names.length === 0 && !arrayName) names.push('REPLY');
   const line = stdin.content?.split('\n')[0];
   const words = line === undefined ? undefined : line.split(/[ \t]+/).filter((x) => x !== '');
-  if (arrayName) state.arrays.set(arrayName, words);
+  if (arrayName) setArray(state, arrayName, words);
   names.forEach((name, k) => {
     const last = k === names.length - 1;
-    state.vars.set(name, words ? (last ? words.slice(k).join(' ') : (words[k] ?? '')) : undefined);
+    setVar(state, name, words ? (last ? words.slice(k).join(' ') : (words[k] ?? '')) : undefined);
   });
 }

@@ -31,8 +31,12 @@ import {
   assignedValue,
   clone,
   envFor,
+  newState,
   newWalker,
   push,
+  setArray,
+  setVar,
+  setNameref,
   type Script,
   type State,
   trackBuiltins,
@@ -316,12 +320,12 @@ function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Sc
   const known =
     fields.length > 0 && fields.length <= MAX_LOOP_VALUES && fields.every((f) => f.exact && !f.glob);
   if (!known) {
-    state.vars.set(name, undefined);
+    setVar(state, name, undefined);
     walkStmts(body, state, input, w, src, depth);
     return;
   }
   for (const f of fields) {
-    state.vars.set(name, f.value);
+    setVar(state, name, f.value);
     walkStmts(body, state, input, w, src, depth);
   }
 }
@@ -380,23 +384,39 @@ function walkDecl(
 ): void {
   const env = envFor(state, w);
   const rc = ruleContext(state, input, false, w, src, depth, sourceOf(src.buf, stmt));
+  const variant = str(child(cmd, 'Variant'), 'Value');
+  let nameref = false;
   for (const a of children(cmd, 'Args')) {
     scanSubsts(a, state, w, src, depth);
     const name = str(child(a, 'Name'), 'Value');
-    if (name === '') continue;
+    if (name === '') {
+      // An option word (`-n`, `-gn`), or a name computed at run time (`declare "$x"=…`).
+      const word = child(a, 'Value');
+      const field = word ? expandWord(word, env).fields[0] : undefined;
+      if (field?.exact && /^[-+][a-zA-Z]+$/.test(field.value)) {
+        if (variant !== 'export' && /^-[a-zA-Z]*n/.test(field.value)) nameref = true;
+      } else if (word) state.varsUnknown = true;
+      continue;
+    }
+    if (nameref) {
+      // `declare -n r=z`: r now reads and writes z; an unknown target makes r unknown.
+      const { scalar } = assignedValue(a, env);
+      setNameref(state, name, flag(a, 'Naked') ? undefined : scalar);
+      continue;
+    }
     if (flag(a, 'Naked')) {
       // `export PAGER` exports whatever was assigned before.
       if (state.vars.has(name)) judgeAssignment(name, state.vars.get(name), state.vars.get(name) ?? '', rc);
       continue;
     }
     const { scalar, guess, array } = assignedValue(a, env);
-    state.vars.set(name, scalar);
-    if (array !== undefined || child(a, 'Array')) state.arrays.set(name, array);
+    setVar(state, name, scalar);
+    if (array !== undefined || child(a, 'Array')) setArray(state, name, array);
     judgeAssignment(name, scalar, guess, rc);
   }
   push(
     w,
-    { class: 'safe', risk: 'low', program: str(child(cmd, 'Variant'), 'Value'), reason: 'sets variables' },
+    { class: 'safe', risk: 'low', program: variant, reason: 'sets variables' },
     sourceOf(src.buf, stmt),
   );
   void input;
@@ -429,8 +449,8 @@ function walkCall(
   const words = children(call, 'Args');
   for (const word of words) scanSubsts(word, state, w, src, depth, input);
   if (words.length === 0) {
-    for (const [k, v] of prefix) state.vars.set(k, v);
-    for (const [k, v] of arrays) state.arrays.set(k, v);
+    for (const [k, v] of prefix) setVar(state, k, v);
+    for (const [k, v] of arrays) setArray(state, k, v);
     return;
   }
   const argv: Arg[] = words.flatMap((word) => {
@@ -484,6 +504,9 @@ function ruleContext(
       const only = substs.length === 1 ? substs[0] : undefined;
       return only ? staticOutput(children(only, 'Stmts'), envFor(state, w)) : undefined;
     },
+    forgetVars: () => {
+      state.varsUnknown = true;
+    },
     withCwd: (cwd) => ruleContext({ ...state, cwd }, stdin, stdoutToFile, w, src, depth, text),
   };
   return rc;
@@ -510,12 +533,15 @@ function nested(
     );
     return;
   }
-  const inner: State = {
-    cwd: options.cwd ?? state.cwd,
-    vars: new Map([...state.vars, ...(options.vars ?? [])]),
-    arrays: new Map(state.arrays),
-    positional: options.positional ? [...options.positional] : ['sh'],
-  };
+  // eval and source run in this shell: what they assign or `cd` to holds for the commands after them.
+  const inner: State = options.sameShell
+    ? state
+    : {
+        ...clone(state),
+        cwd: options.cwd ?? state.cwd,
+        vars: new Map([...state.vars, ...(options.vars ?? [])]),
+        positional: options.positional ? [...options.positional] : ['sh'],
+      };
   if (options.quiet) w.quiet++;
   if (options.onlyNever) w.onlyNever++;
   try {
@@ -555,16 +581,7 @@ function analyse(
   // after this code was written, a substitution in an odd place) is still classified.
   walk(parsed.file, (n) => {
     if (nodeType(n) === 'CallExpr' && !w.visited.has(`${src.id}:${nodeKey(n)}`))
-      walkCall(
-        n,
-        n,
-        { cwd: undefined, vars: new Map(), arrays: new Map(), positional: undefined },
-        NO_STDIN,
-        false,
-        w,
-        src,
-        depth,
-      );
+      walkCall(n, n, newState(undefined, undefined), NO_STDIN, false, w, src, depth);
     return true;
   });
   return true;
@@ -573,12 +590,7 @@ function analyse(
 /** Every finding for a parsed-OK command line. Throws only on internal errors. */
 export function analyseCommand(command: string, options: WalkOptions): Finding[] {
   const w = newWalker(options);
-  const state: State = {
-    cwd: options.workspaceRoot,
-    vars: new Map(),
-    arrays: new Map(),
-    positional: ['bash'],
-  };
+  const state = newState(options.workspaceRoot, ['bash']);
   analyse(command, state, NO_STDIN, w, 0, 'command', command);
   walkUncalledFunctions(w);
   return w.findings;

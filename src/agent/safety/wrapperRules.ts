@@ -105,6 +105,8 @@ function resolveDir(arg: Arg | undefined, rc: RuleContext): string | undefined {
   return resolvePath(arg.value, rc);
 }
 
+const MAX_XARGS_ITEMS = 16;
+
 export function xargsRule(recurse: Recurse): Rule {
   return (_program, args, rc) => {
     const opts = parseOpts(args, {
@@ -132,10 +134,9 @@ export function xargsRule(recurse: Recurse): Rule {
     // Items known in advance (`echo / | xargs rm -rf`) are judged as the arguments they become.
     const content = opts.has('-a', '--arg-file') ? undefined : rc.stdin.content;
     const delimiter = opts.has('-0', '--null') ? /\0+/ : /\s+/;
-    const items = content
-      ?.split(delimiter)
-      .filter((x) => x !== '')
-      .slice(0, 16);
+    const all = content?.split(delimiter).filter((x) => x !== '');
+    // Without -I all items make one argv (judged whole); with -I each makes its own command.
+    const items = replace ? all?.slice(0, MAX_XARGS_ITEMS) : all;
     if (items && items.length > 0) {
       for (const item of replace ? items : [items.join('\u0000')]) {
         const values = replace ? [item] : item.split('\u0000');
@@ -146,7 +147,8 @@ export function xargsRule(recurse: Recurse): Rule {
           : [...rest, ...values.map((v) => lit(v))];
         recurse(argv, itemRc);
       }
-      return;
+      // Items past the cap are still judged, as unknown arguments.
+      if ((all?.length ?? 0) <= (items?.length ?? 0)) return;
     }
     const argv = replace
       ? rest.map((a) =>
