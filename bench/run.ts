@@ -9,7 +9,7 @@ interface Bench {
 }
 
 const benches: Bench[] = [
-  { name: 'Grep tool vs raw rg (real tree ≥10k files)', file: './grep.ts', fn: 'runGrepBench' },
+  { name: 'Grep tool vs raw rg (real tree ≥10k files)', file: './grep.ts', fn: 'runGrepBenches' },
   { name: 'Harness CPU per turn at ~100k tokens', file: './turnCpu.ts', fn: 'runTurnCpuBench' },
   {
     name: '100-turn session: prompt cache and prefix stability',

@@ -22,6 +22,8 @@ export interface Usage {
   readonly output: number;
   readonly cacheRead: number;
   readonly cacheWrite: number;
+  /** The part of cacheWrite written with a 1-hour TTL (priced at 2x input instead of 1.25x). */
+  readonly cacheWrite1h?: number;
 }
 
 interface Base {

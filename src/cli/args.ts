@@ -98,6 +98,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
           pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)',
         );
       }
+      // The API rejects a whitespace-only text block; say so here instead of after a network round trip.
+      if (pos.length === 1 && pos[0]!.trim() === '') throw new UsageError('keel run: the PROMPT is empty');
       return check(runSchema, {
         command,
         workspace: v.workspace,

@@ -110,10 +110,12 @@ describe('keel run', () => {
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.stdout.trim(), 'recovered');
       const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
-      assert.ok(
-        entries.some((e) => e.type === 'retry'),
-        'the retry is logged',
-      );
+      const retry = entries.find((e) => e.type === 'retry');
+      assert.ok(retry, 'the retry is logged');
+      if (fault?.type === 'rate_limit') {
+        // KEEL_RETRY_BASE_MS is 5 ms here: only the server's retry-after can make the wait 1 s.
+        assert.ok((retry.delayMs as number) >= 1000, `waited ${retry.delayMs} ms, honouring retry-after`);
+      }
       if (fault?.type === 'mid_stream_error' || fault?.type === 'cut_stream') {
         assert.ok(
           entries.some((e) => e.type === 'discarded'),
@@ -252,6 +254,39 @@ describe('keel run', () => {
     const sent = JSON.stringify(emu.requests.at(-1)?.body);
     assert.ok(sent.includes('resume-me'), 'the earlier tool result is part of the resumed conversation');
     assert.ok(fs.existsSync(`${logFile}.torn`), 'the torn fragment is kept aside');
+  });
+});
+
+describe('keel run crash recovery during a tool call', () => {
+  test('kill -9 while a command runs, then --resume: the call is marked [Interrupted] and the request stays valid', async () => {
+    const ws = tempWorkspace({ 'README.md': 'x\n' });
+    const marker = `${300 + Math.floor(Math.random() * 600)}.${process.pid}`;
+    emu.setScenario({
+      replies: [{ content: [{ type: 'tool_use', name: 'Bash', input: { command: `sleep ${marker}` } }] }],
+    });
+    const child = startKeel(['run', '--workspace', ws, '--approve', 'all', 'wait a bit'], cliEnv(emu.url));
+    await waitFor(() => processesWith(`sleep ${marker}`).length >= 1, 10_000, 'the command to start');
+    child.kill('SIGKILL');
+    const killed = await child.result;
+    const id = sessionIdFrom(killed.stderr);
+    // A SIGKILLed parent cannot take its children along; clean up the orphan this test created.
+    for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');
+
+    emu.setScenario({
+      replies: [
+        answer('picked up again', { toolResultContains: '[Interrupted]', lastUserContains: 'carry on' }),
+      ],
+    });
+    const before = emu.requests.length;
+    const resumed = await runKeel(['run', '--workspace', ws, '--resume', id, 'carry on'], cliEnv(emu.url));
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(resumed.stdout.trim(), 'picked up again');
+    const mine = emu.requests.slice(before);
+    assert.ok(
+      mine.every((r) => r.status === 200),
+      'the resumed request pairs every tool_use with a result',
+    );
+    assertLogComplete(ws, id);
   });
 });
 

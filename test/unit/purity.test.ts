@@ -5,7 +5,7 @@ import { test } from 'node:test';
 
 // The core must stay host-agnostic: nothing under src/agent may import 'vscode'.
 const IMPORT_VSCODE =
-  /(from\s+['"]vscode['"]|require\(\s*['"]vscode['"]\s*\)|import\(\s*['"]vscode['"]\s*\))/;
+  /(from\s+['"]vscode['"]|\bimport\s+['"]vscode['"]|require\(\s*['"]vscode['"]\s*\)|import\(\s*['"]vscode['"]\s*\))/;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -26,6 +26,8 @@ test('the purity check recognises every import form', () => {
     "import * as vscode from 'vscode';",
     'const v = require("vscode");',
     "await import('vscode')",
+    "import 'vscode';",
+    "export { window } from 'vscode';",
   ]) {
     assert.match(line, IMPORT_VSCODE);
   }

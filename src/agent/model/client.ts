@@ -67,6 +67,33 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+interface MutableUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cacheWrite1h: number;
+}
+
+interface WireUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null;
+}
+
+/** Later usage reports (message_delta) override earlier ones field by field; absent fields keep theirs. */
+function readUsage(into: MutableUsage, wire: WireUsage | null | undefined): void {
+  if (!wire) return;
+  if (wire.input_tokens != null) into.input = wire.input_tokens;
+  if (wire.output_tokens != null) into.output = wire.output_tokens;
+  if (wire.cache_read_input_tokens != null) into.cacheRead = wire.cache_read_input_tokens;
+  if (wire.cache_creation_input_tokens != null) into.cacheWrite = wire.cache_creation_input_tokens;
+  const oneHour = wire.cache_creation?.ephemeral_1h_input_tokens;
+  if (oneHour != null) into.cacheWrite1h = oneHour;
+}
+
 interface BlockState {
   block: AssistantBlock;
   json: string;
@@ -83,7 +110,7 @@ async function streamOnce(
   const started = performance.now();
   let ttft = -1;
   const blocks: BlockState[] = [];
-  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 };
   let stopReason: string | null = null;
   let sawStop = false;
   let actualModel = model;
@@ -106,11 +133,8 @@ async function streamOnce(
     switch (event.type) {
       case 'message_start': {
         actualModel = event.message.model || model;
-        const u = event.message.usage;
-        usage.input = u.input_tokens ?? 0;
-        usage.cacheRead = u.cache_read_input_tokens ?? 0;
-        usage.cacheWrite = u.cache_creation_input_tokens ?? 0;
-        usage.output = u.output_tokens ?? 0;
+        // Compatible servers (local model servers, proxies) may omit usage or its fields entirely.
+        readUsage(usage, event.message.usage);
         callbacks.onStart?.(event.message.id, actualModel);
         break;
       }
@@ -165,12 +189,7 @@ async function streamOnce(
       }
       case 'message_delta':
         stopReason = event.delta.stop_reason ?? stopReason;
-        usage.output = event.usage.output_tokens ?? usage.output;
-        if (event.usage.input_tokens != null) usage.input = event.usage.input_tokens;
-        if (event.usage.cache_read_input_tokens != null)
-          usage.cacheRead = event.usage.cache_read_input_tokens;
-        if (event.usage.cache_creation_input_tokens != null)
-          usage.cacheWrite = event.usage.cache_creation_input_tokens;
+        readUsage(usage, event.usage);
         break;
       case 'message_stop':
         sawStop = true;

@@ -25,14 +25,17 @@ export function priceFor(model: string): Price {
 
 export function costUsd(
   model: string,
-  usage: { input: number; output: number; cacheRead: number; cacheWrite: number },
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number; cacheWrite1h?: number },
 ): number {
   const p = priceFor(model);
+  // 5-minute cache writes cost 1.25x input, 1-hour writes 2x input (Anthropic's published multipliers).
+  const oneHour = Math.min(usage.cacheWrite1h ?? 0, usage.cacheWrite);
   const micros =
     usage.input * p.input +
     usage.output * p.output +
     usage.cacheRead * p.cacheRead +
-    usage.cacheWrite * p.cacheWrite;
+    (usage.cacheWrite - oneHour) * p.cacheWrite +
+    oneHour * p.input * 2;
   return Math.round(micros) / 1_000_000;
 }
 
