@@ -66,9 +66,16 @@ async function run(args: RunArgs): Promise<number> {
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
     const host = makeHost(workspace, approvalsFor(args.approve));
+    const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
+    if (!demo && !args.contextWindow && !/claude/i.test(model)) {
+      // Keel knows Claude models' windows; for any other model the 16K/32K guards need the real figure.
+      process.stderr.write(
+        `keel: warning: the context window of ${model} is unknown; assuming 200000 tokens. Pass --context-window TOKENS for a smaller model.\n`,
+      );
+    }
     const session = createAgentSession({
       host,
-      model: args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL,
+      model,
       fallbackModels: args.fallbackModels,
       ...(bundledSkillsDir() ? { bundledSkillsDir: bundledSkillsDir() } : {}),
       ...(demo ? { apiKey: 'demo', baseURL: demo.baseURL } : {}),

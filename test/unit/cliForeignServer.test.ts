@@ -196,6 +196,7 @@ describe('keel run against a foreign Anthropic-compatible server', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout.trim(), 'The code word is albatross.');
     assert.equal(received.length, 2);
+    assert.match(run.stderr, /context window of local-model is unknown/, 'a non-Claude model gets a warning');
     const entries = readLog(ws, sessionIdFrom(run.stderr));
     assert.ok(entries.some((e) => e.type === 'agent_end'));
   });
