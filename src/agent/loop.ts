@@ -1,4 +1,4 @@
-import type { ContextEngine } from './context/engine.ts';
+import { type ContextEngine, requestPrefixHash } from './context/engine.ts';
 import type { AgentEventBody } from './events.ts';
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from './messages.ts';
 import { assistantText, toolUses } from './messages.ts';
@@ -119,7 +119,8 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
         stage: request.stage,
         message_count: request.messages.length,
         est_tokens: request.estTokens,
-        prefix_hash: request.prefixHash,
+        // Hashed from what is sent (tools + system), not taken from the engine: stability is measured.
+        prefix_hash: requestPrefixHash(request),
         cache_read: u.cacheRead,
         cache_write: u.cacheWrite,
         input: u.input,

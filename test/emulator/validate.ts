@@ -18,6 +18,7 @@ export function validateRequest(body: unknown): Validation {
     checkMessages(req.messages) ??
     checkPairing(req.messages) ??
     checkCacheControlCount(req) ??
+    checkCacheTtlOrder(req) ??
     checkThinkingConfig(req);
   return message === undefined ? { ok: true, request: req } : { ok: false, message };
 }
@@ -246,6 +247,43 @@ function checkCacheControlCount(req: MessagesRequest): string | undefined {
   return n > MAX_CACHE_CONTROL_BLOCKS
     ? `A maximum of ${MAX_CACHE_CONTROL_BLOCKS} blocks with cache_control may be provided. Found ${n}.`
     : undefined;
+}
+
+/** Every cache_control marker with its API path, in the order the API processes them. */
+function cacheControls(req: MessagesRequest): { path: string; ttl: unknown }[] {
+  const out: { path: string; ttl: unknown }[] = [];
+  const add = (x: unknown, path: string) => {
+    if (hasCacheControl(x))
+      out.push({ path, ttl: (x as { cache_control: { ttl?: unknown } }).cache_control.ttl });
+  };
+  for (const [i, tool] of (req.tools ?? []).entries()) add(tool, `tools.${i}`);
+  if (Array.isArray(req.system)) for (const [j, b] of req.system.entries()) add(b, `system.${j}`);
+  for (const [i, msg] of req.messages.entries()) {
+    if (typeof msg.content === 'string') continue;
+    for (const [j, block] of msg.content.entries()) {
+      const inner = block['content'];
+      if (block.type === 'tool_result' && Array.isArray(inner)) {
+        for (const [k, b] of inner.entries()) add(b, `messages.${i}.content.${j}.content.${k}`);
+      }
+      add(block, `messages.${i}.content.${j}`);
+    }
+  }
+  return out;
+}
+
+/** The API's rule: TTLs never increase along tools → system → messages (a 1h marker after a 5m one is a 400). */
+function checkCacheTtlOrder(req: MessagesRequest): string | undefined {
+  let sawShort = false;
+  for (const { path, ttl } of cacheControls(req)) {
+    if (ttl !== undefined && ttl !== '5m' && ttl !== '1h') {
+      return `${path}.cache_control.ttl: Input should be '5m' or '1h'`;
+    }
+    if (ttl === '1h' && sawShort) {
+      return `${path}.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: \`tools\`, \`system\`, \`messages\`.`;
+    }
+    if (ttl !== '1h') sawShort = true;
+  }
+  return undefined;
 }
 
 function checkThinkingConfig(req: MessagesRequest): string | undefined {

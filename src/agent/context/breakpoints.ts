@@ -10,7 +10,11 @@ import type Anthropic from '@anthropic-ai/sdk';
 //     previous call wrote, so the read never depends on the API's 20-block lookback;
 //  4. the last block of the conversation.
 // Volatile text (runtime notes) is appended after breakpoint 4, so the next call can read the whole
-// previous prompt up to there from cache. Longer TTLs always come first, as the API requires.
+// previous prompt up to there from cache.
+// TTL order: the API rejects a request (400) where a ttl=1h marker follows a 5m one in the order tools →
+// system → messages. The anchor can land after the previous end (the first prunable result is in the
+// newest turn), so every marker before the last 1 h marker is promoted to 1 h: promoting loses no cache
+// (a marker already cached is only read; dropping the late 1 h anchor would lose its long life).
 
 export const MAX_BREAKPOINTS = 4;
 const EPHEMERAL = { type: 'ephemeral' } as const;
@@ -52,8 +56,20 @@ export interface BreakpointInput {
   readonly editableToolUseIds?: ReadonlySet<string>;
   /** The same set before this call's pruning edits (the previous anchor: where the cache read ends). */
   readonly previousEditableToolUseIds?: ReadonlySet<string>;
-  /** Use 1 h TTLs for the stable breakpoints (system, anchor, summary). Default true. */
-  readonly longTtl?: boolean;
+  /**
+   * Which breakpoints get the 1 h TTL: 'all' (every one; an idle gap under an hour keeps the whole
+   * prompt), 'stable' (system, anchor, summary; the moving ends stay 5 min), 'none'. `true` = 'all',
+   * `false` = 'none'. Default 'all'.
+   */
+  readonly longTtl?: boolean | CacheTtlPolicy;
+}
+
+export type CacheTtlPolicy = 'all' | 'stable' | 'none';
+
+export function ttlPolicyOf(value: boolean | CacheTtlPolicy | undefined): CacheTtlPolicy {
+  if (value === undefined || value === true) return 'all';
+  if (value === false) return 'none';
+  return value;
 }
 
 export interface BreakpointOutput {
@@ -86,7 +102,9 @@ function anchorOf(
 }
 
 export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
-  const long = input.longTtl ?? true;
+  const policy = ttlPolicyOf(input.longTtl);
+  const long = policy !== 'none';
+  const moving = policy === 'all';
   const system = input.system.map((b, i) =>
     i === input.system.length - 1 ? { ...b, cache_control: long ? EPHEMERAL_1H : EPHEMERAL } : { ...b },
   );
@@ -120,10 +138,10 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
 
   // At most 3 in the conversation (the system takes the 4th), by priority.
   const candidates: [[number, number] | undefined, boolean][] = [
-    [last, false],
+    [last, moving],
     [front, long],
     [before && !same(before, anchor) ? before : undefined, long],
-    [previousEnd, false],
+    [previousEnd, moving],
   ];
   const chosen: [number, number, boolean][] = [];
   for (const [position, ttl] of candidates) {
@@ -133,6 +151,8 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
     chosen.push([position[0], position[1], ttl]);
   }
   chosen.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  // Non-increasing TTLs: everything before the last 1 h marker becomes 1 h (the system is already).
+  for (let i = chosen.length - 2; i >= 0; i--) if (chosen[i + 1]![2]) chosen[i]![2] = true;
   for (const [m, b, ttl] of chosen) {
     const message = messages[m]!;
     message.content[b] = mark(message.content[b]!, ttl);

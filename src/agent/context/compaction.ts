@@ -64,9 +64,34 @@ const IDENTIFIER_PATTERNS: readonly RegExp[] = [
 
 export const MAX_IDENTIFIERS = 120;
 
-/** Paths, hashes, ids, URLs, ports and quoted names, exactly as written, first occurrence first. */
-export function extractIdentifiers(texts: readonly string[]): string[] {
-  const seen = new Set<string>();
+export interface IdentifierUse {
+  readonly value: string;
+  /** How many times it was mentioned. */
+  readonly count: number;
+  /** Order of its first and of its latest mention (higher = more recent). */
+  readonly first: number;
+  readonly last: number;
+}
+
+/**
+ * At most `cap` identifiers: half the room goes to the most recently mentioned (what the work is on
+ * now), the rest to the most referenced of the others (what the work keeps coming back to). The
+ * kept ones are listed in order of first mention.
+ */
+export function rankIdentifiers(uses: readonly IdentifierUse[], cap = MAX_IDENTIFIERS): string[] {
+  if (uses.length <= cap) return [...uses].sort((a, b) => a.first - b.first).map((u) => u.value);
+  const byRecency = [...uses].sort((a, b) => b.last - a.last);
+  const kept = new Set(byRecency.slice(0, Math.ceil(cap / 2)));
+  const byCount = byRecency.slice(kept.size).sort((a, b) => b.count - a.count || b.last - a.last);
+  for (const use of byCount) {
+    if (kept.size >= cap) break;
+    kept.add(use);
+  }
+  return [...kept].sort((a, b) => a.first - b.first).map((u) => u.value);
+}
+
+/** Every mention of paths, hashes, ids, URLs, ports and quoted names, exactly as written, in order. */
+export function identifierMentions(texts: readonly string[]): string[] {
   const out: string[] = [];
   for (const text of texts) {
     const hits: [number, number, string][] = [];
@@ -83,13 +108,28 @@ export function extractIdentifiers(texts: readonly string[]): string[] {
     for (const [, end, value] of hits) {
       if (end <= coveredTo) continue;
       coveredTo = Math.max(coveredTo, end);
-      if (seen.has(value)) continue;
-      seen.add(value);
       out.push(value);
-      if (out.length >= MAX_IDENTIFIERS) return out;
     }
   }
   return out;
+}
+
+/** Counts mentions (in order) into IdentifierUse records. */
+export function identifierUses(mentions: readonly string[]): IdentifierUse[] {
+  const uses = new Map<string, { value: string; count: number; first: number; last: number }>();
+  mentions.forEach((value, i) => {
+    const use = uses.get(value);
+    if (use) {
+      use.count++;
+      use.last = i;
+    } else uses.set(value, { value, count: 1, first: i, last: i });
+  });
+  return [...uses.values()];
+}
+
+/** The identifiers a summary keeps: exact, at most MAX_IDENTIFIERS, recent and much-referenced first. */
+export function extractIdentifiers(texts: readonly string[], cap = MAX_IDENTIFIERS): string[] {
+  return rankIdentifiers(identifierUses(identifierMentions(texts)), cap);
 }
 
 const EDIT_TOOLS = /^(?:Write|Edit|MultiEdit|NotebookEdit|Delete|Move|Rename)$/;

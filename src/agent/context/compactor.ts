@@ -14,8 +14,9 @@ import {
   renderSummary,
 } from './compaction.ts';
 import type { ContextEngineOptions } from './engine.ts';
+import { MERGED_SHARE, mergeSummaries, needsMerge } from './mergeSummaries.ts';
 import { buildInContextSummarizeRequest, describeKeptFrom } from './summarizeRequest.ts';
-import { estimateRequestTokens } from './tokens.ts';
+import { estimateRequestTokens, estimateTokens } from './tokens.ts';
 import { type ContextView, toolUseIndex } from './view.ts';
 
 // Stage 3 as the engine runs it: choose the cut, archive what it replaces, get the model's part of
@@ -51,7 +52,7 @@ export type Compact = (
   signal: AbortSignal,
   /** The view as the previous call cached it: the in-context summary reads it (absent: standalone). */
   cachedView?: ContextView,
-) => Promise<SummaryMessage | undefined>;
+) => Promise<SummaryMessage[]>;
 
 export function createCompactor(deps: CompactorDeps): Compact {
   const archive = (messages: readonly AgentMessage[], n: number): string => {
@@ -108,9 +109,9 @@ export function createCompactor(deps: CompactorDeps): Compact {
     now: number,
     signal: AbortSignal,
     cachedView?: ContextView,
-  ): Promise<SummaryMessage | undefined> => {
+  ): Promise<SummaryMessage[]> => {
     const cut = chooseCut(view.messages, (deps.window * tailFraction) / deps.factor());
-    if (cut <= 0) return undefined;
+    if (cut <= 0) return [];
     const replacedView = view.messages.slice(0, cut);
     const originals = new Map(transcript.map((m) => [m.id, m]));
     const replaced = replacedView.map((m) => originals.get(m.id) ?? m);
@@ -151,7 +152,7 @@ export function createCompactor(deps: CompactorDeps): Compact {
       note,
       continues: view.summaries.length > 0,
     });
-    return {
+    const summary: SummaryMessage = {
       id: deps.newId(),
       ts: now,
       role: 'summary',
@@ -159,5 +160,10 @@ export function createCompactor(deps: CompactorDeps): Compact {
       replaces: replacedView.map((m) => m.id),
       archivePath,
     };
+    // Summaries piling up at the front: the older ones become one (the new one stays as it is).
+    const sizes = [...view.summaries, summary].map((s) => estimateTokens(s.text) * deps.factor());
+    if (!needsMerge(sizes, deps.window)) return [summary];
+    const merged = mergeSummaries(view.summaries, deps.window * 4 * MERGED_SHARE, deps.newId(), now);
+    return [merged, summary];
   };
 }

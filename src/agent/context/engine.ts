@@ -5,7 +5,7 @@ import type { TodoItem } from '../events.ts';
 import type { AgentMessage, ContextEditMessage, ReminderMessage } from '../messages.ts';
 import { toLlm } from '../messages.ts';
 import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
-import { placeBreakpoints } from './breakpoints.ts';
+import { type CacheTtlPolicy, placeBreakpoints, ttlPolicyOf } from './breakpoints.ts';
 import { createCompactor, defaultWriteText } from './compactor.ts';
 import { errorStreakGuide } from './errorGuide.ts';
 import {
@@ -51,8 +51,8 @@ export interface PreparedRequest {
   /** Estimated prompt tokens (calibrated against the last call's real usage when known). */
   readonly estTokens: number;
   /**
-   * sha256 of the canonical frozen prefix (tools + system). Equal on every call of a session (P1);
-   * `prefix_stability_ratio` compares it between consecutive calls.
+   * sha256 of the canonical tools + system of THIS request, as sent (cache markers aside): equal on
+   * every call of a session when P1 holds; `prefix_stability_ratio` compares it between calls.
    */
   readonly prefixHash: string;
   /** estTokens / contextWindow. */
@@ -74,6 +74,7 @@ export const DEFAULT_THRESHOLDS: StageThresholds = {
   emergency: 0.95,
 };
 export const DEFAULT_CACHE_TTL_MS = 5 * 60_000;
+export const LONG_CACHE_TTL_MS = 60 * 60_000;
 export const MAX_OVERFLOW_RETRIES = 3;
 
 export interface ContextEngineOptions {
@@ -100,9 +101,14 @@ export interface ContextEngineOptions {
   readonly writeText?: (absolutePath: string, text: string) => void;
   /** Current todo list (the session's); default: parsed from the last TodoWrite in the transcript. */
   readonly getTodos?: () => readonly TodoItem[];
+  /** How long the cache of the previous request's end lives (cold-cache decisions); default from the policy. */
   readonly cacheTtlMs?: number;
-  /** 1 h TTL on the stable breakpoints (system, anchor, summary); default true. */
-  readonly longCacheTtl?: boolean;
+  /**
+   * Which breakpoints carry the 1 h TTL: 'all' (default; the cache survives an idle gap of up to an
+   * hour, and the stages wait that long), 'stable' (system, anchor, summary; the moving ends 5 min),
+   * 'none'. `true` = 'all', `false` = 'none'.
+   */
+  readonly longCacheTtl?: boolean | CacheTtlPolicy;
   readonly thresholds?: Partial<StageThresholds>;
   readonly prune?: Partial<PruneConfig>;
   readonly recap?: Partial<RecapConfig>;
@@ -130,7 +136,25 @@ export interface ContextEngine {
   afterTools(transcript: readonly AgentMessage[]): AgentMessage[];
   /** The frozen system prompt text (for tests, `keel` diagnostics and the fixed-prefix budget). */
   readonly systemText: string;
+  /** Hash of the frozen tools + system as built at session start (every request's should equal it). */
   readonly prefixHash: string;
+  /**
+   * Whether the full guide of a skill (an unpruned `Skill` result) is in the context the last
+   * prepared request showed the model: the Skill tool answers a re-ask with a reminder only then.
+   */
+  skillInContext(name: string): boolean;
+}
+
+/** sha256 of a request's tools + system in canonical form, cache markers aside (what P1 keeps fixed). */
+export function requestPrefixHash(request: {
+  readonly tools: readonly Anthropic.Tool[];
+  readonly system: readonly Anthropic.TextBlockParam[];
+}): string {
+  const strip = <T extends object>(block: T): T => {
+    const { cache_control: _ignored, ...rest } = block as T & { cache_control?: unknown };
+    return rest as T;
+  };
+  return sha256(canonicalJson({ tools: request.tools.map(strip), system: request.system.map(strip) }));
 }
 
 /** The prompt stays too long after MAX_OVERFLOW_RETRIES compactions: the run must stop clearly. */
@@ -151,13 +175,15 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
   const skills = skillList(options.skills);
   const systemText = buildSystemPrompt({ projectRules: options.projectRules, skills });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
-  const prefixHash = sha256(canonicalJson({ tools, system }));
+  const prefixHash = requestPrefixHash({ tools, system });
   // The frozen prefix's estimate never changes (breakpoint markers do not count).
   const prefixTokens = estimateToolsTokens(tools) + estimateSystemTokens(system);
   const thresholds = { ...DEFAULT_THRESHOLDS, ...options.thresholds };
   const pruneConfig = { ...DEFAULT_PRUNE_CONFIG, ...options.prune };
   const recapConfig = { ...DEFAULT_RECAP_CONFIG, ...options.recap };
-  const ttl = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
+  const ttlPolicy = ttlPolicyOf(options.longCacheTtl);
+  const ttl = options.cacheTtlMs ?? (ttlPolicy === 'all' ? LONG_CACHE_TTL_MS : DEFAULT_CACHE_TTL_MS);
+  let skillsInView = new Set<string>();
   const window = options.contextWindow;
   const newId = options.newId ?? (() => `ctx_${randomUUID()}`);
   const stateDir =
@@ -180,7 +206,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       volatileTail,
       editableToolUseIds: editableToolUseIds(view, pruneConfig),
       previousEditableToolUseIds: before,
-      longTtl: options.longCacheTtl ?? true,
+      longTtl: ttlPolicy,
     });
     // Equal to estimateRequestTokens(placed request), from per-message estimates cached across calls.
     let raw = prefixTokens + estimateVolatileTailTokens(volatileTail);
@@ -264,6 +290,18 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         stage = Math.max(stage, editStage);
       };
 
+      const appendSummaries = (summaries: readonly AgentMessage[]) => {
+        if (summaries.length === 0) return;
+        for (const summary of summaries) append(summary);
+        view = buildView(working);
+        built = build(view, args.volatileTail);
+        stage = 3;
+      };
+      const trimNewest = () => {
+        const all = { ...pruneConfig, keepRecentTurns: 0 };
+        applyEdits(planSoftTrim(view, all), 1);
+      };
+
       if (args.overflow) {
         // The API's count beat ours: run every stage now, with a smaller tail on each retry.
         const keep = {
@@ -273,16 +311,12 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         applyEdits(planSoftTrim(view, keep), 1);
         applyEdits(planHardClear(view, toolUseIndex(working), keep), 2);
         const tail = (options.compactTailFraction ?? 0.15) / 2 ** (overflowStreak - 1);
-        const summary = await compact(working, view, tail, args.now, args.signal);
-        if (summary) {
-          append(summary);
-          view = buildView(working);
-          built = build(view, args.volatileTail);
-          stage = 3;
-        }
+        appendSummaries(await compact(working, view, tail, args.now, args.signal));
+        // Last resort: the newest results themselves (eight parallel 50 KB reads) keep head and tail.
+        if (stage === 0 || usage() >= thresholds.emergency) trimNewest();
         if (stage === 0) {
           throw new ContextOverflowError(
-            `The prompt is too long for the context window (${window} tokens) and nothing older can be pruned or summarised.`,
+            `The prompt is too long for the context window (${window} tokens) and nothing in it can be pruned or summarised.`,
           );
         }
       } else if ((cold || usage() >= thresholds.emergency) && usage() >= thresholds.softTrim) {
@@ -297,24 +331,23 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         if (emergency || usage() >= thresholds.hardClear) {
           applyEdits(planHardClear(view, toolUseIndex(working), pruneConfig), 2);
           if (emergency || usage() >= thresholds.compact) {
-            const summary = await compact(
-              working,
-              view,
-              options.compactTailFraction ?? 0.15,
-              args.now,
-              args.signal,
-              // A cold conversation would be written to the cache for one call: standalone is cheaper.
-              cold ? undefined : cachedView,
+            appendSummaries(
+              await compact(
+                working,
+                view,
+                options.compactTailFraction ?? 0.15,
+                args.now,
+                args.signal,
+                // A cold conversation would be written to the cache for one call: standalone is cheaper.
+                cold ? undefined : cachedView,
+              ),
             );
-            if (summary) {
-              append(summary);
-              view = buildView(working);
-              built = build(view, args.volatileTail);
-              stage = 3;
-            }
+            // Still at the emergency level: the newest results are all that is left to shrink.
+            if (usage() >= thresholds.emergency) trimNewest();
           }
         }
       }
+      skillsInView = fullSkillsIn(view);
 
       lastRawEstimate = built.raw;
       return {
@@ -324,12 +357,13 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
           messages: built.placed.messages,
           stage,
           estTokens: built.tokens,
-          prefixHash,
+          prefixHash: requestPrefixHash({ tools, system: built.placed.system }),
           utilization: built.tokens / window,
         },
         appended,
       };
     },
+    skillInContext: (name) => skillsInView.has(name),
     afterTools(transcript) {
       const out: AgentMessage[] = [];
       const guide = errorStreakGuide(transcript, skills);
@@ -342,6 +376,18 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       return out;
     },
   };
+}
+
+/** Skills whose full guide is in the view unpruned (a Skill result in 'full' mode, never edited). */
+function fullSkillsIn(view: ContextView): Set<string> {
+  const names = new Set<string>();
+  for (const message of view.messages) {
+    if (message.role !== 'tool_result' || message.toolName !== 'Skill' || view.editStage.has(message.id))
+      continue;
+    const data = message.result?.data as { mode?: unknown; name?: unknown } | null | undefined;
+    if (data?.mode === 'full' && typeof data.name === 'string') names.add(data.name);
+  }
+  return names;
 }
 
 function lastAssistantTs(transcript: readonly AgentMessage[]): number | undefined {

@@ -42,9 +42,23 @@ export function protectedFrom(view: ContextView, keep: number): number {
   return 0;
 }
 
+/**
+ * A skill's guide (a `Skill` result with the body or a supporting file) is never trimmed or cleared:
+ * it is small, it is what the model works by, and the Skill tool answers a re-ask with a reminder
+ * only while the guide is still whole in context. Compaction still replaces it (the tool then
+ * returns the full body again).
+ */
+export function isSkillGuide(message: ToolResultMessage): boolean {
+  if (message.toolName !== 'Skill' || message.isError) return false;
+  const mode = (message.result?.data as { mode?: unknown } | null | undefined)?.mode;
+  return mode === 'full' || mode === 'file';
+}
+
 function oldToolResults(view: ContextView, keep: number): ToolResultMessage[] {
   const limit = protectedFrom(view, keep);
-  return view.messages.slice(0, limit).filter((m): m is ToolResultMessage => m.role === 'tool_result');
+  return view.messages
+    .slice(0, limit)
+    .filter((m): m is ToolResultMessage => m.role === 'tool_result' && !isSkillGuide(m));
 }
 
 /** tool_use ids of every result a later stage 1 or 2 could still rewrite (stage 3 aside). */
@@ -54,7 +68,7 @@ export function editableToolUseIds(
 ): Set<string> {
   const ids = new Set<string>();
   for (const message of view.messages) {
-    if (message.role !== 'tool_result') continue;
+    if (message.role !== 'tool_result' || isSkillGuide(message)) continue;
     if ((view.editStage.get(message.id) ?? 0) >= 2) continue;
     if (message.content.length <= config.hardClearMinChars) continue;
     if (message.isError && message.content.length < config.keepErrorsUnderChars) continue;

@@ -6,7 +6,8 @@ import type {
   ToolResultMessage,
 } from '../messages.ts';
 
-// The model's VIEW of a transcript: summaries first (immutable, in the order they were made), then every
+// The model's VIEW of a transcript: summaries first (immutable, in the order they were made; a merged
+// summary takes the place of the ones it replaces), then every
 // message no summary replaces, with persisted context edits (pruning stages 1-2) applied by message id.
 // A pure function of the transcript, so a resumed session rebuilds exactly the same bytes.
 
@@ -45,6 +46,7 @@ export function buildView(transcript: readonly AgentMessage[]): ContextView {
       applyEdit(message, edits, editStage);
     }
   }
+  const front = summaries.filter((s) => !replaced.has(s.id));
   const messages: AgentMessage[] = [];
   const originals = new Map<string, string>();
   for (const message of transcript) {
@@ -57,7 +59,7 @@ export function buildView(transcript: readonly AgentMessage[]): ContextView {
     originals.set(message.id, message.content);
     messages.push(editedMessage(message, edited));
   }
-  return { summaries, messages, editStage, replaced, originals };
+  return { summaries: front, messages, editStage, replaced, originals };
 }
 
 // One object per (result, edited content): a rebuilt view hands out the same objects, so estimates

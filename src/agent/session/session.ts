@@ -148,6 +148,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     host,
     readOnly,
     skills,
+    // The engine is made below; a Skill call only happens once it exists.
+    skillInContext: (name) => engine.skillInContext(name),
     todos: {
       current: () => todos,
       onChange: (next) => {

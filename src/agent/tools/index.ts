@@ -21,6 +21,8 @@ export interface ToolsetOptions {
   readonly todos: { current: () => readonly TodoItem[]; onChange: (todos: TodoItem[]) => void };
   /** The session's skill index snapshot (P1: frozen at session start). */
   readonly skills?: SkillIndex;
+  /** Whether a skill's full guide is still in the model's context (the context engine knows). */
+  readonly skillInContext?: (name: string) => boolean;
 }
 
 /** Every built-in tool, one factory each. The registry sorts them (P1). */
@@ -36,7 +38,7 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createBashTool(),
     createTodoWriteTool(options.todos),
     createMemorySearchTool(),
-    ...(options.skills ? [createSkillTool(options.skills)] : []),
+    ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
   ] as AnyToolDefinition[];
   return options.readOnly ? all.filter((t) => t.readOnly) : all;
 }

@@ -9,8 +9,9 @@ import { fail, ok } from './protocol.ts';
 
 // Skill {name}: the guide comes back as a TOOL RESULT (P3), never into the system prompt (P1). The index
 // is the session's snapshot; the body is re-read from disk when asked for. Asking again for a skill
-// already loaded in this session returns its short reminder (the full text is already in context),
-// unless `full` is set. One instance per session: the "already loaded" set is per session.
+// already loaded in this session returns its short reminder while the full text is still in context
+// (`inContext`, from the context engine); once pruning or a compaction has removed it, the full body
+// comes back. `full` forces the body. One instance per session: the "already loaded" set is per session.
 
 export const SKILL_MAX_FILE_BYTES = 50 * 1024;
 
@@ -99,7 +100,18 @@ function filesBlock(entry: SkillEntry, ctx: ToolContext): string {
   return `\n\nSupporting files (${how}):\n${list}`;
 }
 
-export function createSkillTool(index: SkillIndex): ToolDefinition<SkillInput, SkillData> {
+export interface SkillToolOptions {
+  /**
+   * Whether the full guide of a skill is still in the model's context (unpruned). Absent: a skill
+   * loaded earlier in this session is assumed still visible.
+   */
+  readonly inContext?: (name: string) => boolean;
+}
+
+export function createSkillTool(
+  index: SkillIndex,
+  options: SkillToolOptions = {},
+): ToolDefinition<SkillInput, SkillData> {
   const byName = new Map(index.skills.map((s) => [s.name, s]));
   const loaded = new Set<string>();
 
@@ -184,7 +196,8 @@ export function createSkillTool(index: SkillIndex): ToolDefinition<SkillInput, S
         );
       }
 
-      if (loaded.has(entry.name) && !input.full) {
+      const visible = options.inContext?.(entry.name) ?? true;
+      if (loaded.has(entry.name) && !input.full && visible) {
         return ok(
           data('reminder'),
           `${prefix}Skill "${entry.name}" was loaded earlier in this session. Key points:\n${skillReminder(entry.body)}\n(If the full guide is no longer in your context, call Skill with "full": true.)`,
