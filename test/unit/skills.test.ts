@@ -283,3 +283,27 @@ test('MemorySearch finds pruned content in the session log and the archives, and
   assert.deepEqual(none.data.matches, []);
   assert.match(none.text, /No matches/);
 });
+
+test('Skill asked again after its guide left the context (pruned or compacted) returns the full body', async () => {
+  const root = tempDir();
+  writeSkill(
+    path.join(root, '.agents/skills'),
+    'api-design',
+    skill(
+      'api-design',
+      'Use when designing APIs.',
+      'Long guide text.\n\n## Checklist\n- Version every endpoint.',
+    ),
+  );
+  let visible = true;
+  const tool = createSkillTool(discoverSkills({ workspaceRoot: root, userDir: null }), {
+    inContext: () => visible,
+  });
+  const ctx = context(root);
+  assert.equal((await tool.execute({ name: 'api-design' }, ctx)).data.mode, 'full');
+  assert.equal((await tool.execute({ name: 'api-design' }, ctx)).data.mode, 'reminder', 'still in context');
+  visible = false;
+  const again = await tool.execute({ name: 'api-design' }, ctx);
+  assert.equal(again.data.mode, 'full', 'the guide is gone from context: the body comes back');
+  assert.ok(again.text.includes('Long guide text.'));
+});
