@@ -113,7 +113,15 @@ function judgeStdinProgram(language: string, isShell: boolean, rc: RuleContext):
     return;
   }
   if (stdin.kind === 'file') {
-    safe(rc, language, 'runs a script file');
+    // `sh < x.sh` runs x.sh exactly as `sh x.sh` does, and is judged the same way.
+    if (stdin.path) judgeScriptFile(language, lit(stdin.path), rc);
+    else
+      rc.add({
+        class: 'unknown',
+        risk: 'high',
+        program: language,
+        reason: `${language} runs a script read from a file that is not known in advance`,
+      });
     return;
   }
   if (stdin.content !== undefined) {

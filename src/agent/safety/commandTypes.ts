@@ -57,6 +57,8 @@ export interface StdinInfo {
   readonly content?: string;
   /** Fed by a command that fetches from the network. */
   readonly network: boolean;
+  /** The file redirected into stdin (`sh < x.sh`), when known. */
+  readonly path?: string;
 }
 
 export const NO_STDIN: StdinInfo = { kind: 'none', network: false };

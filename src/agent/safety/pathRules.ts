@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { canonicalize } from './pathGuard.ts';
 import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { protectedInside, realLocation } from './outsidePaths.ts';
 
 // Rules about WHERE a command acts: deletes, overwrites, permission changes and copies are judged by
 // the paths they touch (inside the workspace, outside it, or a tree whose loss is unrecoverable).
@@ -43,7 +44,8 @@ const SCRATCH_DIRS = [os.tmpdir(), '/tmp', '/var/tmp'];
 
 export function isInside(child: string, parent: string): boolean {
   const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  // `...` is a name, not a climb (`go test ./...`).
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /** Absolute, normalised path; undefined when relative to a directory we lost track of. */
@@ -115,13 +117,13 @@ export function target(arg: Arg, rc: RuleContext): TargetInfo {
   }
   const abs = resolvePath(p, rc);
   if (abs === undefined) return { display: arg.value, inside: false, known: false };
-  const link = rc.written(abs)?.link;
-  const critical = criticalTree(abs, rc) ?? (link ? criticalTree(link, rc) : undefined);
+  const real = realLocation(abs, rc);
+  const critical = criticalTree(abs, rc) ?? (real !== abs ? criticalTree(real, rc) : undefined);
   return {
     display: arg.value,
     abs,
     ...(critical ? { critical } : {}),
-    inside: isInside(canonical(abs), rc.workspaceRoot),
+    inside: isInside(real, rc.workspaceRoot),
     known: arg.exact && !arg.glob,
   };
 }
@@ -248,15 +250,17 @@ export function judgeWrite(program: string, arg: Arg, mode: WriteMode, rc: RuleC
     });
     return;
   }
-  const where = canonical(abs);
+  const where = realLocation(abs, rc);
   const exists = rc.isFile(where);
   if (isInside(where, rc.workspaceRoot)) {
-    if (isInside(where, path.join(rc.workspaceRoot, '.git'))) {
+    const guarded = protectedInside(where, rc.workspaceRoot);
+    if (guarded) {
+      // .git (hooks and config run code) and .keel (Keel's state, the audit log): never silently.
       rc.add({
         class: 'destructive',
         risk: 'high',
         program,
-        reason: `writes inside .git (${p}): hooks and config run code`,
+        reason: `writes ${p}, ${guarded}`,
       });
     } else if (mode === 'overwrite' && exists) {
       rc.add({
@@ -271,7 +275,8 @@ export function judgeWrite(program: string, arg: Arg, mode: WriteMode, rc: RuleC
     return;
   }
   if (isScratch(where) && !isInside(where, rc.home) && !(mode === 'overwrite' && exists)) return;
-  rc.add({ class: 'destructive', risk: 'high', program, reason: `writes outside the workspace: ${p}` });
+  const shown = where === abs ? p : `${p} (→ ${where})`;
+  rc.add({ class: 'destructive', risk: 'high', program, reason: `writes outside the workspace: ${shown}` });
 }
 
 /** chmod/chown/chgrp: changes to critical trees are never allowed. */

@@ -9,7 +9,8 @@ import {
   type StdinInfo,
 } from './commandTypes.ts';
 import { judgeAssignment } from './envRules.ts';
-import { judgeRedirectTarget } from './pathRules.ts';
+import { judgeArgumentPaths, judgePathUse } from './outsidePaths.ts';
+import { judgeRedirectTarget, resolvePath } from './pathRules.ts';
 import { staticOutput } from './shellEval.ts';
 import {
   child,
@@ -189,7 +190,9 @@ function redirections(
           reason: `reads from the network via ${field.value}`,
           fetches: true,
         });
-      input = { kind: 'file', network };
+      if (field.exact && !network) judgePathUse(field.value, 'reads', 'redirection', rc);
+      const from = field.exact ? resolvePath(field.value, rc) : undefined;
+      input = { kind: 'file', network, ...(from ? { path: from } : {}) };
     } else if (
       OUTPUT_OPS.has(op) ||
       ((op === OP.dplOut || op === OP.dplIn) && !/^(\d+|-)$/.test(field.value))
@@ -458,7 +461,9 @@ function walkCall(
     return e.fields.map((f) => ({ ...f, substs: e.substs }));
   });
   const callState = prefix.size > 0 ? { ...state, vars: new Map([...state.vars, ...prefix]) } : state;
-  classifyArgv(argv, ruleContext(callState, input, toFile, w, src, depth, text));
+  const rc = ruleContext(callState, input, toFile, w, src, depth, text);
+  classifyArgv(argv, rc);
+  judgeArgumentPaths(argv, rc);
   callFunction(argv, callState, input, w, depth);
   trackBuiltins(argv, state, w.options.home, input);
 }
