@@ -270,7 +270,8 @@ function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
     return;
   }
   const sameShell = program === 'source' || program === '.';
-  const read = abs && /^((ba|z|da|k|mk)?sh|source|\.)$/.test(program) && judgeScriptOnDisk(abs, rc, false, sameShell);
+  const read =
+    abs && /^((ba|z|da|k|mk)?sh|source|\.)$/.test(program) && judgeScriptOnDisk(abs, rc, false, sameShell);
   // A sourced file that could not be read may set any variable.
   if (sameShell && !read) rc.forgetVars();
   safe(rc, program, 'runs a script file');

@@ -11,6 +11,7 @@ import {
 } from './codeRules.ts';
 import { type Arg, type FindingInput, parseOpts, type RuleContext, words } from './commandTypes.ts';
 import { gitRule } from './gitRules.ts';
+import { judgeLinks, judgeMklink } from './linkRules.ts';
 import { judgeMakefile, judgeScriptOnDisk } from './scriptRules.ts';
 import {
   expandGlob,
@@ -198,7 +199,12 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
     safe(rc, p);
   });
   set(['chmod', 'chown', 'chgrp', 'chattr', 'setfacl'], judgePermissions);
-  set(['cp', 'mv', 'ln', 'install'], judgeCopy);
+  set(['mv', 'install'], judgeCopy);
+  set(['cp', 'ln', 'link'], (p, a, rc) => {
+    judgeLinks(p, a, rc);
+    judgeCopy(p, a, rc);
+  });
+  rules.set('mklink', judgeMklink);
   rules.set('dd', (_p, a, rc) => judgeDd(a, rc));
   set(['touch', 'mkdir', 'tee'], writerRule('create'));
   rules.set('tee', writerRule('overwrite'));

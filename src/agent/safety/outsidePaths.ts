@@ -217,6 +217,10 @@ const NOT_PATHS = new Set([
   'umask',
   'wait',
   'kill',
+  // Links: where they point is resolved from the link's own directory (linkRules).
+  'ln',
+  'link',
+  'mklink',
 ]);
 
 /**

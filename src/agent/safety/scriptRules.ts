@@ -219,7 +219,8 @@ export function judgeScriptOnDisk(
   const source = sourceOf(abs, rc, path.basename(abs));
   if (!source || source.text.includes('\0')) return false;
   const shebang = /^#!\s*(?:\S*\/env\s+(?:-S\s+)?)?(\S+)/.exec(source.text)?.[1];
-  const shell = sameShell || (shebang ? /^((ba|z|da|k|mk)?sh)$/.test(path.basename(shebang)) : !requireShebang);
+  const shell =
+    sameShell || (shebang ? /^((ba|z|da|k|mk)?sh)$/.test(path.basename(shebang)) : !requireShebang);
   if (!shell) return true;
   rc.nested(source.text, { via: `script ${path.basename(abs)}`, onlyNever: true, sameShell });
   return true;
