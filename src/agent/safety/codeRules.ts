@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
 import { resolvePath } from './pathRules.ts';
+import { awkOptions, judgeAwkProgram } from './awkRules.ts';
+import { judgeCodePaths } from './outsidePaths.ts';
 import { judgeScriptOnDisk } from './scriptRules.ts';
 import { interactive, lit, type Recurse, type Rule, safe } from './programRules.ts';
 
@@ -23,7 +25,7 @@ const CAPABILITIES: readonly [string, RegExp][] = [
   ],
   [
     'use the network',
-    /\b(socket|https?|urllib\d?|requests|fetch|urlopen|XMLHttpRequest|WebSocket|dns|ftplib|smtplib|paramiko|net|curl|LWP|Socket|axios|undici)\b/,
+    /\b(socket|https?|urllib\d?|requests|fetch|urlopen|XMLHttpRequest|WebSocket|dns|ftplib|smtplib|paramiko|net|curl|LWP|Socket|axios|undici|httpd|HTTPServer|TCPServer|UDPServer|WEBrick|createServer|socketserver|getprint|getstore)\b/,
   ],
   [
     'decode and run hidden code',
@@ -37,8 +39,6 @@ const SHELL_CALL =
 // The argv-list form: `subprocess.run(['rm', '-rf', '/'])`, `spawnSync('rm', ['-rf', '/'])`.
 const ARGV_CALL =
   /(?:system|exec\w*|spawn\w*|check_output|check_call|call|run|Popen|execFile\w*)\s*\(\s*((?:\[\s*)?(?:(["'])(?:\\.|(?!\2).)*\2\s*,?\s*\[?\s*)+)/g;
-// awk: `print … | "cmd"`, `"cmd" | getline`.
-const AWK_PIPE = /\|\s*"((?:\\.|[^"])*)"|"((?:\\.|[^"])*)"\s*\|\s*getline/g;
 
 function quotedStrings(text: string): string[] {
   return [...text.matchAll(/(["'])((?:\\.|(?!\1).)*)\1/g)].map((m) => (m[2] ?? '').replace(/\\(.)/g, '$1'));
@@ -46,6 +46,12 @@ function quotedStrings(text: string): string[] {
 
 /** Inline code for another language: judged by the capabilities it reaches for. */
 function judgeInlineCode(language: string, code: string, rc: RuleContext): void {
+  if (language === 'awk') {
+    judgeAwkProgram(language, code, rc);
+    return;
+  }
+  // `open('/home/u/.secret')`: a path literal is judged like a path argument.
+  judgeCodePaths(language, code, rc);
   for (const match of code.matchAll(SHELL_CALL)) rc.nested(match[2] ?? '', { via: `${language} shell call` });
   for (const match of code.matchAll(ARGV_CALL)) {
     const argv = quotedStrings(match[1] ?? '');
@@ -57,12 +63,6 @@ function judgeInlineCode(language: string, code: string, rc: RuleContext): void 
   for (const match of code.matchAll(/`([^`]+)`|%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)/g)) {
     if (/^(perl|ruby|php|awk)$/.test(language))
       rc.nested(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '', { via: `${language} backticks` });
-  }
-  if (language === 'awk') {
-    for (const match of code.matchAll(AWK_PIPE)) rc.nested(match[1] ?? match[2] ?? '', { via: 'awk pipe' });
-    if (AWK_PIPE.test(code)) {
-      rc.add({ class: 'unknown', risk: 'high', program: 'awk', reason: 'awk pipes to or from a command' });
-    }
   }
   const caps = CAPABILITIES.filter(([, re]) => re.test(code)).map(([name]) => name);
   if (caps.length === 0) {
@@ -312,6 +312,8 @@ export const interpreterRule =
   (program, args, rc) => {
     const inline = INLINE_FLAGS[program] ?? /^-e$/;
     const valued = INTERP_VALUED[program] ?? [];
+    // Libraries loaded with -r/-M/-m are part of the program: `ruby -run -e httpd .` serves files.
+    const modules: string[] = [];
     for (let i = 0; i < args.length; i++) {
       const a = args[i] as Arg;
       const v = a.value;
@@ -319,7 +321,15 @@ export const interpreterRule =
         const code = args[i + 1];
         if (!code) return safe(rc, program);
         if (!code.exact) return judgeDynamicScript(`${program} ${v}`, code, rc);
-        return judgeInlineCode(program, code.value, rc);
+        if (program === 'ruby' && modules.includes('un'))
+          return rubyUn(code.value, args.slice(i + 2), rc, recurse);
+        const loads = modules.map((m) => `require ${m}\n`).join('');
+        return judgeInlineCode(program, loads + code.value, rc);
+      }
+      const attached = /^-([rMm])([^-].*)$/.exec(v);
+      if (attached && ((program === 'ruby' && attached[1] === 'r') || program === 'perl')) {
+        modules.push((attached[2] as string).replace(/[=\s].*$/, ''));
+        continue;
       }
       if (program === 'perl' && /^-[a-zA-Z]*i/.test(v)) {
         return rc.add({
@@ -357,6 +367,7 @@ export const interpreterRule =
       if (program === 'node' && /^--(test|version|check|help|run)$|^-[vhc]$/.test(v))
         return safe(rc, program);
       if (valued.includes(v)) {
+        if (/^(-[rMm]|--require)$/.test(v)) modules.push(args[i + 1]?.value ?? '');
         i++;
         continue;
       }
@@ -366,13 +377,57 @@ export const interpreterRule =
     judgeStdinProgram(program, false, rc);
   };
 
+// ruby's `un` library: `ruby -run -e rm_rf -- dir` is rm -rf, `-e httpd` a web server.
+const RUBY_UN: Record<string, string[]> = {
+  cp: ['cp'],
+  ln: ['ln'],
+  mv: ['mv'],
+  rm: ['rm'],
+  rm_f: ['rm', '-f'],
+  rm_r: ['rm', '-r'],
+  rm_rf: ['rm', '-rf'],
+  mkdir: ['mkdir'],
+  rmdir: ['rmdir'],
+  install: ['install'],
+  chmod: ['chmod'],
+  touch: ['touch'],
+};
+
+function rubyUn(code: string, rest: readonly Arg[], rc: RuleContext, recurse: Recurse): void {
+  const name = code.trim();
+  const operands = rest[0]?.value === '--' ? rest.slice(1) : rest;
+  const mapped = RUBY_UN[name];
+  if (mapped) {
+    recurse([...mapped.map((w) => lit(w)), ...operands], rc);
+    return;
+  }
+  if (name === 'httpd') {
+    rc.add({
+      class: 'network',
+      risk: 'medium',
+      program: 'ruby -run -e httpd',
+      reason: 'serves the workspace to the network',
+      sessionKey: 'network:ruby httpd',
+    });
+    return;
+  }
+  judgeInlineCode('ruby', `require un\n${code}`, rc);
+}
+
 export const awkRule: Rule = (program, args, rc) => {
-  const opts = parseOpts(args, { valued: 'fvFW', longValued: ['--file', '--assign', '--field-separator'] });
-  if (opts.has('-f', '--file')) return safe(rc, program);
-  const code = opts.operands[0];
-  if (!code) return safe(rc, program);
-  if (!code.exact) return judgeDynamicScript(program, code, rc);
-  judgeInlineCode('awk', code.value, rc);
+  const opts = parseOpts(args, {
+    valued: 'fvFWileE',
+    longValued: ['--file', '--assign', '--field-separator', '--include', '--load', '--source', '--exec'],
+  });
+  const { code, fromFile } = awkOptions(program, args, rc);
+  // The program is -e/--source text, or else the first operand (unless it comes from -f FILE).
+  const texts = code.length > 0 ? code : fromFile ? [] : opts.operands.slice(0, 1);
+  if (texts.length === 0) return safe(rc, program);
+  for (const text of texts) {
+    if (!text.exact) judgeDynamicScript(program, text, rc);
+    else judgeAwkProgram(program, text.value, rc);
+  }
+  safe(rc, program);
 };
 
 export function aliasRule(): Rule {

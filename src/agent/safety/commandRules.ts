@@ -11,6 +11,15 @@ import {
 } from './codeRules.ts';
 import { type Arg, type FindingInput, parseOpts, type RuleContext, words } from './commandTypes.ts';
 import { gitRule } from './gitRules.ts';
+import {
+  cmakeRule,
+  emacsRule,
+  extractInto,
+  namespaceRule,
+  opensslRule,
+  sessionManagerRule,
+  tarRule,
+} from './hostRules.ts';
 import { judgeLinks, judgeMklink } from './linkRules.ts';
 import { judgeMakefile, judgeScriptOnDisk } from './scriptRules.ts';
 import {
@@ -103,7 +112,9 @@ const writerRule =
 
 // Programs that are never run, whatever the arguments: root, disks, power, accounts, kernel, firewall.
 const NEVER: readonly (readonly [string, string])[] = [
-  ['sudo doas pkexec', 'runs commands as root'],
+  ['sudo doas pkexec run0', 'runs commands as root'],
+  ['sg newgrp', 'runs commands as another group'],
+  ['nsenter', "enters other processes' namespaces (the host's, as root)"],
   ['su', 'switches user'],
   ['sudoedit', 'edits files as root'],
   ['runuser', 'runs commands as another user'],
@@ -265,46 +276,31 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
   set(['source', '.'], sourceRule);
   rules.set('trap', trapRule);
   rules.set('alias', aliasRule());
-  rules.set('emacs', (p, a, rc) =>
-    a.some((x) => /^--?(batch|script)$/.test(x.value))
-      ? safe(rc, p)
-      : interactive('is an interactive editor')(p, a, rc),
-  );
-  rules.set('tar', (p, a, rc) =>
-    a.some((x) =>
-      /--to-command|--checkpoint-action|--use-compress-program|--rsh-command|--info-script|--new-volume-script/.test(
-        x.value,
-      ),
-    )
-      ? rc.add({ class: 'unknown', risk: 'high', program: p, reason: 'tar told to run an external command' })
-      : extractInto(p, a, rc),
-  );
+  rules.set('emacs', emacsRule);
+  rules.set('tar', tarRule(recurse));
   rules.set('unzip', extractInto);
+  rules.set('cmake', cmakeRule(recurse));
+  rules.set('openssl', opensslRule);
+  set(['machinectl', 'loginctl'], sessionManagerRule);
+  rules.set(
+    'unshare',
+    namespaceRule(
+      recurse,
+      words(
+        '--map-user --map-group --map-users --map-groups --setuid --setgid -S -G --propagation --root --wd -R -w',
+      ),
+    ),
+  );
+  rules.set('fakeroot', namespaceRule(recurse, words('-l --lib --faked -s -i')));
+  rules.set(
+    'setpriv',
+    namespaceRule(
+      recurse,
+      words('--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits'),
+    ),
+  );
   return rules;
 }
-
-/** tar -x / unzip write where -C/-d say (outside the workspace: approval; system dirs: never). */
-const extractInto: Rule = (program, args, rc) => {
-  const extracting =
-    program === 'unzip' ||
-    args.some(
-      (a, i) =>
-        /^--extract$|^--get$/.test(a.value) ||
-        (/^-?[a-zA-Z]*x/.test(a.value) && i === 0) ||
-        /^-[a-zA-Z]*x/.test(a.value),
-    );
-  const at = args.findIndex((a) => /^(-C|--directory|-d)$/.test(a.value) || /^--directory=/.test(a.value));
-  if (extracting && at !== -1) {
-    const v = (args[at] as Arg).value;
-    const dir: Arg = v.includes('=')
-      ? { ...(args[at] as Arg), value: v.slice(v.indexOf('=') + 1) }
-      : (args[at + 1] ?? lit(''));
-    judgeWrite(program, { ...dir, value: path.join(dir.value, '<extracted>') }, 'overwrite', rc);
-  }
-  if (extracting && args.some((a) => /^(-P|--absolute-names)$/.test(a.value)))
-    rc.add({ class: 'destructive', risk: 'high', program, reason: `${program} extracts to absolute paths` });
-  safe(rc, program);
-};
 
 /** Expands a program-position glob such as `/???/r?` against the real filesystem. */
 function globProgram(pattern: string, cwd: string | undefined): string[] {

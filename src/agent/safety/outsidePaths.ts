@@ -279,7 +279,7 @@ export function judgeCodePaths(language: string, code: string, rc: RuleContext):
   for (const m of code.matchAll(/(["'`])((?:\\.|(?!\1)[^\n])*)\1/g)) {
     const text = (m[2] ?? '').replace(/\\(.)/g, '$1');
     const p = text.startsWith('~/') || text === '~' ? path.join(rc.home, text.slice(1)) : text;
-    if (!/^(\/|\.\.\/)/.test(p) || /\s/.test(p)) continue;
+    if (!/^(\/[^/\s]|\.\.\/)/.test(p) || /\s/.test(p)) continue;
     judgePathUse(p, `inline ${language} code names`, language, rc);
   }
 }

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext, words } from './commandTypes.ts';
 import { judgeDelete, judgeWrite, resolvePath } from './pathRules.ts';
+import { judgePackageConfig } from './hostRules.ts';
 import { judgePackageScript, scriptName } from './scriptRules.ts';
 
 // Rules for programs whose meaning depends on a subcommand or on their operands: git, package
@@ -329,6 +330,7 @@ export function packageManager(
       });
       return;
     }
+    if (judgePackageConfig(program, sub, rest, rc)) return;
     // Runs a binary the project already installed: judge that command itself.
     const local =
       (program === 'bundle' && sub === 'exec') ||

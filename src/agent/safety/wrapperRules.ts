@@ -45,7 +45,9 @@ export const WRAPPERS: Record<string, (args: readonly Arg[]) => Arg[]> = {
   'xvfb-run': skipThen(['-s', '-n', '-e', '-f', '-p', '--server-args', '--server-num']),
   'dbus-run-session': skipThen([]),
   caffeinate: skipThen(['-t', '-w']),
+  // Multi-call binaries: `busybox rm -rf ~`, `toybox sh -c …` are those programs.
   busybox: (args) => args.slice(0),
+  toybox: (args) => args.slice(0),
 };
 
 export function envRule(recurse: Recurse): Rule {
