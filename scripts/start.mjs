@@ -91,8 +91,9 @@ if (demo) {
 }
 
 step('installing the .vsix into code-server');
-fs.mkdirSync(path.join(runDir, 'user-data', 'User'), { recursive: true });
-const settingsFile = path.join(runDir, 'user-data', 'User', 'settings.json');
+// keel.baseUrl is machine-scoped: in code-server (a remote window) it lives in the Machine settings.
+fs.mkdirSync(path.join(runDir, 'user-data', 'Machine'), { recursive: true });
+const settingsFile = path.join(runDir, 'user-data', 'Machine', 'settings.json');
 let settings = {};
 try {
   settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));

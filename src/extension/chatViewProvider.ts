@@ -2,12 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import {
-  type HostMessage,
-  parseWebviewMessage,
-  type ReviewFile,
-  type WebviewMessage,
-} from '../shared/webviewProtocol.ts';
+import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
 import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import type { Proposals } from './editReview/proposals.ts';
@@ -89,6 +84,7 @@ async function fileCompletions(query: string, roots: readonly string[]): Promise
 
 export function createChatView(deps: ChatViewDeps): ChatView {
   let view: vscode.WebviewView | undefined;
+  let protocol: Promise<typeof import('../shared/webviewProtocol.ts')> | undefined;
   const disposables: vscode.Disposable[] = [];
   const abs = (rel: string) => {
     const root = deps.roots()[0] ?? '';
@@ -153,12 +149,17 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       contextWindow: deps.controller.contextWindow,
     });
   };
-  const postUsage = () =>
+  const clampPct = (n: number) => Math.min(100, Math.max(0, n));
+  const postUsage = () => {
+    const usage = deps.controller.usage;
     post({
       type: 'usage',
-      ...deps.controller.usage,
-      cacheHitPct: Math.min(100, Math.max(0, deps.controller.usage.cacheHitPct)),
+      ...usage,
+      cacheHitPct: clampPct(usage.cacheHitPct),
+      sessionCacheHitPct: clampPct(usage.sessionCacheHitPct),
+      stage: Math.max(0, Math.trunc(usage.stage)),
     });
+  };
 
   const decide = async (accept: boolean, rel: string, hunkId?: string) => {
     const p = abs(rel);
@@ -313,7 +314,12 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         ],
       };
       webview.html = chatHtml(webview, deps.extensionUri);
-      const sub = webview.onDidReceiveMessage((raw: unknown) => {
+      // The validator (zod) loads with the first webview, not at activation. Messages keep their
+      // order: each waits for the same promise.
+      protocol ??= import('../shared/webviewProtocol.ts');
+      const loaded = protocol;
+      const sub = webview.onDidReceiveMessage(async (raw: unknown) => {
+        const { parseWebviewMessage } = await loaded;
         const parsed = parseWebviewMessage(raw);
         if (!parsed.ok) {
           deps.log('warn', `ignored malformed webview message: ${parsed.error}`);

@@ -29,13 +29,21 @@ import {
 import { createVscodeHost, workspaceRoots } from './vscodeHost.ts';
 
 // Activation wires things up and does nothing heavy: the agent core (model client, tools) is
-// imported on the first prompt. Every registration is a Disposable owned by the context.
+// imported on the first prompt, the webview protocol validator with the first webview. Every
+// registration is a Disposable owned by the context. Activation is lazy too: no startup event, only
+// the chat view, the commands, and a workspace with pending reviews to restore (package.json).
+
+/** Set by the bundle's first line (scripts/build-ext.mjs); absent when bundled into tests. */
+declare const __keelLoadStart: number | undefined;
+const moduleLoaded = performance.now();
 
 export const SECRET_KEY = 'keel.anthropicApiKey';
 
 export interface KeelApi {
   readonly controller: SessionController;
   readonly activationMs: number;
+  /** Evaluating the extension's bundle (before activate was called). */
+  readonly moduleLoadMs: number;
   host(): Host;
 }
 
@@ -75,6 +83,11 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   sub(review, proposals, registerReviewUi(review, proposals));
   restoreReviews(review, display, write);
 
+  let ripgrep: { path: string | undefined } | undefined;
+  const getRipgrep = () => {
+    ripgrep ??= { path: findRipgrep(vscode.env.appRoot, context.extensionPath) };
+    return ripgrep.path;
+  };
   let host: Host | undefined;
   const getHost = () => {
     host ??= createVscodeHost({
@@ -85,7 +98,8 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
         log: (m) => write('info', m),
       }),
       reviewMode: () => readSettings().editReview,
-      ripgrepPath: findRipgrep(vscode.env.appRoot, context.extensionPath),
+      runSignal: () => controller?.runSignal,
+      ...(getRipgrep() ? { ripgrepPath: getRipgrep() } : {}),
       log: write,
       revealEdits: true,
     });
@@ -270,11 +284,17 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   );
 
   const activationMs = performance.now() - started;
+  const moduleLoadMs = typeof __keelLoadStart === 'number' ? moduleLoaded - __keelLoadStart : 0;
   write(
     'info',
-    `Keel activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`,
+    `Keel activated in ${activationMs.toFixed(1)} ms (module load ${moduleLoadMs.toFixed(1)} ms; VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`,
   );
-  return { controller: ctl, activationMs, host: getHost };
+  if (!getRipgrep())
+    write(
+      'warn',
+      `no ripgrep found under ${vscode.env.appRoot}: Grep will answer UNAVAILABLE (Glob and Read still work)`,
+    );
+  return { controller: ctl, activationMs, moduleLoadMs, host: getHost };
 }
 
 /** `git status --porcelain` of the folder; undefined when it is not a repository or git is missing. */

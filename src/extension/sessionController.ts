@@ -12,7 +12,12 @@ import type { KeelSettings } from './settings.ts';
 export interface Usage {
   readonly contextTokens: number;
   readonly contextWindow: number;
+  /** Of the last call's prompt, percent read from the prompt cache. */
   readonly cacheHitPct: number;
+  /** Of every prompt token this session sent, percent read from the cache (P9 cache_hit_ratio). */
+  readonly sessionCacheHitPct: number;
+  /** Highest context pruning stage applied in this session (0 = none, 3 = summary, 4 = emergency). */
+  readonly stage: number;
   readonly costUsd: number;
 }
 
@@ -49,7 +54,13 @@ export interface SessionController extends vscode.Disposable {
     text: string,
     options?: { mentions?: readonly string[]; idempotencyKey?: string },
   ): Promise<SubmitResult>;
+  /** Aborts the current run: the session's own signal, and `runSignal` (pending proposals). */
   stop(): void;
+  /**
+   * Aborted when the current run is stopped or cut (Stop, new chat, another session, shutdown). Host
+   * operations the core cannot cancel itself (a proposal waiting for the user) listen to it.
+   */
+  readonly runSignal: AbortSignal;
   newChat(): void;
   open(id: string): Promise<void>;
   /**
@@ -81,15 +92,37 @@ const LAST_SESSION_KEY = 'keel.lastSessionId';
 
 const DEFAULT_WINDOW = 200_000;
 
-function usageFrom(records: readonly ModelCallRecord[], fallbackWindow: number): Usage {
+const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 1000) / 10 : 0);
+
+export function usageFrom(records: readonly ModelCallRecord[], fallbackWindow: number): Usage {
   const last = records.at(-1);
-  const costUsd = records.reduce((sum, r) => sum + r.cost_usd, 0);
-  if (!last) return { contextTokens: 0, contextWindow: fallbackWindow, cacheHitPct: 0, costUsd };
+  let costUsd = 0;
+  let read = 0;
+  let sent = 0;
+  let stage = 0;
+  for (const r of records) {
+    costUsd += r.cost_usd;
+    read += r.cache_read;
+    sent += r.input + r.cache_read + r.cache_write;
+    stage = Math.max(stage, r.stage ?? 0);
+  }
+  const sessionCacheHitPct = pct(read, sent);
+  if (!last)
+    return {
+      contextTokens: 0,
+      contextWindow: fallbackWindow,
+      cacheHitPct: 0,
+      sessionCacheHitPct,
+      stage,
+      costUsd,
+    };
   const prompt = last.input + last.cache_read + last.cache_write;
   return {
     contextTokens: prompt > 0 ? prompt + last.output : last.est_tokens,
     contextWindow: last.context_window || fallbackWindow,
-    cacheHitPct: prompt > 0 ? Math.round((last.cache_read / prompt) * 1000) / 10 : 0,
+    cacheHitPct: pct(last.cache_read, prompt),
+    sessionCacheHitPct,
+    stage,
     costUsd,
   };
 }
@@ -105,6 +138,12 @@ export function createSessionController(options: SessionControllerOptions): Sess
   let release: (() => void) | undefined;
   // Notes (e.g. review rejections) that arrive before any session exists wait here.
   const pendingNotes: { text: string; source: string }[] = [];
+  let runAbort: AbortController | undefined;
+  const abortRun = (reason: string) => {
+    const current = runAbort;
+    runAbort = undefined;
+    current?.abort(new Error(reason));
+  };
 
   const windowSetting = () => options.settings().contextWindow ?? DEFAULT_WINDOW;
 
@@ -122,6 +161,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
     for (const note of pendingNotes.splice(0)) next.notify(note.text, note.source);
     subscription = next.subscribe((event) => {
       emitter.fire({ type: 'event', event });
+      // Nothing of an ended run may keep waiting (a proposal left open would block nobody, but
+      // would still ask the user).
+      if (event.type === 'agent_end') abortRun(`run ended: ${event.status}`);
       if (event.type === 'model_call') {
         records.push(event.record);
         emitter.fire({ type: 'usage', usage: usageFrom(records, windowSetting()) });
@@ -229,8 +271,14 @@ export function createSessionController(options: SessionControllerOptions): Sess
     },
     stop() {
       session?.abort('stopped by the user');
+      abortRun('stopped by the user');
+    },
+    get runSignal() {
+      runAbort ??= new AbortController();
+      return runAbort.signal;
     },
     newChat() {
+      abortRun('new chat');
       subscription?.dispose();
       subscription = undefined;
       release?.();
@@ -245,6 +293,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
     async open(id) {
       if (session?.id === id) return;
       const next = await create(id);
+      abortRun('another session was opened');
       session?.dispose();
       attach(next);
     },
@@ -286,6 +335,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
     async shutdown(timeoutMs) {
       const s = session;
       const run = lastRun;
+      abortRun('VS Code is closing or reloading the window');
       if (!s?.running || !run) return;
       s.abort('VS Code is closing or reloading the window');
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -301,6 +351,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       clearTimeout(timer);
     },
     dispose() {
+      abortRun('Keel is shutting down');
       subscription?.dispose();
       release?.();
       release = undefined;

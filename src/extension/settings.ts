@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { z } from 'zod';
 
-// Settings are a boundary (users type them into JSON): parse with zod, fall back per field, never
-// throw at the user because one value is wrong.
+// Settings are a boundary (users type them into JSON): validate per field, fall back per field,
+// never throw at the user because one value is wrong. Plain checks, not zod: this module loads at
+// activation, and zod alone costs more than the rest of activation together.
 
 export const APPROVAL_CATEGORIES = [
   'command',
@@ -13,45 +13,83 @@ export const APPROVAL_CATEGORIES = [
 ] as const;
 export type ApprovalCategory = (typeof APPROVAL_CATEGORIES)[number];
 
-const approvalPolicy = z.enum(['ask', 'allow', 'deny']);
-export type ApprovalPolicy = z.infer<typeof approvalPolicy>;
+export type ApprovalPolicy = 'ask' | 'allow' | 'deny';
 
-const optionalPositiveInt = z.number().int().positive().optional().catch(undefined);
+export interface KeelSettings {
+  readonly model: string;
+  readonly fallbackModels: string[];
+  /** '' = the official endpoint. */
+  readonly baseUrl: string;
+  readonly approvals: Record<ApprovalCategory, ApprovalPolicy>;
+  readonly editReview: 'afterApply' | 'beforeApply';
+  readonly maxTurns?: number | undefined;
+  readonly contextWindow?: number | undefined;
+}
 
-export const settingsSchema = z.object({
-  model: z.string().min(1).catch('claude-sonnet-4-6'),
-  fallbackModels: z.array(z.string().min(1)).catch([]),
-  baseUrl: z
-    .string()
-    .transform((s) => s.trim())
-    .pipe(z.union([z.literal(''), z.url()]))
-    .catch(''),
-  approvals: z
-    .object({
-      command: approvalPolicy.catch('ask'),
-      network: approvalPolicy.catch('ask'),
-      destructive: approvalPolicy.catch('ask'),
-      delete: approvalPolicy.catch('ask'),
-      protected_write: approvalPolicy.catch('ask'),
-    })
-    .catch({ command: 'ask', network: 'ask', destructive: 'ask', delete: 'ask', protected_write: 'ask' }),
-  editReview: z.enum(['afterApply', 'beforeApply']).catch('afterApply'),
-  maxTurns: optionalPositiveInt,
-  contextWindow: optionalPositiveInt,
-});
+const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
-export type KeelSettings = z.infer<typeof settingsSchema>;
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+const policy = (v: unknown): ApprovalPolicy => (v === 'allow' || v === 'deny' || v === 'ask' ? v : 'ask');
+const positiveInt = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
+
+/** '' or an absolute http(s) URL (trimmed); anything else falls back to ''. */
+function url(v: unknown): string {
+  if (typeof v !== 'string') return '';
+  const s = v.trim();
+  if (s === '') return '';
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? s : '';
+  } catch {
+    return '';
+  }
+}
+
+/** Raw values (as read from VS Code's configuration) → settings; each bad field gets its default. */
+export function parseSettings(raw: {
+  model?: unknown;
+  fallbackModels?: unknown;
+  baseUrl?: unknown;
+  approvals?: Partial<Record<ApprovalCategory, unknown>>;
+  editReview?: unknown;
+  maxTurns?: unknown;
+  contextWindow?: unknown;
+}): KeelSettings {
+  const approvals = {} as Record<ApprovalCategory, ApprovalPolicy>;
+  for (const k of APPROVAL_CATEGORIES) approvals[k] = policy(raw.approvals?.[k]);
+  return {
+    model: nonEmpty(raw.model) ? raw.model : DEFAULT_MODEL,
+    fallbackModels:
+      Array.isArray(raw.fallbackModels) && raw.fallbackModels.every(nonEmpty) ? [...raw.fallbackModels] : [],
+    baseUrl: url(raw.baseUrl),
+    approvals,
+    editReview: raw.editReview === 'beforeApply' ? 'beforeApply' : 'afterApply',
+    maxTurns: positiveInt(raw.maxTurns),
+    contextWindow: positiveInt(raw.contextWindow),
+  };
+}
+
+/**
+ * A machine-scoped setting (package.json `"scope": "machine"`): user or remote settings only. VS Code
+ * already ignores workspace values of such settings; read only the user layer anyway, so a
+ * workspace can never auto-allow commands or redirect the API key, whatever the host does.
+ */
+function userValue(c: vscode.WorkspaceConfiguration, key: string): unknown {
+  const inspected = c.inspect(key);
+  return inspected ? (inspected.globalValue ?? inspected.defaultValue) : undefined;
+}
 
 export function readSettings(): KeelSettings {
   const c = vscode.workspace.getConfiguration('keel');
-  const approvals: Record<string, unknown> = {};
+  const approvals: Partial<Record<ApprovalCategory, unknown>> = {};
   // Setting ids are camelCase (keel.approvals.protectedWrite); the core's kinds are snake_case.
   for (const k of APPROVAL_CATEGORIES)
-    approvals[k] = c.get(`approvals.${k.replace(/_(\w)/g, (_, ch: string) => ch.toUpperCase())}`);
-  return settingsSchema.parse({
+    approvals[k] = userValue(c, `approvals.${k.replace(/_(\w)/g, (_, ch: string) => ch.toUpperCase())}`);
+  return parseSettings({
     model: c.get('model'),
     fallbackModels: c.get('fallbackModels'),
-    baseUrl: c.get('baseUrl') ?? '',
+    baseUrl: userValue(c, 'baseUrl') ?? '',
     approvals,
     editReview: c.get('edits.review'),
     maxTurns: c.get('maxTurns') ?? undefined,

@@ -1,14 +1,21 @@
 import * as vscode from 'vscode';
 import type { Usage } from './sessionController.ts';
 
-// "Keel 12% · cache 87%": context used of the window and the last call's cache hit ratio.
+// "Keel 12% · cache 87% (Σ 92%)": context used of the window, the last call's cache hit ratio and
+// the session's; "· stage 2" once context pruning has kicked in.
+
+const STAGES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
 
 export function formatUsage(usage: Usage): { text: string; tooltip: string } {
   const pct = usage.contextWindow > 0 ? Math.round((usage.contextTokens / usage.contextWindow) * 100) : 0;
   const cache = Math.round(usage.cacheHitPct);
+  const session = Math.round(usage.sessionCacheHitPct);
+  const stage = usage.stage > 0 ? ` · stage ${usage.stage}` : '';
+  const stageText =
+    usage.stage > 0 ? `, context pruning stage ${usage.stage} (${STAGES[usage.stage] ?? 'pruned'})` : '';
   return {
-    text: `$(hubot) ${pct}% · cache ${cache}%`,
-    tooltip: `Keel — context ${usage.contextTokens.toLocaleString('en-US')} / ${usage.contextWindow.toLocaleString('en-US')} tokens (${pct}%), prompt cache hit ${cache}%, cost $${usage.costUsd.toFixed(4)}. Click to open the Keel panel.`,
+    text: `$(hubot) ${pct}% · cache ${cache}% (Σ ${session}%)${stage}`,
+    tooltip: `Keel — context ${usage.contextTokens.toLocaleString('en-US')} / ${usage.contextWindow.toLocaleString('en-US')} tokens (${pct}%), prompt cache hit ${cache}% last call, ${session}% this session${stageText}, cost $${usage.costUsd.toFixed(4)}. Click to open the Keel panel.`,
   };
 }
 
@@ -26,7 +33,14 @@ export function createStatusBar(openCommand: string): KeelStatusBar {
     item.tooltip = tooltip;
     item.accessibilityInformation = { label: tooltip, role: 'button' };
   };
-  update({ contextTokens: 0, contextWindow: 200_000, cacheHitPct: 0, costUsd: 0 });
+  update({
+    contextTokens: 0,
+    contextWindow: 200_000,
+    cacheHitPct: 0,
+    sessionCacheHitPct: 0,
+    stage: 0,
+    costUsd: 0,
+  });
   item.show();
   return { update, dispose: () => item.dispose() };
 }

@@ -6,10 +6,12 @@ import { createNodeStorage, createNodeWorkspace, ensureStateDir } from '../agent
 import { createNodeShell } from '../agent/node/nodeShell.ts';
 import { ToolFailure } from '../agent/tools/protocol.ts';
 import {
+  changedMeanwhile,
   deletePath,
   findOpenDocument,
   readCurrentBytes,
   renamePath,
+  sha256,
   writeContent,
 } from './editReview/fileOps.ts';
 import type { Proposals } from './editReview/proposals.ts';
@@ -23,6 +25,11 @@ export interface VscodeHostOptions {
   readonly proposals: Proposals;
   readonly approvals: ApprovalsPort;
   readonly reviewMode: () => 'afterApply' | 'beforeApply';
+  /**
+   * The current run's signal (the port's writeFile has none): aborted by Stop, abort and shutdown,
+   * so a `beforeApply` proposal waiting for the user is rejected and the run can end.
+   */
+  readonly runSignal?: () => AbortSignal | undefined;
   readonly ripgrepPath?: string;
   readonly log?: Host['log'];
   /** Show an edited file so its decorations and CodeLens are visible (off in tests that don't care). */
@@ -61,6 +68,10 @@ export function createVscodeWorkspace(
   // Keel's own files (tool output spills, memory) never go through review.
   const direct = createNodeWorkspace(roots, true);
   const own = (p: string) => isInside(stateDir, p);
+  // What the core last read of each file: it reads (and hash-checks) a file right before writing
+  // it, so this is the content its new bytes were computed from. writeContent re-checks it just
+  // before applying, so keystrokes typed in between are never reverted.
+  const served = new Map<string, string>();
 
   const reveal = async (p: string) => {
     if (!options.revealEdits) return;
@@ -74,6 +85,7 @@ export function createVscodeWorkspace(
       if (own(p)) return direct.readFile(p);
       const bytes = await readCurrentBytes(p);
       if (!bytes) throw notFound(p);
+      served.set(p, sha256(bytes));
       return bytes;
     },
     async stat(p): Promise<FileStat | undefined> {
@@ -105,8 +117,23 @@ export function createVscodeWorkspace(
     async writeFile(p, content, writeOptions) {
       if (own(p)) return direct.writeFile(p, content, writeOptions);
       const before = await readCurrentBytes(p);
+      const basis = served.get(p);
+      served.delete(p);
+      // A create must still find no file; a rewrite must find what the core read (or, if it did
+      // not read through this port, what is there now).
+      const expectedSha256 = before === undefined ? null : (basis ?? sha256(before));
+      if (before && sha256(before) !== expectedSha256) throw changedMeanwhile(p);
+      const wasPending = options.review.get(p) !== undefined;
       if (options.reviewMode() === 'beforeApply') {
-        const accepted = await options.proposals.propose(p, before, content);
+        const signal = options.runSignal?.();
+        const accepted = await options.proposals.propose(p, before, content, signal);
+        if (!accepted && signal?.aborted) {
+          throw new ToolFailure(
+            'ABORTED',
+            `The run was stopped while the change to ${p} waited for review; the file was not changed.`,
+            'Wait for the user.',
+          );
+        }
         if (!accepted) {
           throw new ToolFailure(
             'DENIED_BY_USER',
@@ -118,7 +145,11 @@ export function createVscodeWorkspace(
         options.review.beforeWrite(p, before);
       }
       try {
-        await writeContent(p, content, writeOptions);
+        await writeContent(p, content, { ...writeOptions, expectedSha256 });
+      } catch (error) {
+        // Nothing was written: a review opened for this write would show the user's own typing.
+        if (!wasPending) options.review.forget(p);
+        throw error;
       } finally {
         options.review.changed();
       }

@@ -194,8 +194,12 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('usage'),
     contextTokens: count,
     contextWindow: count,
-    /** 0..100 */
+    /** 0..100, the last call's prompt. */
     cacheHitPct: z.number().check(z.minimum(0), z.maximum(100)),
+    /** 0..100, every prompt token of the session. */
+    sessionCacheHitPct: z.optional(z.number().check(z.minimum(0), z.maximum(100))),
+    /** Highest context pruning stage applied in the session (0 = none). */
+    stage: z.optional(count),
     costUsd: z.number().check(z.nonnegative()),
   }),
   /** Answer to a `submit`: accepted (the run or steering message is under way) or refused with a reason. */

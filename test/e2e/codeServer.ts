@@ -115,6 +115,10 @@ export async function startCodeServer(options: {
   name: string;
   workspace: string;
   settings?: Record<string, unknown>;
+  /** Remote-machine settings: machine-scoped ones (keel.baseUrl, keel.approvals.*) only work here. */
+  machineSettings?: Record<string, unknown>;
+  /** Keep workspace trust on: the folder opens untrusted (restricted mode). */
+  workspaceTrust?: boolean;
   env?: NodeJS.ProcessEnv;
   args?: string[];
   extensionsDir?: string;
@@ -133,7 +137,15 @@ export async function startCodeServer(options: {
     [path.join(SCRIPTS, 'start.sh'), String(port), options.workspace, runDir, ...(options.args ?? [])],
     {
       cwd: REPO,
-      env: { ...process.env, ...options.env, CS_SETTINGS_JSON: JSON.stringify(options.settings ?? {}) },
+      env: {
+        ...process.env,
+        ...options.env,
+        CS_SETTINGS_JSON: JSON.stringify(options.settings ?? {}),
+        ...(options.machineSettings
+          ? { CS_MACHINE_SETTINGS_JSON: JSON.stringify(options.machineSettings) }
+          : {}),
+        ...(options.workspaceTrust ? { CS_WORKSPACE_TRUST: '1' } : {}),
+      },
       encoding: 'utf8',
     },
   );

@@ -28,19 +28,24 @@ interface Results {
 
 const TIMEOUT_MS = Number(process.env.KEEL_EXT_TEST_TIMEOUT_MS ?? 300_000);
 
-async function main(): Promise<number> {
-  ensureCodeServer();
-  log('building extension and test bundles');
-  run(process.execPath, ['scripts/build-ext.mjs']);
-  const workspace = makeWorkspace('ext-ws', { 'README.md': '# extension test workspace\n' });
-  const resultFile = path.join(WORK, 'ext-results.json');
+interface Pass {
+  readonly name: string;
+  /** Workspace trust on (the folder opens untrusted) and only the untrusted suite runs. */
+  readonly untrusted: boolean;
+}
+
+async function runPass(pass: Pass): Promise<{ results: Results | undefined; exitCode: number | undefined }> {
+  const workspace = makeWorkspace(`${pass.name}-ws`, { 'README.md': '# extension test workspace\n' });
+  const resultFile = path.join(WORK, `${pass.name}-results.json`);
   fs.rmSync(resultFile, { force: true });
   const server = await startCodeServer({
-    name: 'ext',
+    name: pass.name,
     workspace,
     args: ['--vscode-option', 'enable-smoke-test-driver'],
+    workspaceTrust: pass.untrusted,
     env: {
       KEEL_EXT_TEST_RESULTS: resultFile,
+      ...(pass.untrusted ? { KEEL_EXT_TEST_UNTRUSTED: '1' } : {}),
       ...(process.env.KEEL_EXT_TEST_GREP ? { KEEL_EXT_TEST_GREP: process.env.KEEL_EXT_TEST_GREP } : {}),
     },
   });
@@ -67,10 +72,9 @@ async function main(): Promise<number> {
         void page.exposeFunction('codeAutomationExit', (code: number) => resolve(code));
       });
       const url = `${server.base}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`;
-      log(`opening ${url}`);
-      await page.goto(url);
+      log(`${pass.name}: opening ${url}`);
       exitCode = await Promise.race([
-        done,
+        page.goto(url).then(() => done),
         new Promise<number>((_, reject) =>
           setTimeout(
             () => reject(new Error(`no result from the extension host after ${TIMEOUT_MS} ms`)),
@@ -78,23 +82,51 @@ async function main(): Promise<number> {
           ),
         ),
       ]);
-      log(`extension host finished with exit code ${exitCode}`);
+      log(`${pass.name}: extension host finished with exit code ${exitCode}`);
     } finally {
       await browser.close();
     }
   } finally {
     server.stop();
   }
-  if (!fs.existsSync(resultFile)) {
-    process.stdout.write('no results were written by the extension host\n0 passed, 1 failed\n');
-    return 1;
+  const results = fs.existsSync(resultFile)
+    ? (JSON.parse(fs.readFileSync(resultFile, 'utf8')) as Results)
+    : undefined;
+  return { results, exitCode };
+}
+
+async function main(): Promise<number> {
+  ensureCodeServer();
+  log('building extension and test bundles');
+  run(process.execPath, ['scripts/build-ext.mjs']);
+  // Pass 2 is a second window on a folder VS Code does not trust (workspace trust left on): the
+  // real restricted mode, not a stub. Skipped when a grep selects tests of the main pass only.
+  const passes: Pass[] = [{ name: 'ext', untrusted: false }];
+  const grep = process.env.KEEL_EXT_TEST_GREP;
+  if (process.env.KEEL_EXT_TEST_UNTRUSTED !== '0' && (!grep || /untrust/i.test(grep)))
+    passes.push({ name: 'ext-untrusted', untrusted: true });
+  let passed = 0;
+  let failed = 0;
+  let pending = 0;
+  for (const pass of passes) {
+    const started = Date.now();
+    const { results, exitCode } = await runPass(pass);
+    if (!results) {
+      process.stdout.write(`${pass.name}: no results were written by the extension host\n`);
+      failed++;
+      continue;
+    }
+    for (const f of results.failures)
+      process.stdout.write(`\nFAILED (${pass.name}): ${f.title}\n${f.error}\n`);
+    const passFailed = results.failures.length + (exitCode !== 0 && results.failures.length === 0 ? 1 : 0);
+    passed += results.passes.length;
+    failed += passFailed;
+    pending += results.pending.length;
+    process.stdout.write(
+      `${pass.name}: ${results.passes.length} passed, ${passFailed} failed in ${(results.durationMs / 1000).toFixed(1)} s of tests, ${((Date.now() - started) / 1000).toFixed(1)} s in all\n`,
+    );
   }
-  const results = JSON.parse(fs.readFileSync(resultFile, 'utf8')) as Results;
-  for (const f of results.failures) process.stdout.write(`\nFAILED: ${f.title}\n${f.error}\n`);
-  const failed = results.failures.length + (exitCode !== 0 && results.failures.length === 0 ? 1 : 0);
-  process.stdout.write(
-    `\nextension: ${results.passes.length} passed, ${failed} failed (${results.pending.length} pending) in ${(results.durationMs / 1000).toFixed(1)} s\n`,
-  );
+  process.stdout.write(`\nextension: ${passed} passed, ${failed} failed (${pending} pending)\n`);
   return failed === 0 ? 0 : 1;
 }
 

@@ -226,8 +226,32 @@ test('context meter and cost come from model_call records', () => {
   assert.equal(state.usage.contextTokens, 5000);
   assert.equal(state.usage.contextWindow, 200000);
   assert.equal(state.usage.cacheHitPct, 90);
+  // Session: (3000 + 4500) read of (5000 + 5000) prompt tokens sent.
+  assert.equal(state.usage.sessionCacheHitPct, 75);
+  assert.equal(state.usage.stage, 0);
   assert.ok(Math.abs(state.usage.costUsd - 0.015) < 1e-9);
   assert.equal(state.model, 'claude-x');
+});
+
+test('the meter keeps the highest pruning stage of the session, and the host usage message wins', () => {
+  const records = run.flatMap((e) => (e.type === 'model_call' ? [e.record] : []));
+  const pruned = stream([
+    ...records.map((r) => ({ type: 'model_call' as const, record: { ...r, stage: 2 } })),
+    ...records.map((r) => ({ type: 'model_call' as const, record: { ...r, stage: 0 } })),
+  ]);
+  const state = reduceMany(initialState(), pruned);
+  assert.equal(state.usage.stage, 2);
+  const fromHost = applyHostMessage(state, {
+    type: 'usage',
+    contextTokens: 10,
+    contextWindow: 100,
+    cacheHitPct: 50,
+    sessionCacheHitPct: 60,
+    stage: 3,
+    costUsd: 0,
+  });
+  assert.equal(fromHost.usage.sessionCacheHitPct, 60);
+  assert.equal(fromHost.usage.stage, 3);
 });
 
 test('reducers never mutate their input and re-delivered events are applied once', () => {

@@ -88,6 +88,13 @@ export interface UsageView {
   readonly contextWindow: number;
   /** Of the last model call's prompt, percent served from the cache (0..100). */
   readonly cacheHitPct: number;
+  /** Of every prompt token of the session, percent served from the cache (0..100). */
+  readonly sessionCacheHitPct: number;
+  /** Highest context pruning stage applied in the session (0 = none). */
+  readonly stage: number;
+  /** Session totals: prompt tokens sent and read from the cache (for sessionCacheHitPct). */
+  readonly promptTokens: number;
+  readonly cacheReadTokens: number;
   /** Session total. */
   readonly costUsd: number;
   readonly calls: number;
@@ -125,7 +132,17 @@ export function initialState(): ViewState {
     items: [],
     queue: [],
     todos: [],
-    usage: { contextTokens: 0, contextWindow: 0, cacheHitPct: 0, costUsd: 0, calls: 0 },
+    usage: {
+      contextTokens: 0,
+      contextWindow: 0,
+      cacheHitPct: 0,
+      sessionCacheHitPct: 0,
+      stage: 0,
+      promptTokens: 0,
+      cacheReadTokens: 0,
+      costUsd: 0,
+      calls: 0,
+    },
     review: [],
     sessions: [],
     needsResync: false,

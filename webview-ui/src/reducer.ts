@@ -156,10 +156,20 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       const r = event.record;
       const prompt = r.input + r.cache_read + r.cache_write;
       draft.model = r.model || draft.model;
+      const promptTokens = (draft.usage.promptTokens ?? 0) + prompt;
+      const cacheReadTokens = (draft.usage.cacheReadTokens ?? 0) + r.cache_read;
+      const stage = typeof r.stage === 'number' && Number.isFinite(r.stage) ? r.stage : 0;
       draft.usage = {
         contextTokens: prompt > 0 ? prompt : r.est_tokens,
         contextWindow: r.context_window || draft.usage.contextWindow,
         cacheHitPct: prompt > 0 ? Math.round((r.cache_read / prompt) * 1000) / 10 : draft.usage.cacheHitPct,
+        sessionCacheHitPct:
+          promptTokens > 0
+            ? Math.round((cacheReadTokens / promptTokens) * 1000) / 10
+            : (draft.usage.sessionCacheHitPct ?? 0),
+        stage: Math.max(draft.usage.stage ?? 0, stage),
+        promptTokens,
+        cacheReadTokens,
         costUsd: draft.usage.costUsd + (Number.isFinite(r.cost_usd) ? r.cost_usd : 0),
         calls: draft.usage.calls + 1,
       };
@@ -334,6 +344,10 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
           contextTokens: message.contextTokens,
           contextWindow: message.contextWindow,
           cacheHitPct: message.cacheHitPct,
+          ...(message.sessionCacheHitPct !== undefined
+            ? { sessionCacheHitPct: message.sessionCacheHitPct }
+            : {}),
+          ...(message.stage !== undefined ? { stage: message.stage } : {}),
           costUsd: message.costUsd,
         },
       };

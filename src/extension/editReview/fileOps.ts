@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import { ToolFailure } from '../../agent/tools/protocol.ts';
 import { decodeExact, encodeText, minimalLineEdit } from './hunks.ts';
 
 // File I/O the way VS Code sees files. Reads prefer the open TextDocument when it holds unsaved
@@ -59,6 +61,18 @@ function mode(path: string): number | undefined {
   }
 }
 
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export function changedMeanwhile(path: string): ToolFailure {
+  return new ToolFailure(
+    'CONFLICT',
+    `${path} changed (the user typed in it or another program wrote it) while Keel was writing; Keel's change was not applied and the user's text is kept.`,
+    'Read the file again, then retry.',
+  );
+}
+
 async function applyOrThrow(edit: vscode.WorkspaceEdit, what: string): Promise<void> {
   const applied = await vscode.workspace.applyEdit(edit);
   if (!applied) throw new Error(`VS Code refused the edit: ${what}`);
@@ -72,7 +86,15 @@ async function applyOrThrow(edit: vscode.WorkspaceEdit, what: string): Promise<v
 export async function writeContent(
   path: string,
   content: Uint8Array,
-  options?: { mode?: number },
+  options?: {
+    mode?: number;
+    /**
+     * SHA-256 of the bytes this write was computed from; null = the file must not exist. Checked
+     * right before the edit is applied: anything else there (the user typed since) fails with
+     * CONFLICT instead of being overwritten. Omitted = no check (e.g. restoring a rejected hunk).
+     */
+    expectedSha256?: string | null;
+  },
 ): Promise<void> {
   const uri = vscode.Uri.file(path);
   const previousMode = mode(path);
@@ -86,6 +108,11 @@ export async function writeContent(
     // VS Code normalises a buffer to one EOL; only edit through it when it mirrors the bytes.
     const diskText = doc.isDirty ? current : decodeExact(await vscode.workspace.fs.readFile(uri));
     if (isUtf8Family(doc) && sameBom && (doc.isDirty || diskText === current)) {
+      // Everything from here to applyEdit is synchronous, so the buffer checked is the buffer
+      // diffed; VS Code then refuses the edit if the document's version moved on in between.
+      const expected = options?.expectedSha256;
+      if (expected !== undefined && expected !== sha256(encodeText(documentText(doc))))
+        throw changedMeanwhile(path);
       // The buffer holds no BOM (its encoding does); diff without it on both sides.
       const change = minimalLineEdit(doc.getText(), next.startsWith(BOM) ? next.slice(1) : next);
       if (change) {
@@ -95,13 +122,21 @@ export async function writeContent(
           new vscode.Range(doc.positionAt(change.start), doc.positionAt(change.end)),
           change.text,
         );
-        await applyOrThrow(edit, `edit ${path}`);
+        const version = doc.version;
+        const applied = await vscode.workspace.applyEdit(edit);
+        if (!applied && doc.version !== version) throw changedMeanwhile(path);
+        if (!applied) throw new Error(`VS Code refused the edit: edit ${path}`);
       }
       if (doc.isDirty && !(await doc.save())) throw new Error(`Could not save ${path}`);
       done = true;
     }
   }
   if (!done) {
+    const expected = options?.expectedSha256;
+    if (expected !== undefined) {
+      const now = await readCurrentBytes(path);
+      if ((now === undefined ? null : sha256(now)) !== expected) throw changedMeanwhile(path);
+    }
     const edit = new vscode.WorkspaceEdit();
     edit.createFile(uri, { overwrite: true, contents: content });
     await applyOrThrow(edit, `write ${path}`);

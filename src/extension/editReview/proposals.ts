@@ -62,6 +62,8 @@ export function createProposals(options: { display: (p: string) => string }): Pr
     onDidChange: emitter.event,
     pending: () => [...open.values()].map((e) => e.proposal),
     async propose(p, before, after, signal) {
+      // A stopped run never waits for a decision nobody will use.
+      if (signal?.aborted) return false;
       // One open proposal per file: a newer one replaces (and rejects) an undecided older one.
       decide(p, false);
       const proposal: Proposal = {
@@ -74,7 +76,13 @@ export function createProposals(options: { display: (p: string) => string }): Pr
         open.set(p, { proposal, resolve });
       });
       emitter.fire();
-      signal?.addEventListener('abort', () => decide(p, false), { once: true });
+      // Stop / abort: the proposal is rejected (only this one: a newer proposal for the same file
+      // belongs to a newer write).
+      const onAbort = () => {
+        if (open.get(p)?.proposal === proposal) decide(p, false);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void decision.then(() => signal?.removeEventListener('abort', onAbort));
       const uris = proposalUris(proposal);
       const shown = options.display(p);
       await vscode.commands.executeCommand(

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { z } from 'zod';
 import type { StoragePort } from '../../agent/host.ts';
 
 // Pending reviews outlive the window: one JSON file per reviewed file under `<stateDir>/review/`,
@@ -13,19 +12,55 @@ import type { StoragePort } from '../../agent/host.ts';
 
 const ENTRY_VERSION = 1;
 
-export const storedReviewSchema = z.object({
-  version: z.literal(ENTRY_VERSION),
-  reviewId: z.string().regex(/^[A-Za-z0-9-]{1,80}$/),
-  path: z.string().min(1),
-  kind: z.enum(['modify', 'create', 'delete']),
+export interface StoredReview {
+  readonly version: typeof ENTRY_VERSION;
+  readonly reviewId: string;
+  readonly path: string;
+  readonly kind: 'modify' | 'create' | 'delete';
   /** Base64 of the exact original bytes; null when there were none (a created file). */
-  originalBase64: z.string().nullable(),
-  renamedFrom: z.string().optional(),
+  readonly originalBase64: string | null;
+  readonly renamedFrom?: string;
   /** sha256 (hex) of the bytes on disk at `path` when this was written; null = no file there. */
-  fingerprint: z.string().nullable(),
-  savedAt: z.number(),
-});
-export type StoredReview = z.infer<typeof storedReviewSchema>;
+  readonly fingerprint: string | null;
+  readonly savedAt: number;
+}
+
+/**
+ * Checks one stored entry (plain checks, not zod: this runs at activation). Returns the entry with
+ * only the known fields, or throws with what is wrong.
+ */
+export function parseStoredReview(raw: unknown): StoredReview {
+  const fail = (what: string): never => {
+    throw new Error(`invalid entry: ${what}`);
+  };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail('not an object');
+  const r = raw as Record<string, unknown>;
+  if (r['version'] !== ENTRY_VERSION) fail(`version ${String(r['version'])}`);
+  const reviewId = r['reviewId'];
+  if (typeof reviewId !== 'string' || !/^[A-Za-z0-9-]{1,80}$/.test(reviewId)) fail('reviewId');
+  const p = r['path'];
+  if (typeof p !== 'string' || p.length === 0) fail('path');
+  const kind = r['kind'];
+  if (kind !== 'modify' && kind !== 'create' && kind !== 'delete') fail('kind');
+  const originalBase64 = r['originalBase64'];
+  if (originalBase64 !== null && typeof originalBase64 !== 'string') fail('originalBase64');
+  const renamedFrom = r['renamedFrom'];
+  if (renamedFrom !== undefined && typeof renamedFrom !== 'string') fail('renamedFrom');
+  const fingerprint = r['fingerprint'];
+  if (fingerprint !== null && typeof fingerprint !== 'string') fail('fingerprint');
+  const savedAt = r['savedAt'];
+  if (typeof savedAt !== 'number' || !Number.isFinite(savedAt)) fail('savedAt');
+  return {
+    version: ENTRY_VERSION,
+    reviewId: reviewId as string,
+    path: p as string,
+    kind: kind as StoredReview['kind'],
+    originalBase64: originalBase64 as string | null,
+    ...(renamedFrom !== undefined ? { renamedFrom: renamedFrom as string } : {}),
+    fingerprint: fingerprint as string | null,
+    savedAt: savedAt as number,
+  };
+}
 
 export interface ReviewStore {
   readonly dir: string;
@@ -74,6 +109,15 @@ export function createReviewStore(stateDir: string, storage: StoragePort): Revie
       // best effort: a stale entry is dropped at the next load anyway
     }
   };
+  // The folder exists exactly while something is pending: package.json activates Keel at startup
+  // on `workspaceContains:.keel/review` (a plain existence check, no search).
+  const removeDirIfEmpty = () => {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      // not empty, or already gone
+    }
+  };
 
   return {
     dir,
@@ -84,11 +128,10 @@ export function createReviewStore(stateDir: string, storage: StoragePort): Revie
         if (!name.endsWith('.json')) continue;
         const p = path.join(dir, name);
         try {
-          const parsed = storedReviewSchema.safeParse(JSON.parse(storage.readText(p) ?? ''));
-          if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid entry');
-          entries.push(parsed.data);
-          const { savedAt: _savedAt, ...rest } = parsed.data;
-          written.set(parsed.data.reviewId, JSON.stringify(rest));
+          const entry = parseStoredReview(JSON.parse(storage.readText(p) ?? ''));
+          entries.push(entry);
+          const { savedAt: _savedAt, ...rest } = entry;
+          written.set(entry.reviewId, JSON.stringify(rest));
         } catch (error) {
           problems.push(`${name}: ${(error as Error).message}`);
           removeFile(p);
@@ -110,6 +153,7 @@ export function createReviewStore(stateDir: string, storage: StoragePort): Revie
     remove(reviewId) {
       written.delete(reviewId);
       removeFile(file(reviewId));
+      removeDirIfEmpty();
     },
     retain(keep) {
       for (const name of storage.list(dir)) {
@@ -118,6 +162,7 @@ export function createReviewStore(stateDir: string, storage: StoragePort): Revie
         written.delete(id);
         removeFile(path.join(dir, name));
       }
+      removeDirIfEmpty();
     },
   };
 }

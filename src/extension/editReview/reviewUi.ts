@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { readCurrentText } from './fileOps.ts';
 import { ORIGINAL_SCHEME, PROPOSED_SCHEME, type Proposals } from './proposals.ts';
 import type { ReviewHunkView, ReviewManager } from './reviewManager.ts';
 
@@ -32,11 +33,23 @@ export async function openReviewDiff(review: ReviewManager, p: string): Promise<
   return true;
 }
 
-function originalProvider(review: ReviewManager, proposals: Proposals): vscode.TextDocumentContentProvider {
+interface VirtualDocs extends vscode.TextDocumentContentProvider, vscode.Disposable {
+  /** Tells VS Code to re-read every open "before Keel" / proposal document. */
+  refresh(): void;
+}
+
+function originalProvider(review: ReviewManager, proposals: Proposals): VirtualDocs {
   const emitter = new vscode.EventEmitter<vscode.Uri>();
   return {
     onDidChange: emitter.event,
-    provideTextDocumentContent(uri) {
+    refresh() {
+      for (const doc of vscode.workspace.textDocuments) {
+        const scheme = doc.uri.scheme;
+        if (scheme === ORIGINAL_SCHEME || scheme === PROPOSED_SCHEME) emitter.fire(doc.uri);
+      }
+    },
+    dispose: () => emitter.dispose(),
+    async provideTextDocumentContent(uri) {
       const query = new URLSearchParams(uri.query);
       const proposalId = query.get('proposal');
       if (proposalId) {
@@ -47,7 +60,9 @@ function originalProvider(review: ReviewManager, proposals: Proposals): vscode.T
       }
       if (query.get('review') === 'deleted') return '';
       const file = review.pending().find((f) => f.path === uri.path || f.path === uri.fsPath);
-      const text = file?.original ?? '';
+      // Nothing pending any more (all accepted or rejected): the file as it is, so the diff is empty
+      // instead of claiming every line is new.
+      const text = file ? (file.original ?? '') : ((await readCurrentText(uri.fsPath)) ?? '');
       return text.startsWith(BOM) ? text.slice(1) : text;
     },
   };
@@ -142,6 +157,7 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
   );
 
   const provider = originalProvider(review, proposals);
+  disposables.push(provider);
   disposables.push(vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, provider));
   disposables.push(vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider));
 
@@ -159,8 +175,16 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
     decorateAll();
     lensEmitter.fire();
     updateContext();
+    // Accepting folds a hunk into the baseline: an open "before Keel" diff must show the new one.
+    provider.refresh();
   };
-  disposables.push(review.onDidChange(refresh), proposals.onDidChange(updateContext));
+  disposables.push(
+    review.onDidChange(refresh),
+    proposals.onDidChange(() => {
+      updateContext();
+      provider.refresh();
+    }),
+  );
   disposables.push(vscode.window.onDidChangeVisibleTextEditors(decorateAll));
   disposables.push(
     vscode.workspace.onDidChangeTextDocument((e) => {

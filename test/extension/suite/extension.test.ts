@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { createAgentSession } from '../../../src/agent/session/session.ts';
+import { createGrepTool } from '../../../src/agent/tools/grep.ts';
 import { createModalApprovals } from '../../../src/extension/approvals.ts';
 import { findRipgrep } from '../../../src/extension/ripgrep.ts';
 import { type Emulator, startEmulator } from '../../emulator/server.ts';
@@ -16,6 +17,7 @@ const EXTENSION_ID = 'keel-dev.keel';
 
 interface KeelApi {
   readonly activationMs: number;
+  readonly moduleLoadMs: number;
 }
 
 function toolNames(request: { body: unknown }): string[] {
@@ -34,7 +36,9 @@ describe('Keel extension in VS Code', () => {
     const api = await ext.activate();
     assert.equal(ext.isActive, true);
     assert.ok(api.activationMs < 1000, `activation took ${api.activationMs} ms`);
-    console.log(`[keel] activation ${api.activationMs.toFixed(1)} ms in VS Code ${vscode.version}`);
+    console.log(
+      `[keel] module load ${api.moduleLoadMs.toFixed(1)} ms + activate ${api.activationMs.toFixed(1)} ms in VS Code ${vscode.version}`,
+    );
     const commands = await vscode.commands.getCommands(true);
     for (const id of [
       'keel.newChat',
@@ -68,6 +72,35 @@ describe('Keel extension in VS Code', () => {
     assert.ok(rg, `no rg under ${vscode.env.appRoot}`);
     assert.ok(rg.startsWith(vscode.env.appRoot), rg);
     assert.match(execFileSync(rg, ['--version'], { encoding: 'utf8' }), /ripgrep \d+/);
+  });
+
+  it('activates lazily: no startup event, only views, commands and pending reviews', () => {
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON as { activationEvents: string[] };
+    assert.deepEqual(pkg.activationEvents, ['workspaceContains:.keel/review']);
+  });
+
+  it('without any ripgrep (the .vsix ships none), Grep answers UNAVAILABLE and points at Glob/Read', async () => {
+    assert.equal(findRipgrep('/nonexistent-app-root', '/nonexistent-extension'), undefined);
+    const h = createHarness();
+    try {
+      assert.equal(h.host.ripgrepPath, undefined);
+      const result = await createGrepTool().execute(
+        {
+          pattern: 'anything',
+          path: h.dir,
+          case_insensitive: false,
+          output_mode: 'content',
+          multiline: false,
+        },
+        h.context(),
+      );
+      assert.equal(result.status, 'error');
+      assert.equal(result.error?.code, 'UNAVAILABLE', result.text);
+      assert.match(result.text, /ripgrep/);
+      assert.match(result.error?.suggestion ?? '', /Glob/);
+    } finally {
+      await h.dispose();
+    }
   });
 
   it('approval policies from settings answer without a dialog', async () => {

@@ -28,6 +28,8 @@ export interface Harness {
   readonly rejections: RejectionNote[];
   readonly approvals: ApprovalRequest[];
   mode: 'afterApply' | 'beforeApply';
+  /** The "current run" signal the host hands to proposals (abort = Stop). */
+  run: AbortController;
   file(rel: string): string;
   context(): ToolContext;
   dispose(): Promise<void>;
@@ -61,6 +63,7 @@ export function createHarness(
     rejections,
     approvals,
     mode: 'afterApply',
+    run: new AbortController(),
     host: undefined as unknown as Host,
     file: (rel) => path.join(dir, rel),
     context() {
@@ -90,6 +93,7 @@ export function createHarness(
     proposals,
     approvals: { ask: async () => 'allow_once' },
     reviewMode: () => harness.mode,
+    runSignal: () => harness.run.signal,
   });
   Object.assign(harness, {
     host: {

@@ -238,3 +238,65 @@ async function waitForProposal(h: Harness, p: string) {
   }
   throw new Error('no proposal appeared');
 }
+
+describe('VS Code host: stop and races', () => {
+  let h: Harness;
+  beforeEach(() => {
+    h = createHarness();
+  });
+  afterEach(async () => {
+    await h.dispose();
+  });
+
+  it('beforeApply: Stop rejects the waiting proposal and the write ends as ABORTED', async () => {
+    h.mode = 'beforeApply';
+    const p = h.file('stopped.txt');
+    fs.writeFileSync(p, 'before\n');
+    await createReadTool().execute({ path: p }, h.context());
+    const pending = createEditTool().execute(
+      { path: p, old_string: 'before', new_string: 'after' },
+      h.context(),
+    );
+    await waitForProposal(h, p);
+    h.run.abort();
+    const result = await pending;
+    assert.equal(result.status, 'error');
+    assert.equal(result.error?.code, 'ABORTED', result.text);
+    assert.equal(h.proposals.pending().length, 0, 'no proposal is left open');
+    assert.equal(disk(p), 'before\n');
+    // A write after Stop does not even ask.
+    await assert.rejects(h.host.workspace.writeFile(p, bytes('later\n')), { code: 'ABORTED' });
+    assert.equal(h.proposals.pending().length, 0);
+  });
+
+  it('keystrokes typed after the agent read the file are never overwritten (CONFLICT)', async () => {
+    const p = h.file('typing.ts');
+    fs.writeFileSync(p, 'const a = 1;\nconst b = 2;\n');
+    // What the core does right before writing: read (and hash-check) through the port …
+    await h.host.workspace.readFile(p);
+    // … then the user types before the WorkspaceEdit lands.
+    const doc = await typeInto(p, 1, '// typed just now\n');
+    await assert.rejects(
+      h.host.workspace.writeFile(p, bytes('const a = 1;\nconst b = 3;\n')),
+      (error: Error & { code?: string }) =>
+        error.code === 'CONFLICT' && /user's text is kept/.test(error.message),
+    );
+    assert.equal(doc.getText(), 'const a = 1;\n// typed just now\nconst b = 2;\n');
+    assert.equal(disk(p), 'const a = 1;\nconst b = 2;\n');
+    assert.equal(h.review.pending().length, 0, 'no review for a write that did not happen');
+  });
+
+  it('beforeApply: typing while the proposal waits makes Accept fail with CONFLICT, keeping the typing', async () => {
+    h.mode = 'beforeApply';
+    const p = h.file('typing-proposal.ts');
+    fs.writeFileSync(p, 'one\ntwo\n');
+    await h.host.workspace.readFile(p);
+    const write = h.host.workspace.writeFile(p, bytes('one\nTWO\n'));
+    await waitForProposal(h, p);
+    const doc = await typeInto(p, 0, 'zero\n');
+    h.proposals.decide(p, true);
+    await assert.rejects(write, { code: 'CONFLICT' });
+    assert.equal(doc.getText(), 'zero\none\ntwo\n');
+    assert.equal(h.review.pending().length, 0);
+  });
+});

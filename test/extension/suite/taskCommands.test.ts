@@ -28,7 +28,7 @@ describe('Task commands against the emulator', () => {
     process.env.ANTHROPIC_API_KEY = 'test-key';
     await vscode.workspace
       .getConfiguration('keel')
-      .update('baseUrl', emulator.url, vscode.ConfigurationTarget.Workspace);
+      .update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
     const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
     assert.ok(ext);
     api = await ext.activate();
@@ -36,7 +36,7 @@ describe('Task commands against the emulator', () => {
   after(async () => {
     await vscode.workspace
       .getConfiguration('keel')
-      .update('baseUrl', undefined, vscode.ConfigurationTarget.Workspace);
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
     else process.env.ANTHROPIC_API_KEY = savedKey;
     api.controller.newChat();

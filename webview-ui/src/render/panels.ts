@@ -166,8 +166,13 @@ export function renderBanner(target: HTMLElement, state: ViewState): void {
   );
 }
 
+const STAGE_NAMES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
+
 export function renderMeter(target: HTMLElement, state: ViewState): void {
   const { contextTokens, contextWindow, cacheHitPct, costUsd } = state.usage;
+  // Older persisted views lack these two.
+  const sessionCache = state.usage.sessionCacheHitPct ?? 0;
+  const stage = state.usage.stage ?? 0;
   const pct = contextPercent(contextTokens, contextWindow);
   const level = pct >= 70 ? 'high' : pct >= 50 ? 'mid' : 'low';
   const bar = h('div', {
@@ -195,10 +200,25 @@ export function renderMeter(target: HTMLElement, state: ViewState): void {
       ),
       h(
         'span',
-        { class: 'meter-cache', title: 'Share of the last prompt read from the prompt cache' },
+        {
+          class: 'meter-cache',
+          title: `Prompt cache: ${Math.round(cacheHitPct)}% of the last prompt, ${Math.round(sessionCache)}% of all prompt tokens this chat (Σ)`,
+        },
         icon('database'),
         `cache ${Math.round(cacheHitPct)}%`,
+        h('span', { class: 'meter-session' }, ` Σ ${Math.round(sessionCache)}%`),
       ),
+      stage > 0
+        ? h(
+            'span',
+            {
+              class: `meter-stage stage-${Math.min(stage, 4)}`,
+              title: `Context pruning stage ${stage} (${STAGE_NAMES[stage] ?? 'pruned'}): older tool results were trimmed or summarised; the full history stays in the session log.`,
+            },
+            icon('fold'),
+            `stage ${stage}`,
+          )
+        : null,
       h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
       state.model ? h('span', { class: 'meter-model', title: 'Model' }, state.model) : null,
     ),
