@@ -11,28 +11,46 @@ import { createNodeHost } from '../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../src/agent/session/session.ts';
 import { canonicalJson, countInputTokens, type PromptBlock, promptBlocks } from '../test/emulator/cache.ts';
-import {
-  type MessagesRequest,
-  type ScriptedBlock,
-  type ScriptedReply,
-  startEmulator,
-} from '../test/emulator/server.ts';
+import { type MessagesRequest, type ScriptedReply, startEmulator } from '../test/emulator/server.ts';
+import { realisticScript, rng, type ScriptedRun, sourceFile, steadyScript } from './sessionScript.ts';
 
-// A scripted 100-turn coding session against the emulator, through the real SDK and the real session:
-// realistic tool outputs (file reads of 150-900 lines, test runs, searches), files written and edited,
-// at least one compaction. Figures for Keel, and for a naive baseline measured in the same run: the
-// very same requests replayed on a fresh emulator with a system prompt that carries a timestamp.
+// Scripted coding sessions against the emulator, through the real SDK and the real session, in several
+// variants (see sessionScript.ts): the original steady 100-call run, and realistic ones — several user
+// prompts with idle gaps longer than the 5-minute TTL (emulated clock: the emulator's cache expires on
+// it), several tool calls per reply, output big enough to spill, skill loads, a steering message, long
+// tool runs — at the model's real window (200K) and at a small one (80K, many compactions). Each
+// variant's figures stand beside a naive baseline measured in the same run: the very same requests
+// replayed on a fresh emulator with a system prompt that carries a timestamp.
 
-export interface BenchOptions {
-  readonly turns?: number;
+export interface VariantSpec {
+  readonly name: string;
+  readonly shape: 'steady' | 'realistic';
   /** The session's own context window (`--context-window`). */
-  readonly contextWindow?: number;
-  /** Seconds of simulated time per model call. */
-  readonly secondsPerCall?: number;
-  /** After this many turns the user goes idle for 6 minutes (the prompt cache expires). */
-  readonly idleAfterTurn?: number;
+  readonly contextWindow: number;
+  readonly turns?: number;
+  /** Idle gaps before runs 2, 3, … (realistic shape). */
+  readonly idleMs?: readonly number[];
   readonly seed?: number;
+  /** The session's cache TTL policy (default: Keel's default, 1 h on every breakpoint). */
+  readonly cacheTtl?: 'all' | 'stable' | 'none';
 }
+
+const MINUTE = 60_000;
+export const VARIANTS: readonly VariantSpec[] = [
+  { name: 'steady@200K', shape: 'steady', contextWindow: 200_000 },
+  { name: 'realistic@200K', shape: 'realistic', contextWindow: 200_000 },
+  { name: 'realistic@80K', shape: 'realistic', contextWindow: 80_000 },
+  // The same with 5 min on the moving breakpoints: what an idle gap costs without the 1 h TTL.
+  { name: 'realistic@200K/5m', shape: 'realistic', contextWindow: 200_000, cacheTtl: 'stable' },
+  { name: 'steady@80K', shape: 'steady', contextWindow: 80_000 },
+  // One gap past the 1 h cache life: the cache is cold for everyone, and the pruning stages run.
+  {
+    name: 'overnight@200K',
+    shape: 'realistic',
+    contextWindow: 200_000,
+    idleMs: [7 * MINUTE, 16 * MINUTE, 28 * MINUTE, 75 * MINUTE],
+  },
+];
 
 export interface SideFigures {
   /** cache_read / all input tokens. */
@@ -48,142 +66,36 @@ export interface SideFigures {
   readonly prefix_stability: number;
   readonly input_tokens_all: number;
   readonly cache_read: number;
+  /** Input cost in base-price tokens: input ×1, 5 min writes ×1.25, 1 h writes ×2, reads ×0.1. */
+  readonly input_cost_units: number;
 }
 
-export interface SessionBenchFigures {
-  readonly turns: number;
+export interface VariantFigures {
+  readonly variant: string;
+  readonly context_window: number;
   /** Every call: the agent's and the compaction summaries' (which the cache figures include). */
   readonly model_calls: number;
   readonly summarize_calls: number;
   readonly compactions: number;
-  readonly context_window: number;
+  readonly merged_summaries: number;
+  readonly steering_skips: number;
+  readonly spilled_outputs: number;
+  readonly skill_loads: number;
   readonly pruning_stage_distribution: Readonly<Record<string, number>>;
   readonly context_utilization_max: number;
-  /** Tools + system of the first request, in emulator tokens. */
+  /** Tools + system of the first request (4 bundled skills in the index), in emulator tokens. */
   readonly fixed_prefix_tokens: number;
+  /** prefix_stability_ratio from the trace (prefix_hash of each sent request). */
+  readonly trace_prefix_stability: number;
   readonly keel: SideFigures;
-  readonly baseline: SideFigures;
+  readonly naive: SideFigures;
   readonly goals: Readonly<Record<string, boolean>>;
-  /** The same session with a 200K window (secondary; the 80K one with compactions is the headline). */
-  readonly window_200k?: Pick<
-    SessionBenchFigures,
-    'model_calls' | 'compactions' | 'pruning_stage_distribution' | 'context_utilization_max' | 'keel'
-  >;
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function sourceFile(i: number, lines: number): string {
-  const out = [`// Module ${i}: order processing helpers.`, `export const VERSION_${i} = 1;`, ''];
-  for (let n = 0; out.length < lines; n++) {
-    out.push(
-      `export function handle${i}_${n}(input: Order${n % 7}, options: Options = {}): Result {`,
-      `  const total = input.items.reduce((sum, item) => sum + item.price * item.quantity, 0);`,
-      `  if (total > options.limit ?? ${1000 + n}) throw new LimitError('order ${i}-${n} exceeds the limit');`,
-      `  return { id: input.id, total, tax: Math.round(total * 0.${(n % 9) + 1}), module: ${i} };`,
-      '}',
-      '',
-    );
-  }
-  return out.join('\n');
-}
-
-function testFile(i: number, cases: number): string {
-  const out = [
-    `import { test } from 'node:test';`,
-    `import assert from 'node:assert/strict';`,
-    `import * as m from './mod${i}.ts';`,
-    '',
-  ];
-  for (let c = 0; c < cases; c++) {
-    out.push(
-      `test('handle${i}_${c} computes totals and tax for order ${c}', () => {`,
-      `  const result = m.handle${i}_${c}({ id: 'o${c}', items: [{ price: ${c + 3}, quantity: 2 }] });`,
-      `  assert.equal(result.total, ${(c + 3) * 2});`,
-      '});',
-      '',
-    );
-  }
-  return out.join('\n');
-}
-
-function testRunCommand(i: number, cases: number): string {
-  return `node -e "for (let c = 0; c < ${cases}; c++) console.log('ok ' + (c + 1) + ' - handle${i}_' + c + ' computes totals and tax'); console.log('# tests ${cases}'); console.log('# pass ${cases}')"`;
-}
-
-/** The model's side of the session: one reply per call, deterministic. */
-function buildScript(turns: number, random: () => number, sizes: number[]): ScriptedBlock[][] {
-  const script: ScriptedBlock[][] = [];
-  const todo = (done: number) => ({
-    todos: [
-      'Survey the modules',
-      'Bump module versions',
-      'Add tests per module',
-      'Run the tests',
-      'Summarise',
-    ].map((content, k) => ({
-      id: String(k + 1),
-      content,
-      status: k < done ? 'completed' : k === done ? 'in_progress' : 'pending',
-    })),
-  });
-  const think = (text: string): ScriptedBlock[] => (random() < 0.4 ? [{ type: 'text', text }] : []);
-  script.push([
-    { type: 'text', text: 'I will survey the modules first, then update them one by one.' },
-    { type: 'tool_use', name: 'TodoWrite', input: todo(0) },
-  ]);
-  script.push([{ type: 'tool_use', name: 'Glob', input: { pattern: 'src/**/*.ts' } }]);
-  for (let i = 0; script.length < turns - 1; i++) {
-    const m = i % sizes.length;
-    const cases = 20 + Math.floor(random() * 50);
-    script.push([
-      ...think(`Looking at module ${m}.`),
-      { type: 'tool_use', name: 'Grep', input: { pattern: `VERSION_${m}|handle${m}_1\\b`, path: 'src' } },
-    ]);
-    script.push([{ type: 'tool_use', name: 'Read', input: { path: `src/mod${m}.ts` } }]);
-    script.push([
-      ...think(`Module ${m} exports VERSION_${m}; bumping it as the release requires.`),
-      {
-        type: 'tool_use',
-        name: 'Edit',
-        input: {
-          path: `src/mod${m}.ts`,
-          old_string: `export const VERSION_${m} = ${1 + Math.floor(i / sizes.length)};`,
-          new_string: `export const VERSION_${m} = ${2 + Math.floor(i / sizes.length)};`,
-        },
-      },
-    ]);
-    script.push([
-      {
-        type: 'tool_use',
-        name: 'Write',
-        input: { path: `src/mod${m}.test.ts`, content: testFile(m, cases) },
-      },
-    ]);
-    script.push([
-      {
-        type: 'tool_use',
-        name: 'Bash',
-        input: { command: testRunCommand(m, cases), description: `Run module ${m} tests` },
-      },
-    ]);
-    if (i % 4 === 3)
-      script.push([{ type: 'tool_use', name: 'TodoWrite', input: todo(Math.min(4, 1 + Math.floor(i / 4))) }]);
-  }
-  script.length = Math.min(script.length, turns - 1);
-  script.push([
-    { type: 'text', text: 'All modules were bumped, each has tests, and every test run passed.' },
-  ]);
-  return script;
+export interface SessionBenchFigures {
+  /** One line per variant: Keel vs naive. */
+  readonly table: readonly string[];
+  readonly variants: readonly VariantFigures[];
 }
 
 const hasTools = (req: MessagesRequest) => (req.tools?.length ?? 0) > 0;
@@ -195,6 +107,13 @@ interface CallUsage {
   readonly input_tokens: number;
   readonly cache_read_input_tokens: number;
   readonly cache_creation_input_tokens: number;
+  readonly cache_creation?: { ephemeral_5m_input_tokens?: number; ephemeral_1h_input_tokens?: number } | null;
+}
+
+function costUnits(u: CallUsage): number {
+  const long = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+  const short = u.cache_creation_input_tokens - long;
+  return u.input_tokens + short * 1.25 + long * 2 + u.cache_read_input_tokens * 0.1;
 }
 
 function sideFigures(requests: readonly { req: MessagesRequest; usage: CallUsage }[]): SideFigures {
@@ -203,11 +122,13 @@ function sideFigures(requests: readonly { req: MessagesRequest; usage: CallUsage
   let limit = 0;
   let shared = 0;
   let stable = 0;
+  let cost = 0;
   let previous: string | undefined;
   let previousBlocks: PromptBlock[] = [];
   requests.forEach(({ req, usage }, i) => {
     all += usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
     read += usage.cache_read_input_tokens;
+    cost += costUnits(usage);
     const lim = countInputTokens({ ...req, messages: req.messages.slice(0, -1) });
     limit += lim;
     const blocks = promptBlocks(req);
@@ -239,6 +160,7 @@ function sideFigures(requests: readonly { req: MessagesRequest; usage: CallUsage
     prefix_stability: requests.length > 1 ? r(stable / (requests.length - 1)) : 1,
     input_tokens_all: all,
     cache_read: read,
+    input_cost_units: Math.round(cost),
   };
 }
 
@@ -253,38 +175,40 @@ function timestamped(system: MessagesRequest['system'], at: number): MessagesReq
   ] as MessagesRequest['system'];
 }
 
-export async function runSessionBench(options: BenchOptions = {}): Promise<SessionBenchFigures> {
-  const headline = await runSessionScenario(options);
-  if (options.contextWindow !== undefined) return headline;
-  const wide = await runSessionScenario({ ...options, contextWindow: 200_000 });
-  return {
-    ...headline,
-    window_200k: {
-      model_calls: wide.model_calls,
-      compactions: wide.compactions,
-      pruning_stage_distribution: wide.pruning_stage_distribution,
-      context_utilization_max: wide.context_utilization_max,
-      keel: wide.keel,
-    },
-  };
+export async function runSessionBench(
+  only: readonly string[] | undefined = process.env.BENCH_VARIANTS?.split(','),
+): Promise<SessionBenchFigures> {
+  const variants: VariantFigures[] = [];
+  for (const spec of VARIANTS) if (!only || only.includes(spec.name)) variants.push(await runVariant(spec));
+  const pct = (n: number) => n.toFixed(4);
+  const table = variants.map(
+    (v) =>
+      `${v.variant.padEnd(18)} calls ${String(v.model_calls).padStart(3)} compactions ${v.compactions} | Keel hit ${pct(v.keel.cache_hit_ratio)} of-limit ${pct(v.keel.cache_hit_of_limit)} stability ${pct(v.keel.prefix_stability)} cost ${v.keel.input_cost_units} | naive hit ${pct(v.naive.cache_hit_ratio)} of-limit ${pct(v.naive.cache_hit_of_limit)} stability ${pct(v.naive.prefix_stability)} cost ${v.naive.input_cost_units} | fixed ${v.fixed_prefix_tokens}`,
+  );
+  return { table, variants };
 }
 
-async function runSessionScenario(options: BenchOptions): Promise<SessionBenchFigures> {
-  const turns = options.turns ?? 100;
-  const contextWindow = options.contextWindow ?? 80_000;
-  const random = rng(options.seed ?? 7);
+export async function runVariant(spec: VariantSpec): Promise<VariantFigures> {
+  const turns = spec.turns ?? 100;
+  const contextWindow = spec.contextWindow;
+  const random = rng(spec.seed ?? 7);
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bench-session-')));
   const sizes = Array.from({ length: 24 }, () => 150 + Math.floor(random() * 750));
   fs.mkdirSync(path.join(root, 'src'));
   for (const [i, lines] of sizes.entries())
     fs.writeFileSync(path.join(root, 'src', `mod${i}.ts`), sourceFile(i, lines));
   fs.writeFileSync(path.join(root, 'package.json'), '{ "name": "orders", "type": "module" }\n');
-  const script = buildScript(turns, random, sizes);
+  const runs: ScriptedRun[] =
+    spec.shape === 'steady'
+      ? steadyScript(turns, random, sizes)
+      : realisticScript(turns, random, sizes, spec.idleMs);
+  const calls = runs.flatMap((r) => r.calls);
 
   let clock = Date.UTC(2025, 0, 6, 9, 0, 0);
-  const step = (options.secondsPerCall ?? 15) * 1000;
-  let turn = 0;
+  const step = 15_000;
+  let next = 0;
   let summarizeCalls = 0;
+  let steer: ((text: string) => void) | undefined;
   const emu = await startEmulator({
     now: () => clock,
     scenario: {
@@ -301,10 +225,11 @@ async function runSessionScenario(options: BenchOptions): Promise<SessionBenchFi
             ],
           };
         }
-        const content = script[Math.min(turn, script.length - 1)]!;
-        turn++;
-        if (options.idleAfterTurn !== undefined && turn === options.idleAfterTurn) clock += 6 * 60_000;
-        return { content };
+        const call = calls[Math.min(next, calls.length - 1)]!;
+        next++;
+        if (call.extraMs) clock += call.extraMs;
+        if (call.steer) steer?.(call.steer);
+        return { content: call.content };
       },
     },
   });
@@ -318,84 +243,73 @@ async function runSessionScenario(options: BenchOptions): Promise<SessionBenchFi
       apiKey: 'bench',
       baseURL: emu.url,
       contextWindow,
-      maxTurns: turns + 5,
+      ...(spec.cacheTtl ? { cacheTtl: spec.cacheTtl } : {}),
+      maxTurns: Math.max(...runs.map((r) => r.calls.length)) + 10,
     });
+    steer = (text) => void session.prompt(text);
     session.subscribe((e) => {
       if (e.type === 'model_call') records.push(e.record);
     });
-    const outcome = await session.prompt(
-      'Bump the version constant of every module under src/ by one, add a node:test file for each module and run it. ' +
-        "Don't touch package.json. Never push anything. Keep the public function names unchanged.",
-    );
-    if (outcome.status !== 'finished')
-      throw new Error(`bench session ended ${outcome.status}: ${outcome.error ?? ''}`);
-    const compactions = session.messages.filter((m) => m.role === 'summary').length;
+    for (const run of runs) {
+      clock += run.idleBeforeMs;
+      const outcome = await session.prompt(run.prompt);
+      if (outcome.status !== 'finished')
+        throw new Error(`${spec.name}: a run ended ${outcome.status}: ${outcome.error ?? ''}`);
+    }
+    const summaries = session.messages.filter((m) => m.role === 'summary');
+    const results = session.messages.filter((m) => m.role === 'tool_result');
+    const figures = {
+      compactions: summaries.filter((m) => !m.text.includes('This merges summaries')).length,
+      merged: summaries.filter((m) => m.text.includes('This merges summaries')).length,
+      skipped: results.filter((m) => m.content.includes('[Skipped]')).length,
+      spilled: results.filter((m) => /Full output: \S+/.test(m.content)).length,
+      skills: results.filter((m) => m.toolName === 'Skill').length,
+    };
     session.dispose();
 
     // Every call counts, compaction summaries included: an honest figure is over what was paid for.
-    const calls = emu.requests.flatMap((r) =>
-      r.status === 200 && r.request && r.usage ? [{ req: r.request, usage: r.usage }] : [],
+    const sent = emu.requests.flatMap((r) =>
+      r.status === 200 && r.request && r.usage ? [{ req: r.request, usage: r.usage as CallUsage }] : [],
     );
-    const agentCalls = calls.filter((c) => !isSummarize(c.req));
-    const keel = sideFigures(calls);
+    const keel = sideFigures(sent);
     if (process.env.BENCH_DUMP) {
       let agent = 0;
-      for (const [i, { req, usage }] of calls.entries()) {
+      for (const [i, { req, usage }] of sent.entries()) {
         const stage = isSummarize(req) ? 'summarize' : records[agent++]?.stage;
         process.stderr.write(
-          `${i} in=${usage.input_tokens} read=${usage.cache_read_input_tokens} write=${usage.cache_creation_input_tokens} stage=${stage}\n`,
+          `${spec.name} ${i} in=${usage.input_tokens} read=${usage.cache_read_input_tokens} write=${usage.cache_creation_input_tokens} stage=${stage}\n`,
         );
       }
     }
-    const first = agentCalls[0]!.req;
+    const first = sent.find((c) => !isSummarize(c.req))!.req;
     const fixed = countInputTokens({ ...first, messages: [] });
-
-    // Baseline: the same requests, replayed in order on a fresh emulator, with a timestamped system prompt.
-    let replayClock = Date.UTC(2025, 0, 6, 9, 0, 0);
-    const fresh = await startEmulator({
-      now: () => replayClock,
-      scenario: { respond: () => ({ content: [{ type: 'text', text: 'ok' }] }) },
-    });
-    const baselineCalls: { req: MessagesRequest; usage: CallUsage }[] = [];
-    try {
-      const client = new Anthropic({ apiKey: 'bench', baseURL: fresh.url, maxRetries: 0 });
-      for (const { req } of calls) {
-        replayClock += step;
-        const naive = { ...req, system: timestamped(req.system, replayClock), stream: false };
-        const reply = await client.messages.create(
-          naive as unknown as Anthropic.MessageCreateParamsNonStreaming,
-        );
-        baselineCalls.push({
-          req: naive,
-          usage: {
-            input_tokens: reply.usage.input_tokens,
-            cache_read_input_tokens: reply.usage.cache_read_input_tokens ?? 0,
-            cache_creation_input_tokens: reply.usage.cache_creation_input_tokens ?? 0,
-          },
-        });
-      }
-    } finally {
-      await fresh.close();
-    }
-    const baseline = sideFigures(baselineCalls);
+    const naive = await replayNaive(
+      sent.map((c) => c.req),
+      step,
+    );
     const metrics = computeMetrics(records);
     return {
-      turns,
-      model_calls: calls.length,
-      summarize_calls: summarizeCalls,
-      compactions,
+      variant: spec.name,
       context_window: contextWindow,
+      model_calls: sent.length,
+      summarize_calls: summarizeCalls,
+      compactions: figures.compactions,
+      merged_summaries: figures.merged,
+      steering_skips: figures.skipped,
+      spilled_outputs: figures.spilled,
+      skill_loads: figures.skills,
       pruning_stage_distribution: metrics.pruning_stage_distribution,
       context_utilization_max: metrics.context_utilization.max,
       fixed_prefix_tokens: fixed,
+      trace_prefix_stability: metrics.prefix_stability_ratio,
       keel,
-      baseline,
+      naive,
       goals: {
         'cache_hit_ratio >= 0.95': keel.cache_hit_ratio >= 0.95,
         'cache_hit_of_limit >= 0.98': keel.cache_hit_of_limit >= 0.98,
-        'prefix_stability >= 0.98': keel.prefix_stability >= 0.98,
+        'prefix_stability >= 0.98': keel.prefix_stability >= 0.98 && metrics.prefix_stability_ratio >= 0.98,
         'fixed_prefix_tokens <= 3000': fixed <= 3000,
-        'at least one compaction': compactions >= 1,
+        'at least one compaction': figures.compactions >= 1,
       },
     };
   } finally {
@@ -404,7 +318,32 @@ async function runSessionScenario(options: BenchOptions): Promise<SessionBenchFi
   }
 }
 
+/** The same requests, replayed in order on a fresh emulator, with a timestamped system prompt. */
+async function replayNaive(requests: readonly MessagesRequest[], step: number): Promise<SideFigures> {
+  let replayClock = Date.UTC(2025, 0, 6, 9, 0, 0);
+  const fresh = await startEmulator({
+    now: () => replayClock,
+    scenario: { respond: () => ({ content: [{ type: 'text', text: 'ok' }] }) },
+  });
+  const out: { req: MessagesRequest; usage: CallUsage }[] = [];
+  try {
+    const client = new Anthropic({ apiKey: 'bench', baseURL: fresh.url, maxRetries: 0 });
+    for (const req of requests) {
+      replayClock += step;
+      const naive = { ...req, system: timestamped(req.system, replayClock), stream: false };
+      const reply = await client.messages.create(
+        naive as unknown as Anthropic.MessageCreateParamsNonStreaming,
+      );
+      out.push({ req: naive, usage: reply.usage as unknown as CallUsage });
+    }
+  } finally {
+    await fresh.close();
+  }
+  return sideFigures(out);
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const figures = await runSessionBench();
-  console.log(JSON.stringify(figures, null, 2));
+  console.log(figures.table.join('\n'));
+  console.log(JSON.stringify(figures.variants, null, 2));
 }

@@ -171,6 +171,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
+    ...(options.cacheTtl ? { longCacheTtl: options.cacheTtl } : {}),
     workspaceRoot: root,
     stateDir: host.stateDir,
     sessionId: id,

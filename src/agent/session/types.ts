@@ -15,6 +15,8 @@ export interface AgentSessionOptions {
   readonly maxTurns?: number;
   /** Overrides the model's context window (tokens). */
   readonly contextWindow?: number;
+  /** Which prompt-cache breakpoints get the 1 h TTL (default 'all'; see the context engine). */
+  readonly cacheTtl?: 'all' | 'stable' | 'none';
   /** Resume this session id from `.keel/sessions/<id>.jsonl`. */
   readonly resumeId?: string;
   /** Only read-only tools (untrusted workspace). */
