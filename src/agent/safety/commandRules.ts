@@ -21,6 +21,7 @@ import {
   tarRule,
 } from './hostRules.ts';
 import { judgeLinks, judgeMklink } from './linkRules.ts';
+import { judgeArgumentPaths } from './outsidePaths.ts';
 import { judgeMakefile, judgeScriptOnDisk } from './scriptRules.ts';
 import {
   expandGlob,
@@ -350,6 +351,13 @@ function dynamicProgram(argv: readonly Arg[], rc: RuleContext): void {
 }
 
 export function classifyArgv(argv: readonly Arg[], rc: RuleContext): void {
+  classifyProgram(argv, rc);
+  // Every level (a wrapped command, xargs items, find -exec) has its path arguments judged, after
+  // the program's own rule (whose more specific finding, e.g. "writes outside", then leads).
+  judgeArgumentPaths(argv, rc);
+}
+
+function classifyProgram(argv: readonly Arg[], rc: RuleContext): void {
   const head = argv[0];
   if (!head) return;
   if (!head.exact) {

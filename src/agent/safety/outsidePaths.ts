@@ -156,7 +156,9 @@ export interface PlaceInfo {
 }
 
 /** Judges one path as written on the command line (relative to the command's directory). */
-export function place(p: string, rc: RuleContext): PlaceInfo | undefined {
+export function place(raw: string, rc: RuleContext): PlaceInfo | undefined {
+  // `dd if=~/x`: bash expands a tilde after `=` too.
+  const p = raw === '~' || raw.startsWith('~/') ? path.join(rc.home, raw.slice(1)) : raw;
   const relative = !path.isAbsolute(p);
   if (relative && rc.cwd === undefined) {
     // Relative to a directory we lost track of: only `..` can be known to climb.
@@ -166,6 +168,8 @@ export function place(p: string, rc: RuleContext): PlaceInfo | undefined {
   }
   const abs = path.resolve(rc.cwd ?? '/', p);
   if (!relative && !namesRealPlace(abs)) return undefined;
+  // /dev/stderr is a link to whatever the stream is; it is the stream that counts.
+  if (HARMLESS_DEVICE.test(abs)) return { real: abs };
   const real = realLocation(abs, rc);
   if (isInside(real, rc.workspaceRoot)) {
     const inside = protectedInside(real, rc.workspaceRoot);
@@ -217,6 +221,16 @@ const NOT_PATHS = new Set([
   'umask',
   'wait',
   'kill',
+  // Their operands are judged as writes or deletes by their own rules (scratch space is fine there).
+  'touch',
+  'mkdir',
+  'rmdir',
+  'tee',
+  'truncate',
+  'rm',
+  'unlink',
+  'shred',
+  'mktemp',
   // Links: where they point is resolved from the link's own directory (linkRules).
   'ln',
   'link',
@@ -274,8 +288,19 @@ export function judgePathUse(p: string, what: string, program: string, rc: RuleC
   });
 }
 
+// Code that computes a path from the home directory (`process.env.HOME + '/.ssh'`, `Dir.home`).
+const HOME_IN_CODE =
+  /\b(?:env\.HOME|environ(?:\.get)?\s*[[(]\s*["']HOME|getenv\s*\(\s*["']HOME|ENV\s*\[\s*["']HOME|homedir|expanduser|Dir\.home|Path\.home|USERPROFILE|getpwuid|home_dir)\b/;
+
 /** String literals in code (python -c, node -e, awk) that look like absolute or home paths. */
 export function judgeCodePaths(language: string, code: string, rc: RuleContext): void {
+  if (HOME_IN_CODE.test(code))
+    rc.add({
+      class: 'unknown',
+      risk: 'high',
+      program: language,
+      reason: `inline ${language} code builds paths from the home directory`,
+    });
   for (const m of code.matchAll(/(["'`])((?:\\.|(?!\1)[^\n])*)\1/g)) {
     const text = (m[2] ?? '').replace(/\\(.)/g, '$1');
     const p = text.startsWith('~/') || text === '~' ? path.join(rc.home, text.slice(1)) : text;

@@ -9,7 +9,7 @@ import {
   type StdinInfo,
 } from './commandTypes.ts';
 import { judgeAssignment } from './envRules.ts';
-import { judgeArgumentPaths, judgePathUse } from './outsidePaths.ts';
+import { judgePathUse } from './outsidePaths.ts';
 import { judgeRedirectTarget, resolvePath } from './pathRules.ts';
 import { staticOutput } from './shellEval.ts';
 import {
@@ -461,9 +461,7 @@ function walkCall(
     return e.fields.map((f) => ({ ...f, substs: e.substs }));
   });
   const callState = prefix.size > 0 ? { ...state, vars: new Map([...state.vars, ...prefix]) } : state;
-  const rc = ruleContext(callState, input, toFile, w, src, depth, text);
-  classifyArgv(argv, rc);
-  judgeArgumentPaths(argv, rc);
+  classifyArgv(argv, ruleContext(callState, input, toFile, w, src, depth, text));
   callFunction(argv, callState, input, w, depth);
   trackBuiltins(argv, state, w.options.home, input);
 }
