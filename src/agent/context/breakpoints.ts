@@ -1,6 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 
 // Cache breakpoints (the API allows at most 4 `cache_control` markers):
+// (TTLs: with the default policy 'all' every marker is 1 h, so an idle gap under an hour keeps the whole
+// prompt; with 'stable' only the system, anchor and summary are, as described below.)
 //  1. end of system (covers tools + system: the frozen prefix) — 1 h TTL, it never changes;
 //  2. the ANCHOR: the assistant turn just before the first tool result that pruning could still
 //     rewrite (1 h TTL). Pruning only ever edits after it, so a pruning pass still reads everything up

@@ -2,7 +2,8 @@ import type { ModelCallRecord } from '../events.ts';
 
 // P9 metrics over a session's model calls. Definitions (all over calls with ok = true, in order):
 //  - prefix_stability_ratio: among calls after the first, the fraction whose prefix_hash (sha256 of
-//    the frozen tools + system prefix) equals the previous call's. 1 when there is at most one call.
+//    the tools + system each request actually sent, cache markers aside) equals the previous call's.
+//    1 when there is at most one call.
 //  - cache_hit_ratio: Σ cache_read / Σ all input tokens (input + cache_read + cache_write).
 //  - cache_hit_of_limit: Σ cache_read / Σ limit, where limit is the most a call could read from cache:
 //    its input tokens before the newest message. When the caller does not pass exact limits, a call's

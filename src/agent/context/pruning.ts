@@ -81,7 +81,7 @@ export function editableToolUseIds(
 export function spillPathOf(message: ToolResultMessage): string | undefined {
   const data = message.result?.data;
   if (data && typeof data === 'object') {
-    for (const key of ['spillPath', 'spill', 'fullOutputPath', 'outputPath']) {
+    for (const key of ['spillPath', 'spill', 'fullOutputPath', 'outputPath', 'stdout_file']) {
       const value = (data as Record<string, unknown>)[key];
       if (typeof value === 'string' && value.length > 0) return value;
     }
