@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { circuitOpenResult, createCircuitBreaker } from '../../src/agent/safety/circuitBreaker.ts';
+import {
+  circuitOpenResult,
+  cooldownFromEnv,
+  createCircuitBreaker,
+} from '../../src/agent/safety/circuitBreaker.ts';
 import { renderForModel } from '../../src/agent/tools/protocol.ts';
 
 function fakeClock(start = 1_000_000) {
@@ -114,4 +118,26 @@ test('circuitOpenResult tells the model which tool is paused and for how long', 
     'Error [CIRCUIT_OPEN]: Bash failed 3 times in a row and is paused; it can be tried again in 181 s.\n' +
       'Suggestion: Do not call Bash again yet. Use another tool or approach, or tell the user what keeps failing.',
   );
+});
+
+test('KEEL_CIRCUIT_COOLDOWN_MS sets the default cooldown; an explicit option wins; junk is ignored', () => {
+  assert.equal(cooldownFromEnv({ KEEL_CIRCUIT_COOLDOWN_MS: '1500' }), 1500);
+  assert.equal(cooldownFromEnv({ KEEL_CIRCUIT_COOLDOWN_MS: ' 0 ' }), 0);
+  assert.equal(cooldownFromEnv({ KEEL_CIRCUIT_COOLDOWN_MS: '-5' }), undefined);
+  assert.equal(cooldownFromEnv({ KEEL_CIRCUIT_COOLDOWN_MS: 'soon' }), undefined);
+  assert.equal(cooldownFromEnv({}), undefined);
+  const saved = process.env.KEEL_CIRCUIT_COOLDOWN_MS;
+  process.env.KEEL_CIRCUIT_COOLDOWN_MS = '2000';
+  try {
+    const clock = fakeClock();
+    const fromEnv = createCircuitBreaker({ now: clock.now, threshold: 1 });
+    fromEnv.record('Grep', false);
+    assert.deepEqual(fromEnv.check('Grep'), { open: true, retryInMs: 2_000 });
+    const explicit = createCircuitBreaker({ now: clock.now, threshold: 1, cooldownMs: 7_000 });
+    explicit.record('Grep', false);
+    assert.deepEqual(explicit.check('Grep'), { open: true, retryInMs: 7_000 });
+  } finally {
+    if (saved === undefined) delete process.env.KEEL_CIRCUIT_COOLDOWN_MS;
+    else process.env.KEEL_CIRCUIT_COOLDOWN_MS = saved;
+  }
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -149,5 +150,72 @@ describe('loop rails through keel run', () => {
     );
     const executed = ends.filter((e) => e.result.error?.code !== 'LOOP_DETECTED');
     assert.ok(executed.length <= 20, `executed ${executed.length}`);
+  });
+});
+
+/**
+ * Makes a directory refuse new files, for root too (root ignores mode bits, so chattr +i is tried as
+ * well). Returns an undo function, or undefined when this machine cannot lock it.
+ */
+function lockDirectory(dir: string): (() => void) | undefined {
+  fs.chmodSync(dir, 0o555);
+  const chattr = spawnSync('chattr', ['+i', dir], { stdio: 'ignore' });
+  const unlock = () => {
+    if (chattr.status === 0) spawnSync('chattr', ['-i', dir], { stdio: 'ignore' });
+    fs.chmodSync(dir, 0o755);
+  };
+  try {
+    fs.writeFileSync(path.join(dir, '.probe'), 'x');
+    fs.rmSync(path.join(dir, '.probe'));
+    unlock();
+    return undefined;
+  } catch {
+    return unlock;
+  }
+}
+
+describe('circuit breaker rail through keel run', () => {
+  test('3 failures open the circuit (CIRCUIT_OPEN), after the cooldown a trial call closes it again', async (t) => {
+    const ws = tempWorkspace({ 'locked/.keep': '' });
+    const locked = path.join(ws, 'locked');
+    const unlock = lockDirectory(locked);
+    if (!unlock) {
+      t.skip('cannot make a directory unwritable on this machine');
+      return;
+    }
+    const cooldownMs = 1500;
+    const write = tool('Write', { path: 'locked/out.txt', content: 'hello\n' });
+    try {
+      emu.setScenario({
+        respond: (_req, index) => {
+          if (index <= 3) return write; // 3 real failures, then the open circuit answers
+          if (index === 4) {
+            // The cause is fixed while the circuit is open; this reply arrives after the cooldown.
+            unlock();
+            return { ...write, fault: { type: 'slow', delayMs: cooldownMs + 700 } };
+          }
+          if (index === 5) return tool('Write', { path: 'locked/second.txt', content: 'again\n' });
+          return say('Recovered.');
+        },
+      });
+      const run = await runKeel(
+        ['run', '--workspace', ws, '--max-turns', '10', 'write the file'],
+        cliEnv(emu.url, { KEEL_CIRCUIT_COOLDOWN_MS: String(cooldownMs) }),
+      );
+      assert.equal(run.code, 0, run.stderr);
+      const ends = toolEnds(ws, run.stderr);
+      assert.deepEqual(codes(ends), [
+        'ACCESS_DENIED',
+        'ACCESS_DENIED',
+        'ACCESS_DENIED',
+        'CIRCUIT_OPEN',
+        'success',
+        'success',
+      ]);
+      assert.equal(fs.readFileSync(path.join(locked, 'out.txt'), 'utf8'), 'hello\n');
+      assert.equal(fs.readFileSync(path.join(locked, 'second.txt'), 'utf8'), 'again\n');
+    } finally {
+      unlock();
+    }
   });
 });

@@ -8,7 +8,10 @@ import { fail, type ToolResult } from '../tools/protocol.ts';
 export interface CircuitBreakerOptions {
   /** Consecutive failures that open the circuit (default 3). */
   threshold?: number;
-  /** How long an open circuit refuses calls (default 300 000 ms). */
+  /**
+   * How long an open circuit refuses calls (default 300 000 ms, or KEEL_CIRCUIT_COOLDOWN_MS when set:
+   * scripted end-to-end sessions cannot wait five minutes to see the circuit recover).
+   */
   cooldownMs?: number;
   /**
    * How long the half-open trial slot stays reserved without a recorded outcome (default 60 000 ms).
@@ -35,6 +38,13 @@ const optionsSchema = z.object({
   trialLeaseMs: z.number().min(0).default(60_000),
 });
 
+/** KEEL_CIRCUIT_COOLDOWN_MS, when it is a non-negative number; otherwise the default applies. */
+export function cooldownFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.KEEL_CIRCUIT_COOLDOWN_MS?.trim();
+  if (!raw || !/^\d+(\.\d+)?$/.test(raw)) return undefined;
+  return Number(raw);
+}
+
 type State =
   | { kind: 'closed'; failures: number }
   | { kind: 'open'; openedAt: number }
@@ -43,7 +53,7 @@ type State =
 export function createCircuitBreaker(options: CircuitBreakerOptions): CircuitBreaker {
   const { threshold, cooldownMs, trialLeaseMs } = optionsSchema.parse({
     threshold: options.threshold,
-    cooldownMs: options.cooldownMs,
+    cooldownMs: options.cooldownMs ?? cooldownFromEnv(),
     trialLeaseMs: options.trialLeaseMs,
   });
   const { now } = options;
