@@ -100,7 +100,7 @@ export function judgeAwkProgram(program: string, code: string, rc: RuleContext):
               reason: `${program} writes to a file whose name is computed at run time`,
             });
         } else if (value !== undefined && !/^\/inet[46]?\//.test(value)) {
-          rc.nested(value, { via: `${program} pipe` });
+          rc.nested(value, { via: `${program} pipe`, stdin: { kind: 'pipe', network: false } });
           rc.add({ class: 'unknown', risk: 'high', program, reason: `${program} pipes output to a command` });
         } else if (value === undefined) {
           rc.add({
@@ -113,7 +113,7 @@ export function judgeAwkProgram(program: string, code: string, rc: RuleContext):
       }
     }
     // `getline < "f"` reads a file; `cmd | getline` runs one.
-    for (const { index } of topLevel(statement, /^getline\b/)) {
+    for (const { index } of [...statement.matchAll(/\bgetline\b/g)].map((m) => ({ index: m.index ?? 0 }))) {
       const after = /^getline\s*(?:[A-Za-z_]\w*(?:\[[^\]]*\])?)?\s*<\s*([^\s)]+)/.exec(
         statement.slice(index),
       );
