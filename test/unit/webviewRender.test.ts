@@ -563,9 +563,24 @@ test('saved state restores the view and draft; junk and oversized views are not 
   assert.ok(restored?.view);
   assert.equal(restored.view.lastSeq, state.lastSeq);
   assert.deepEqual(restored.view.items, JSON.parse(JSON.stringify(state.items)));
-  // An unacknowledged submission is not resurrected as "sending" forever.
+  // An unacknowledged submission is not resurrected as "sending" in the view …
   assert.equal(restored.view.queue.length, 0);
   assert.deepEqual(restored.draft, { text: 'draft', mentions: ['a.ts'] });
+  // … but a recent one comes back to be resent (same key), an old one back into an empty input.
+  assert.deepEqual(
+    restored.unsent?.map((u) => [u.text, u.idempotencyKey]),
+    [['unsent', 'k']],
+  );
+  const later = restoreSaved(saved, Date.now() + 10 * 60_000);
+  assert.equal(later?.unsent, undefined);
+  assert.deepEqual(later?.draft, { text: 'draft', mentions: ['a.ts'] }, 'a typed draft is not replaced');
+  const noDraft = JSON.parse(
+    JSON.stringify(toSaved(addPending(state, 'lost?', 'k2', ['b.ts']), { text: '', mentions: [] })),
+  );
+  assert.deepEqual(restoreSaved(noDraft, Date.now() + 10 * 60_000)?.draft, {
+    text: 'lost?',
+    mentions: ['b.ts'],
+  });
   assert.equal(restoreSaved(null), undefined);
   assert.equal(restoreSaved({ v: 2 }), undefined);
   assert.equal(restoreSaved({ v: 1, view: { items: 'nope' }, draft: {} })?.view, undefined);

@@ -43,6 +43,11 @@ const vscode = acquireVsCodeApi();
 const saved = restoreSaved(vscode.getState());
 let state: ViewState = saved?.view ?? initialState();
 let draft: Saved['draft'] = saved?.draft ?? { text: '', mentions: [] };
+// Sent just before the previous instance of this webview went away, never acknowledged: shown as
+// sending again, and resent once the host has caught this view up (see resendUnsent).
+for (const u of saved?.unsent ?? [])
+  state = addPending(state, u.text, u.idempotencyKey, u.mentions, u.sentAt);
+let resendAfterCatchUp = (saved?.unsent?.length ?? 0) > 0;
 
 function post(message: WebviewMessage): void {
   vscode.postMessage(message);
@@ -82,7 +87,7 @@ const meter = h('div', { class: 'meter' });
 const composer = createComposer({
   submit(text, mentions) {
     const idempotencyKey = crypto.randomUUID();
-    state = addPending(state, text, idempotencyKey);
+    state = addPending(state, text, idempotencyKey, mentions);
     post({ type: 'submit', text, mentions, idempotencyKey });
     schedule();
   },
@@ -161,10 +166,38 @@ document.addEventListener('visibilitychange', () => {
 
 // ---------- host messages ----------
 
+/** Resend unacknowledged submissions (same idempotency key) unless the transcript shows them. */
+function resendUnsent(): void {
+  const arrived = new Set(
+    state.items
+      .filter((i) => i.kind === 'user')
+      .slice(-10)
+      .map((i) => i.text),
+  );
+  for (const q of state.queue) {
+    if (q.state !== 'sending' || !q.idempotencyKey) continue;
+    if (arrived.has(q.text)) {
+      state = { ...state, queue: state.queue.filter((x) => x !== q) };
+      continue;
+    }
+    post({
+      type: 'submit',
+      text: q.text,
+      mentions: [...(q.mentions ?? [])],
+      idempotencyKey: q.idempotencyKey,
+    });
+  }
+}
+
 function handle(message: HostMessage): void {
   if (message.type === 'fileCompletions') composer.showCompletions(message.query, message.items);
   else if (message.type === 'setInput') composer.setInput(message.text, message.mentions);
   state = applyHostMessage(state, message);
+  // `sessions` is the host's last answer to `ready`: the transcript is current now.
+  if (resendAfterCatchUp && message.type === 'sessions') {
+    resendAfterCatchUp = false;
+    resendUnsent();
+  }
   if (state.needsResync) {
     // An event from a session we don't show: ask for a full snapshot of the host's current one.
     state = { ...state, needsResync: false };

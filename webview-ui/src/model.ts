@@ -79,6 +79,10 @@ export interface QueuedMessage {
   readonly text: string;
   /** Set for submissions from this webview until the host echoes them. */
   readonly idempotencyKey?: string;
+  /** For a resend after the webview was reloaded before the host acknowledged it. */
+  readonly mentions?: readonly string[];
+  /** Epoch ms of the submission. */
+  readonly sentAt?: number;
   /** 'sending': not yet acknowledged by the host; 'queued': waiting for the agent's next turn. */
   readonly state: 'sending' | 'queued';
 }

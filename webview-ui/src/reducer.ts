@@ -298,8 +298,21 @@ export function itemsFromMessages(messages: readonly AgentMessage[]): Item[] {
 }
 
 /** Record a submission from this webview (shown as "sending" until the host echoes it). */
-export function addPending(state: ViewState, text: string, idempotencyKey: string): ViewState {
-  const entry: QueuedMessage = { id: `pending:${idempotencyKey}`, text, idempotencyKey, state: 'sending' };
+export function addPending(
+  state: ViewState,
+  text: string,
+  idempotencyKey: string,
+  mentions: readonly string[] = [],
+  sentAt: number = Date.now(),
+): ViewState {
+  const entry: QueuedMessage = {
+    id: `pending:${idempotencyKey}`,
+    text,
+    idempotencyKey,
+    mentions,
+    sentAt,
+    state: 'sending',
+  };
   return { ...state, banner: undefined, queue: [...state.queue, entry] };
 }
 

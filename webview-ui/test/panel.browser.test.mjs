@@ -357,6 +357,110 @@ test('live deltas stream in; a reload repaints from saved state and asks only fo
   );
 });
 
+test('a message sent just before the webview went away is resent with its key, once, after catch-up', {
+  skip,
+}, async () => {
+  await openPanel('dark');
+  const input = page.getByRole('textbox', { name: 'Message Keel' });
+  await input.fill('do not lose me');
+  await input.press('Enter');
+  const first = (await posted()).filter((m) => m.type === 'submit').at(-1);
+  assert.equal(first.text, 'do not lose me');
+  // The panel is hidden (webview disposed) before the host acknowledged the message.
+  await page.evaluate(() => window.dispatchEvent(new Event('pagehide')));
+  await page.reload();
+  await page.waitForFunction(() => window.__posted.length > 0);
+  assert.equal((await posted()).filter((m) => m.type === 'submit').length, 0, 'nothing before catch-up');
+  await page.locator('.queued-msg[data-state="sending"]', { hasText: 'do not lose me' }).waitFor();
+  await send({ type: 'sessions', items: [] });
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'submit'));
+  const resent = (await posted()).filter((m) => m.type === 'submit' && m.text === 'do not lose me');
+  assert.equal(resent.length, 1);
+  assert.equal(resent[0].text, 'do not lose me');
+  assert.equal(resent[0].idempotencyKey, first.idempotencyKey, 'same key: the host runs it once');
+});
+
+test('a restored transcript opens at its newest message and keeps following until the user scrolls up', {
+  skip,
+}, async () => {
+  await page.goto(`${baseUrl}/index.html?theme=dark`);
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload();
+  await page.waitForFunction(() => window.__posted.length > 0);
+  seq = 0;
+  const events = [];
+  for (let i = 0; i < 60; i++) {
+    events.push(
+      ev({
+        type: 'user_message',
+        message: { id: `q${i}`, ts: 1, role: 'user', text: `Question ${i}\n\nwith a second paragraph` },
+        queued: false,
+      }),
+    );
+  }
+  await send({
+    type: 'snapshot',
+    sessionId: 's1',
+    replace: true,
+    events,
+    todos: [],
+    running: false,
+    model: 'claude-sonnet-4-5',
+    contextWindow: 200000,
+  });
+  const atBottom = () =>
+    page.evaluate(() => {
+      const t = document.querySelector('.transcript');
+      return t.scrollHeight > t.clientHeight * 2 && t.scrollTop + t.clientHeight >= t.scrollHeight - 48;
+    });
+  await page.waitForFunction(() => document.querySelector('.msg[data-id="q59"]'));
+  // Content arriving in bursts right after the jump (before its scroll event), and a footer that
+  // grows (a pending review), must not stop the following.
+  const burst = [];
+  for (let i = 60; i < 64; i++)
+    burst.push({
+      type: 'event',
+      event: ev({
+        type: 'user_message',
+        message: { id: `q${i}`, ts: 1, role: 'user', text: `Question ${i}\n\nmore\n\nand more` },
+        queued: false,
+      }),
+    });
+  await page.evaluate(async (messages) => {
+    for (const m of messages) {
+      window.postMessage(m, '*');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }, burst);
+  await send({
+    type: 'review',
+    files: [
+      { path: 'src/a.ts', hunks: [{ id: 'h1', startLine: 2, added: 1, removed: 1 }] },
+      { path: 'src/b.ts', hunks: [{ id: 'h2', startLine: 5, added: 3, removed: 0 }] },
+    ],
+  });
+  await page.waitForFunction(() => document.querySelector('.msg[data-id="q63"]'));
+  await page.waitForTimeout(300);
+  assert.equal(await atBottom(), true, 'the newest message is in view');
+  // The user scrolls up: new output no longer yanks the view down.
+  await page.evaluate(() => {
+    const t = document.querySelector('.transcript');
+    t.scrollTop = t.scrollTop - 600;
+  });
+  await page.waitForTimeout(100);
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'user_message',
+      message: { id: 'q64', ts: 1, role: 'user', text: 'Question 64' },
+      queued: false,
+    }),
+  });
+  await page.waitForFunction(() => document.querySelector('.msg[data-id="q64"]'));
+  await page.waitForTimeout(100);
+  assert.equal(await atBottom(), false, 'reading older messages is not interrupted');
+});
+
 test('thousands of events: snapshot and live deltas stay fast, the DOM stays windowed', {
   skip,
 }, async () => {

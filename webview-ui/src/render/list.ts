@@ -54,13 +54,24 @@ export function createTranscript(): Transcript {
   const cache = new Map<string, Entry>();
   // Follow the newest output while the user is at the bottom; stop following once they scroll up.
   // Heights change after render (custom elements upgrade, fonts), hence the ResizeObserver.
+  // Only an upward scroll turns following off: the scroll event of our own jump to the bottom
+  // arrives a frame later, when more content may already have made it look "not at the bottom"
+  // (a restored transcript then stayed stuck halfway).
   let stick = true;
+  let lastTop = 0;
   element.addEventListener('scroll', () => {
-    stick = element.scrollTop + element.clientHeight >= element.scrollHeight - 48;
+    const top = element.scrollTop;
+    if (top + element.clientHeight >= element.scrollHeight - 48) stick = true;
+    else if (top < lastTop) stick = false;
+    lastTop = top;
   });
-  new ResizeObserver(() => {
+  const follow = new ResizeObserver(() => {
     if (stick) element.scrollTop = element.scrollHeight;
-  }).observe(list);
+  });
+  follow.observe(list);
+  // The viewport too: a footer that grows (review list, queue, banner) or a view that becomes
+  // visible must not leave the newest message below the fold.
+  follow.observe(element);
   let limit = WINDOW;
   let lastItems: readonly Item[] = [];
   let lastCtx: RenderContext | undefined;
