@@ -103,7 +103,11 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
     overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.deletedForeground'),
     overviewRulerLane: vscode.OverviewRulerLane.Left,
   });
-  disposables.push(added, removed);
+  // The "− n line(s) removed" note goes at the END of the line before the gap (the last added
+  // line of the hunk, or the line above a pure deletion), not in front of the next line's code,
+  // where it read as if that code had been removed too.
+  const removedNote = vscode.window.createTextEditorDecorationType({});
+  disposables.push(added, removed, removedNote);
 
   const decorate = async (editor: vscode.TextEditor) => {
     if (editor.document.uri.scheme !== 'file') return;
@@ -112,6 +116,7 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
       : [];
     const addRanges: vscode.Range[] = [];
     const removedOptions: vscode.DecorationOptions[] = [];
+    const noteOptions: vscode.DecorationOptions[] = [];
     const lastLine = Math.max(editor.document.lineCount - 1, 0);
     for (const h of hunks) {
       if (h.added > 0)
@@ -119,23 +124,33 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
       if (h.removed > 0) {
         const first = h.hunk?.oldLines[0]?.replace(/\r?\n$/, '') ?? '';
         const line = Math.min(h.line + h.added, lastLine);
-        removedOptions.push({
-          range: new vscode.Range(line, 0, line, 0),
-          hoverMessage: new vscode.MarkdownString()
-            .appendText(`Keel removed ${h.removed} line(s):\n`)
-            .appendCodeblock((h.hunk?.oldLines ?? []).join('').slice(0, 4000)),
-          renderOptions: {
-            before: {
-              contentText: `− ${h.removed} line(s) removed${first ? `: ${first.trim().slice(0, 60)}` : ''}  `,
-              color: new vscode.ThemeColor('editorGhostText.foreground'),
-              fontStyle: 'italic',
-            },
-          },
-        });
+        const hoverMessage = new vscode.MarkdownString()
+          .appendText(`Keel removed ${h.removed} line(s):\n`)
+          .appendCodeblock((h.hunk?.oldLines ?? []).join('').slice(0, 4000));
+        removedOptions.push({ range: new vscode.Range(line, 0, line, 0), hoverMessage });
+        const text = `− ${h.removed} line${h.removed === 1 ? '' : 's'} removed${first ? `: ${first.trim().slice(0, 60)}` : ''}`;
+        const noteLine = Math.min(h.line + h.added - 1, lastLine);
+        const style = { color: new vscode.ThemeColor('editorGhostText.foreground'), fontStyle: 'italic' };
+        if (noteLine >= 0) {
+          const end = editor.document.lineAt(noteLine).range.end;
+          noteOptions.push({
+            range: new vscode.Range(end, end),
+            hoverMessage,
+            renderOptions: { after: { ...style, contentText: text, margin: '0 0 0 2em' } },
+          });
+        } else {
+          // Removed at the very top: nothing above to attach to.
+          noteOptions.push({
+            range: new vscode.Range(0, 0, 0, 0),
+            hoverMessage,
+            renderOptions: { before: { ...style, contentText: `${text}  ` } },
+          });
+        }
       }
     }
     editor.setDecorations(added, addRanges);
     editor.setDecorations(removed, removedOptions);
+    editor.setDecorations(removedNote, noteOptions);
   };
   const decorateAll = () => {
     for (const editor of vscode.window.visibleTextEditors) void decorate(editor);
