@@ -429,3 +429,28 @@ test('a skill guide survives stages 1-2; after a compaction the engine reports i
   assert.ok(sawStage2, 'stage 2 ran while the guide was in context');
   assert.ok(gone, 'after the compaction the guide is no longer in context');
 });
+
+test('default TTL policy: every marker is 1 h, so a 6-minute gap is still warm (no pruning) and a 61-minute one is cold', async () => {
+  const transcript: AgentMessage[] = [user(FIRST)];
+  for (let i = 0; i < 10; i++)
+    transcript.push(...turn('Read', { file_path: `src/m${i}.ts` }, lines(150, `m${i}`)));
+  const probe = await createContextEngine({ tools: TOOLS, contextWindow: 1e9 }).prepare({
+    transcript,
+    now: 0,
+    signal: new AbortController().signal,
+  });
+  const window = Math.floor(probe.request.estTokens / 0.4);
+  const now = 10 * 60 * MINUTE;
+  const prepare = (gap: number) =>
+    createContextEngine({ tools: TOOLS, contextWindow: window, newId: () => nextId('ctx') }).prepare({
+      transcript,
+      now,
+      lastCallAt: now - gap,
+      signal: new AbortController().signal,
+    });
+  const warm = await prepare(6 * MINUTE);
+  assert.equal(warm.request.stage, 0, 'the 1 h cache is warm after 6 minutes: nothing is rewritten');
+  assert.deepEqual(ttls(warm.request), ['1h', '1h', '1h', '1h']);
+  const cold = await prepare(61 * MINUTE);
+  assert.equal(cold.request.stage, 1, 'past the hour the cache is cold: stage 1 runs at 40%');
+});
