@@ -112,6 +112,10 @@ export function protectedInside(real: string, workspaceRoot: string): string | u
   return verdict.reason === 'vcs' || verdict.reason === 'keel_state' ? verdict.detail : undefined;
 }
 
+/** Names found in home directories, not projects: credentials, shell history, tool configuration. */
+const HOME_ONLY_NAMES =
+  /^(\.ssh|\.aws|\.azure|\.gnupg|\.gcloud|\.config|\.kube|\.docker|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.gitconfig|\.\w*_history|\.bashrc|\.bash_profile|\.profile|\.zshrc|\.local|\.password-store|\.secrets?|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?)$/;
+
 const topLevelExists = new Map<string, boolean>();
 
 /** `/foo/p` is a sed address, not a path, when there is no /foo on this machine. */
@@ -161,8 +165,10 @@ export function place(raw: string, rc: RuleContext): PlaceInfo | undefined {
   const p = raw === '~' || raw.startsWith('~/') ? path.join(rc.home, raw.slice(1)) : raw;
   const relative = !path.isAbsolute(p);
   if (relative && rc.cwd === undefined) {
-    // Relative to a directory we lost track of: only `..` can be known to climb.
-    return p.split('/').includes('..')
+    // Relative to a directory we lost track of (`cd "$(mktemp -d)"`, `cd $X`): `..` is known to
+    // climb, and names that only a home directory holds (`.ssh/id_rsa`, `.aws`) are not taken on trust.
+    const first = p.split('/').find((c) => c !== '' && c !== '.') ?? '';
+    return p.split('/').includes('..') || HOME_ONLY_NAMES.test(first)
       ? { real: p, problem: `${p} is relative to a directory that is not known` }
       : undefined;
   }
@@ -292,8 +298,21 @@ export function judgePathUse(p: string, what: string, program: string, rc: RuleC
 const HOME_IN_CODE =
   /\b(?:env\.HOME|environ(?:\.get)?\s*[[(]\s*["']HOME|getenv\s*\(\s*["']HOME|ENV\s*\[\s*["']HOME|homedir|expanduser|Dir\.home|Path\.home|USERPROFILE|getpwuid|home_dir)\b/;
 
+// Opening a file whose name is computed (`open(os.path.join(a, b))`, `readFileSync(f)`): the literal
+// check below cannot see where it leads.
+const COMPUTED_READ =
+  /\b(?:open|fopen|readFile(?:Sync)?|createReadStream|read_text|read_bytes|file_get_contents|readlines|slurp|IO\.read|File\.(?:read|open|readlines|binread))\s*\(\s*(?!["'`][^"'`]*["'`]\s*[,)])[^)\s]/;
+
 /** String literals in code (python -c, node -e, awk) that look like absolute or home paths. */
 export function judgeCodePaths(language: string, code: string, rc: RuleContext): void {
+  if (COMPUTED_READ.test(code))
+    rc.add({
+      class: 'unknown',
+      risk: 'medium',
+      program: language,
+      reason: `inline ${language} code opens a file whose name is computed at run time`,
+      sessionKey: `unknown:${language} computed path`,
+    });
   if (HOME_IN_CODE.test(code))
     rc.add({
       class: 'unknown',
