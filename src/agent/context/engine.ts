@@ -29,18 +29,17 @@ import {
 import type { InContextSummarizeRequest } from './summarizeRequest.ts';
 import { buildSystemPrompt, freezeTools } from './systemPrompt.ts';
 import {
-  canonicalJson,
   estimateAgentMessageTokens,
   estimateSystemTokens,
   estimateToolsTokens,
   estimateVolatileTailTokens,
-  sha256,
+  requestPrefixHash,
 } from './tokens.ts';
-import { buildView, type ContextView, toolUseIndex, viewMessages } from './view.ts';
+import { buildView, type ContextView, fullSkillsIn, toolUseIndex, viewMessages } from './view.ts';
 
 export { chooseCut } from './compaction.ts';
 export type { InContextSummarizeRequest } from './summarizeRequest.ts';
-export { estimateTokens } from './tokens.ts';
+export { estimateTokens, requestPrefixHash } from './tokens.ts';
 
 export interface PreparedRequest {
   readonly system: Anthropic.TextBlockParam[];
@@ -143,18 +142,6 @@ export interface ContextEngine {
    * prepared request showed the model: the Skill tool answers a re-ask with a reminder only then.
    */
   skillInContext(name: string): boolean;
-}
-
-/** sha256 of a request's tools + system in canonical form, cache markers aside (what P1 keeps fixed). */
-export function requestPrefixHash(request: {
-  readonly tools: readonly Anthropic.Tool[];
-  readonly system: readonly Anthropic.TextBlockParam[];
-}): string {
-  const strip = <T extends object>(block: T): T => {
-    const { cache_control: _ignored, ...rest } = block as T & { cache_control?: unknown };
-    return rest as T;
-  };
-  return sha256(canonicalJson({ tools: request.tools.map(strip), system: request.system.map(strip) }));
 }
 
 /** The prompt stays too long after MAX_OVERFLOW_RETRIES compactions: the run must stop clearly. */
@@ -376,18 +363,6 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       return out;
     },
   };
-}
-
-/** Skills whose full guide is in the view unpruned (a Skill result in 'full' mode, never edited). */
-function fullSkillsIn(view: ContextView): Set<string> {
-  const names = new Set<string>();
-  for (const message of view.messages) {
-    if (message.role !== 'tool_result' || message.toolName !== 'Skill' || view.editStage.has(message.id))
-      continue;
-    const data = message.result?.data as { mode?: unknown; name?: unknown } | null | undefined;
-    if (data?.mode === 'full' && typeof data.name === 'string') names.add(data.name);
-  }
-  return names;
 }
 
 function lastAssistantTs(transcript: readonly AgentMessage[]): number | undefined {

@@ -99,3 +99,15 @@ export function estimateVolatileTailTokens(tail: readonly string[] | undefined):
   for (const text of tail ?? []) if (text.length > 0) sum += blockTokens({ type: 'text', text }, 'user');
   return sum;
 }
+
+/** sha256 of a request's tools + system in canonical form, cache markers aside (what P1 keeps fixed). */
+export function requestPrefixHash(request: {
+  readonly tools: readonly Anthropic.Tool[];
+  readonly system: readonly Anthropic.TextBlockParam[];
+}): string {
+  const strip = <T extends object>(block: T): T => {
+    const { cache_control: _ignored, ...rest } = block as T & { cache_control?: unknown };
+    return rest as T;
+  };
+  return sha256(canonicalJson({ tools: request.tools.map(strip), system: request.system.map(strip) }));
+}

@@ -99,3 +99,15 @@ export function toolUseIndex(transcript: readonly AgentMessage[]): Map<string, T
   }
   return index;
 }
+
+/** Skills whose full guide is in the view unpruned (a Skill result in 'full' mode, never edited). */
+export function fullSkillsIn(view: ContextView): Set<string> {
+  const names = new Set<string>();
+  for (const message of view.messages) {
+    if (message.role !== 'tool_result' || message.toolName !== 'Skill' || view.editStage.has(message.id))
+      continue;
+    const data = message.result?.data as { mode?: unknown; name?: unknown } | null | undefined;
+    if (data?.mode === 'full' && typeof data.name === 'string') names.add(data.name);
+  }
+  return names;
+}
