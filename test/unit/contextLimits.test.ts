@@ -363,6 +363,13 @@ test('many compactions at a 40K window: older summaries are merged, red lines st
     if (i % 25 === 24) transcript.push(user(`Also handle part ${i}. Don't rename src/part${i}.ts.`));
   }
   assert.ok(compactions >= 70, `many compactions (${compactions})`);
+  const made = transcript.filter((m): m is SummaryMessage => m.role === 'summary');
+  const archives = made.filter((m) => !m.archivePath.includes(', ')).map((m) => m.archivePath);
+  assert.equal(
+    new Set(archives).size,
+    archives.length,
+    'every compaction has its own archive (numbering never repeats)',
+  );
   assert.ok(merges >= 1, 'older summaries were merged');
   const { request } = await engine.prepare({
     transcript,

@@ -117,7 +117,9 @@ export function createCompactor(deps: CompactorDeps): Compact {
     const replaced = replacedView.map((m) => originals.get(m.id) ?? m);
     const uses = toolUseIndex(transcript);
     const facts = extractFacts(replaced);
-    const n = view.summaries.length + 1;
+    // Numbered over the whole transcript: merged summaries leave fewer in view, and a number (and its
+    // archive file) must never be used twice.
+    const n = nextSummaryNumber(transcript);
     const firstKept = transcript.findIndex((m) => m.id === view.messages[cut]!.id);
     const archivePath = archive(transcript.slice(0, Math.max(0, firstKept)), n);
     let model: ReturnType<typeof parseSections> | undefined;
@@ -166,4 +168,15 @@ export function createCompactor(deps: CompactorDeps): Compact {
     const merged = mergeSummaries(view.summaries, deps.window * 4 * MERGED_SHARE, deps.newId(), now);
     return [merged, summary];
   };
+}
+
+/** 1 + the highest compaction number any summary in the transcript carries (a merge "3-7" counts 7). */
+export function nextSummaryNumber(transcript: readonly AgentMessage[]): number {
+  let highest = 0;
+  for (const message of transcript) {
+    if (message.role !== 'summary') continue;
+    const n = /<session-summary n="(?:\d+-)?(\d+)"/.exec(message.text)?.[1];
+    highest = Math.max(highest, n === undefined ? 0 : Number(n));
+  }
+  return highest + 1;
 }
