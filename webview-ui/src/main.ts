@@ -41,7 +41,9 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 const saved = restoreSaved(vscode.getState());
-let state: ViewState = saved?.view ?? initialState();
+// A saved view may be older than the last thing it showed (VS Code flushes webview state lazily):
+// never claim the agent is working until the host's snapshot says so.
+let state: ViewState = saved?.view ? { ...saved.view, running: false } : initialState();
 let draft: Saved['draft'] = saved?.draft ?? { text: '', mentions: [] };
 // Sent just before the previous instance of this webview went away, never acknowledged: shown as
 // sending again, and resent once the host has caught this view up (see resendUnsent).

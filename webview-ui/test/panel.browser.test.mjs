@@ -340,6 +340,8 @@ test('live deltas stream in; a reload repaints from saved state and asks only fo
     1,
     'transcript visible before the host answers',
   );
+  // The saved view said "running"; only the host may say so after a reload.
+  assert.equal(await page.locator('#composer-hint').textContent(), '');
   await send({
     type: 'snapshot',
     sessionId: 's1',
