@@ -5,12 +5,13 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import { type CacheTtlPolicy, placeBreakpoints } from '../../src/agent/context/breakpoints.ts';
-import { extractIdentifiers } from '../../src/agent/context/compaction.ts';
+import { extractIdentifiers, renderSummary } from '../../src/agent/context/compaction.ts';
 import {
   type ContextEngineOptions,
   createContextEngine,
   requestPrefixHash,
 } from '../../src/agent/context/engine.ts';
+import { mergeSummaries } from '../../src/agent/context/mergeSummaries.ts';
 import type { InContextSummarizeRequest } from '../../src/agent/context/summarizeRequest.ts';
 import type { AgentEvent, ModelCallRecord } from '../../src/agent/events.ts';
 import type {
@@ -460,4 +461,55 @@ test('default TTL policy: every marker is 1 h, so a 6-minute gap is still warm (
   assert.deepEqual(ttls(warm.request), ['1h', '1h', '1h', '1h']);
   const cold = await prepare(61 * MINUTE);
   assert.equal(cold.request.stage, 1, 'past the hour the cache is cold: stage 1 runs at 40%');
+});
+
+test('merging summaries by code: red lines and the goal verbatim, decisions kept, edits added up, archives named', () => {
+  const summary = (n: number): SummaryMessage => {
+    const archivePath = `.keel/archive/s-compaction-${n}.jsonl`;
+    return {
+      id: `sum${n}`,
+      ts: 1,
+      role: 'summary',
+      archivePath,
+      replaces: [],
+      text: renderSummary({
+        n,
+        archivePath,
+        continues: n > 1,
+        facts: {
+          redLines: [n === 1 ? RED_LINE : `Don't rename src/part${n}.ts.`],
+          requests: [n === 1 ? FIRST : `Also handle part ${n}.`],
+          modifiedFiles: [`src/part${n}.ts (Edit)`, 'src/common.ts (Edit ×2, Write)'],
+          verification: ['`npm test` → passed'],
+          identifiers: [`src/part${n}.ts`, 'src/common.ts', `3f9a2c1d${n}e`],
+          decisionHints: [],
+        },
+        model: {
+          decisions: `- Decision ${n}: keep the charge client, because it is tested.`,
+          verification: `Run ${n} green.`,
+          todos: `- [ ] part ${n + 1}`,
+          progress: `Part ${n} done.`,
+        },
+      }),
+    };
+  };
+  const merged = mergeSummaries([1, 2, 3].map(summary), 40_000, 'merged1', 9);
+  assert.deepEqual(merged.replaces, ['sum1', 'sum2', 'sum3']);
+  assert.match(merged.text, /^<session-summary n="1-3">/);
+  for (const line of [RED_LINE, "Don't rename src/part2.ts.", "Don't rename src/part3.ts.", `Goal: ${FIRST}`])
+    assert.ok(merged.text.includes(`- ${line}`), `verbatim: ${line}`);
+  for (const n of [1, 2, 3]) {
+    assert.ok(merged.text.includes(`Decision ${n}: keep the charge client`), `decision ${n} kept`);
+    assert.ok(merged.text.includes(`.keel/archive/s-compaction-${n}.jsonl`), `archive ${n} named`);
+    assert.ok(merged.text.includes(`\`3f9a2c1d${n}e\``), `identifier ${n} exact`);
+  }
+  assert.ok(merged.text.includes('- src/common.ts (Edit ×6, Write ×3)'), 'edits add up');
+  assert.ok(
+    merged.text.includes('- [ ] part 4') && !merged.text.includes('- [ ] part 2'),
+    'latest TODOs win',
+  );
+  assert.ok(
+    merged.text.includes('Run 3 green.') && !merged.text.includes('Run 1 green.'),
+    'latest verification wins',
+  );
 });

@@ -123,12 +123,23 @@ export function mergeSummaries(
     unique(parsed.flatMap((p) => bulletItems(p.decisions).filter((d) => !d.startsWith('(from the')))),
     budgetChars * 0.3,
   );
-  // The latest line per file wins (it counts every edit the newest summary saw).
-  const files = new Map<string, string>();
+  // Edits per file add up across the merged summaries ("src/a.ts (Edit ×2, Write)").
+  const files = new Map<string, Map<string, number>>();
   for (const item of parsed.flatMap((p) => bulletItems(p.files))) {
-    files.set(item.replace(/ \([^)]*\)$/, ''), item);
+    const match = /^(.*) \(([^()]*)\)$/.exec(item);
+    const file = match?.[1] ?? item;
+    const ops = files.get(file) ?? new Map<string, number>();
+    files.delete(file); // re-inserted last: the most recently edited files come last
+    files.set(file, ops);
+    for (const op of (match?.[2] ?? '').split(', ').filter(Boolean)) {
+      const [name, times] = op.split(' ×');
+      ops.set(name!, (ops.get(name!) ?? 0) + (times ? Number(times) || 1 : 1));
+    }
   }
-  const fileList = newestWithin([...files.values()], budgetChars * 0.1);
+  const fileLines = [...files.entries()].map(([file, ops]) =>
+    ops.size === 0 ? file : `${file} (${[...ops].map(([op, k]) => (k > 1 ? `${op} ×${k}` : op)).join(', ')})`,
+  );
+  const fileList = newestWithin(fileLines, budgetChars * 0.1);
   const mentions = parsed.flatMap((p) => [...p.identifiers.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
   const identifiers = rankIdentifiers(identifierUses(mentions), MAX_IDENTIFIERS);
   const progress =
@@ -148,7 +159,7 @@ export function mergeSummaries(
     `${HEADINGS.verification}\n${newest.verification || '(nothing verified yet)'}`,
     `${HEADINGS.todos}\n${newest.todos || '(none recorded)'}`,
     `${HEADINGS.identifiers}\n${identifiers.length > 0 ? identifiers.map((i) => `\`${i}\``).join(', ') : '(none)'}`,
-    `${HEADINGS.progress}\n${progress || '(see the archives)'}`,
+    `${HEADINGS.progress}\n${progress || '(see the archives)'}${parsed.length > 1 ? '\n(Earlier progress notes are in the archives.)' : ''}`,
     '</session-summary>',
   ].join('\n\n');
   return {
