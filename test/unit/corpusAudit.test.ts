@@ -66,6 +66,16 @@ describe('1. a finding cap never lets a later command through', () => {
   });
 });
 
+describe('1b. brace lists too long to expand are not judged on their first part only', () => {
+  const list = Array.from({ length: 100 }, (_, i) => `a${i}`).join(',');
+  check([
+    [`base64 {${list},~/.secret}`, 'ask'],
+    [`rm -rf {${list},/}`, 'gated'],
+    ['echo {1..100}', 'allow'],
+    ['mkdir -p src/{a,b,c}', 'allow'],
+  ]);
+});
+
 describe('2. namerefs and builtins that assign by name make a variable unknown (or follow it)', () => {
   check([
     ['declare -n r=z; z=touch; $r ~/x', 'gated'],
@@ -103,6 +113,9 @@ describe('3. links created in the same line; hard links to outside files', () =>
     ['ln -s ../a src/a-link', 'allow'],
     ['ln a a2', 'allow'],
     ['ln -s /usr/include inc', 'allow'],
+    ['cmake -E create_symlink ~ h', 'ask'],
+    ['cmake -E create_hardlink ~/.secret k', 'block'],
+    ['python3 -c "import os,sys; os.symlink(sys.argv[1], \'h\')" x', 'ask'],
   ]);
 });
 

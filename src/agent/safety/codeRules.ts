@@ -21,7 +21,7 @@ const CAPABILITIES: readonly [string, RegExp][] = [
   ],
   [
     'write files',
-    /\b(writeFile\w*|appendFile\w*|createWriteStream|write_text|write_bytes|file_put_contents|fwrite|chmod|chown|rename\w*)\b|open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]/,
+    /\b(writeFile\w*|appendFile\w*|createWriteStream|write_text|write_bytes|file_put_contents|fwrite|chmod|chown|rename\w*|symlink\w*|linkSync|hardlink_to|symlink_to)\b|open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]/,
   ],
   [
     'use the network',

@@ -351,6 +351,13 @@ function dynamicProgram(argv: readonly Arg[], rc: RuleContext): void {
 }
 
 export function classifyArgv(argv: readonly Arg[], rc: RuleContext): void {
+  if (argv.some((a) => a.truncated))
+    rc.add({
+      class: 'unknown',
+      risk: 'high',
+      program: '<braces>',
+      reason: 'a brace expansion makes more arguments than can be checked',
+    });
   classifyProgram(argv, rc);
   // Every level (a wrapped command, xargs items, find -exec) has its path arguments judged, after
   // the program's own rule (whose more specific finding, e.g. "writes outside", then leads).

@@ -48,6 +48,8 @@ export interface Arg {
   readonly exact: boolean;
   readonly glob: boolean;
   readonly substs: readonly ShNode[];
+  /** Stands for brace alternatives beyond the checked ones. */
+  readonly truncated?: boolean;
 }
 
 export interface StdinInfo {

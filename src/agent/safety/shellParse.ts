@@ -150,6 +150,8 @@ export interface Field {
   readonly exact: boolean;
   /** Contains unquoted glob characters (`*`, `?`, `[`). */
   readonly glob: boolean;
+  /** Brace expansion produced more alternatives than are checked: the rest were not seen. */
+  readonly truncated?: boolean;
 }
 
 export interface ExpandedWord {
@@ -417,11 +419,16 @@ function fieldsOf(segs: Seg[], ifs: string): Field[] {
 }
 
 /** Every brace alternative of the word, as lists of parts (literals replaced by synthetic ones). */
-function braceAlternatives(parts: ShNode[]): ShNode[][] {
+function braceAlternatives(parts: ShNode[]): { alts: ShNode[][]; truncated: boolean } {
   let alts: ShNode[][] = [[]];
+  let truncated = false;
   for (const part of parts) {
     const raw = nodeType(part) === 'Lit' ? str(part, 'Value') : '';
     const options = raw.includes('{') ? expandBraces(raw) : [raw];
+    // A cut-off range ({1..1000}) only hides more values of the same shape; a cut-off list
+    // ({a,b,…,/}) can hide anything.
+    const list = /\{[^}]*,/.test(raw);
+    if (options.length >= MAX_BRACE_ALTERNATIVES && list) truncated = true;
     if (options.length <= 1 && options[0] === raw) {
       for (const alt of alts) alt.push(part);
       continue;
@@ -434,9 +441,11 @@ function braceAlternatives(parts: ShNode[]): ShNode[][] {
         next.push([...alt, lit]);
       }
     }
+    if (next.length > MAX_BRACE_ALTERNATIVES && (list || alts.some((a) => a.some((p) => synthetic.has(p)))))
+      truncated = true;
     alts = next.slice(0, MAX_BRACE_ALTERNATIVES);
   }
-  return alts;
+  return { alts, truncated };
 }
 
 function ifsOf(env: ExpandEnv): string {
@@ -447,10 +456,12 @@ export function expandWord(word: ShNode, env: ExpandEnv): ExpandedWord {
   const substs: ShNode[] = [];
   const parts = children(word, 'Parts');
   const hasBrace = parts.some((p) => nodeType(p) === 'Lit' && str(p, 'Value').includes('{'));
-  const alternatives = hasBrace ? braceAlternatives(parts) : [parts];
+  const braces = hasBrace ? braceAlternatives(parts) : { alts: [parts], truncated: false };
   const fields: Field[] = [];
-  for (const alt of alternatives)
+  for (const alt of braces.alts)
     fields.push(...fieldsOf(segmentsOf(alt, env, substs, false, true), ifsOf(env)));
+  // What was cut off is not known: one more field stands for it (never dropped silently).
+  if (braces.truncated) fields.push({ value: '', exact: false, glob: false, truncated: true });
   return { fields, substs };
 }
 
