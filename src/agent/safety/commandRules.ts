@@ -30,6 +30,7 @@ import {
   judgeDelete,
   judgePermissions,
   judgeWrite,
+  MAX_GLOB_MATCHES,
   resolvePath,
 } from './pathRules.ts';
 import { asciiSkeleton, linkTarget, normalizeProgram } from './programNames.ts';
@@ -382,6 +383,9 @@ function classifyProgram(argv: readonly Arg[], rc: RuleContext): void {
       return;
     }
     for (const m of matches) classifyArgv([lit(m), ...argv.slice(1)], rc);
+    // The expansion is capped: what it did not list may be any program.
+    if (matches.length >= MAX_GLOB_MATCHES)
+      dynamicProgram([{ ...head, exact: false }, ...argv.slice(1)], rc);
     return;
   }
   const where = head.value.includes('/') ? resolvePath(head.value, rc) : undefined;

@@ -128,7 +128,7 @@ export function target(arg: Arg, rc: RuleContext): TargetInfo {
   };
 }
 
-const MAX_GLOB_MATCHES = 64;
+export const MAX_GLOB_MATCHES = 64;
 
 /** Expands a glob pattern against the real filesystem (bounded); [] when nothing matches. */
 export function expandGlob(pattern: string, cwd: string | undefined): string[] {
