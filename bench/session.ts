@@ -183,7 +183,12 @@ export async function runSessionBench(
   const pct = (n: number) => n.toFixed(4);
   const table = variants.map(
     (v) =>
-      `${v.variant.padEnd(18)} calls ${String(v.model_calls).padStart(3)} compactions ${v.compactions} | Keel hit ${pct(v.keel.cache_hit_ratio)} of-limit ${pct(v.keel.cache_hit_of_limit)} stability ${pct(v.keel.prefix_stability)} cost ${v.keel.input_cost_units} | naive hit ${pct(v.naive.cache_hit_ratio)} of-limit ${pct(v.naive.cache_hit_of_limit)} stability ${pct(v.naive.prefix_stability)} cost ${v.naive.input_cost_units} | fixed ${v.fixed_prefix_tokens}`,
+      `${v.variant.padEnd(18)} calls ${String(v.model_calls).padStart(3)} compactions ${v.compactions} | Keel hit ${pct(v.keel.cache_hit_ratio)} of-limit ${pct(v.keel.cache_hit_of_limit)} stability ${pct(v.keel.prefix_stability)} cost ${v.keel.input_cost_units} | naive hit ${pct(v.naive.cache_hit_ratio)} of-limit ${pct(v.naive.cache_hit_of_limit)} stability ${pct(v.naive.prefix_stability)} cost ${v.naive.input_cost_units} | fixed ${v.fixed_prefix_tokens} | missed: ${
+        Object.entries(v.goals)
+          .filter(([, met]) => !met)
+          .map(([goal]) => goal)
+          .join(', ') || 'none'
+      }`,
   );
   return { table, variants };
 }
