@@ -4,7 +4,7 @@ import { resolvePath } from './pathRules.ts';
 import { awkOptions, judgeAwkProgram } from './awkRules.ts';
 import { judgeCodePaths } from './outsidePaths.ts';
 import { judgeScriptOnDisk } from './scriptRules.ts';
-import { interactive, lit, type Recurse, type Rule, safe } from './programRules.ts';
+import { interactive, lit, type Rule, safe } from './programRules.ts';
 
 // Commands that run code given as text: shells (-c, scripts, stdin), interpreters (-c/-e), eval,
 // source, trap, alias, awk. Shell text is parsed and classified recursively; other languages are
@@ -45,7 +45,7 @@ function quotedStrings(text: string): string[] {
 }
 
 /** Inline code for another language: judged by the capabilities it reaches for. */
-function judgeInlineCode(language: string, code: string, rc: RuleContext): void {
+export function judgeInlineCode(language: string, code: string, rc: RuleContext): void {
   if (language === 'awk') {
     judgeAwkProgram(language, code, rc);
     return;
@@ -91,7 +91,7 @@ function judgeInlineCode(language: string, code: string, rc: RuleContext): void 
 }
 
 /** A shell or interpreter reading its program from stdin. */
-function judgeStdinProgram(language: string, isShell: boolean, rc: RuleContext): void {
+export function judgeStdinProgram(language: string, isShell: boolean, rc: RuleContext): void {
   const { stdin } = rc;
   if (stdin.network) {
     rc.add({
@@ -138,7 +138,7 @@ function judgeStdinProgram(language: string, isShell: boolean, rc: RuleContext):
 }
 
 /** A script whose text is computed at run time (sh -c "$X", eval "$(…)"). */
-function judgeDynamicScript(via: string, script: Arg, rc: RuleContext): void {
+export function judgeDynamicScript(via: string, script: Arg, rc: RuleContext): void {
   if (rc.substsFetch(script.substs)) {
     rc.add({
       class: 'never',
@@ -223,7 +223,7 @@ export function judgeWrittenFile(program: string, abs: string, rc: RuleContext):
   return true;
 }
 
-function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
+export function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
   if (file.substs.length > 0) {
     const text = rc.substOutput(file.substs);
     if (text !== undefined && !file.exact && file.value === '/dev/fd/63') {
@@ -275,143 +275,6 @@ function judgeScriptFile(program: string, file: Arg, rc: RuleContext): void {
   // A sourced file that could not be read may set any variable.
   if (sameShell && !read) rc.forgetVars();
   safe(rc, program, 'runs a script file');
-}
-
-const INLINE_FLAGS: Record<string, RegExp> = {
-  python: /^-c$/,
-  node: /^(-e|--eval|-p|--print)$/,
-  ruby: /^-e$/,
-  perl: /^-[a-zA-Z]*[eE]$/,
-  php: /^-r$/,
-  lua: /^-e$/,
-  Rscript: /^-e$/,
-  osascript: /^-e$/,
-  pwsh: /^-(c|Command|EncodedCommand|e|ec)$/i,
-  awk: /^$/,
-};
-const INTERP_VALUED: Record<string, string[]> = {
-  python: ['-W', '-X', '-Q'],
-  node: [
-    '-r',
-    '--require',
-    '--import',
-    '--loader',
-    '--input-type',
-    '--experimental-loader',
-    '--env-file',
-    '--conditions',
-    '-C',
-  ],
-  ruby: ['-I', '-r', '-E'],
-  perl: ['-I', '-M', '-m'],
-  php: ['-d', '-c', '-z'],
-};
-
-export const interpreterRule =
-  (recurse: Recurse): Rule =>
-  (program, args, rc) => {
-    const inline = INLINE_FLAGS[program] ?? /^-e$/;
-    const valued = INTERP_VALUED[program] ?? [];
-    // Libraries loaded with -r/-M/-m are part of the program: `ruby -run -e httpd .` serves files.
-    const modules: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i] as Arg;
-      const v = a.value;
-      if (inline.test(v)) {
-        const code = args[i + 1];
-        if (!code) return safe(rc, program);
-        if (!code.exact) return judgeDynamicScript(`${program} ${v}`, code, rc);
-        if (program === 'ruby' && modules.includes('un'))
-          return rubyUn(code.value, args.slice(i + 2), rc, recurse);
-        const loads = modules.map((m) => `require ${m}\n`).join('');
-        return judgeInlineCode(program, loads + code.value, rc);
-      }
-      const attached = /^-([rMm])([^-].*)$/.exec(v);
-      if (attached && ((program === 'ruby' && attached[1] === 'r') || program === 'perl')) {
-        modules.push((attached[2] as string).replace(/[=\s].*$/, ''));
-        continue;
-      }
-      if (program === 'perl' && /^-[a-zA-Z]*i/.test(v)) {
-        return rc.add({
-          class: 'destructive',
-          risk: 'medium',
-          program: 'perl -i',
-          reason: 'edits files in place',
-          suggestion: 'Use Edit to change files.',
-        });
-      }
-      if (program === 'python' && v === '-m') {
-        const mod = args[i + 1]?.value ?? '';
-        if (mod === 'pip') return recurse([lit('pip'), ...args.slice(i + 2)], rc);
-        if (
-          /^(http\.server|SimpleHTTPServer|smtpd|ftplib|pydoc)$/.test(mod) &&
-          !args.some((a) => /^(127\.|localhost$|::1$)/.test(a.value))
-        )
-          return rc.add({
-            class: 'network',
-            risk: 'medium',
-            program: `${program} -m ${mod}`,
-            reason: `serves the workspace to the network`,
-            sessionKey: `network:${program} -m ${mod}`,
-          });
-        return safe(rc, `${program} -m ${mod}`);
-      }
-      if (program === 'php' && v === '-S' && !/^(127\.|localhost[:]|\[::1\])/.test(args[i + 1]?.value ?? ''))
-        return rc.add({
-          class: 'network',
-          risk: 'medium',
-          program: 'php -S',
-          reason: 'serves the workspace to the network',
-          sessionKey: 'network:php -S',
-        });
-      if (program === 'node' && /^--(test|version|check|help|run)$|^-[vhc]$/.test(v))
-        return safe(rc, program);
-      if (valued.includes(v)) {
-        if (/^(-[rMm]|--require)$/.test(v)) modules.push(args[i + 1]?.value ?? '');
-        i++;
-        continue;
-      }
-      if (v === '-') return judgeStdinProgram(program, false, rc);
-      if (!v.startsWith('-')) return judgeScriptFile(program, a, rc);
-    }
-    judgeStdinProgram(program, false, rc);
-  };
-
-// ruby's `un` library: `ruby -run -e rm_rf -- dir` is rm -rf, `-e httpd` a web server.
-const RUBY_UN: Record<string, string[]> = {
-  cp: ['cp'],
-  ln: ['ln'],
-  mv: ['mv'],
-  rm: ['rm'],
-  rm_f: ['rm', '-f'],
-  rm_r: ['rm', '-r'],
-  rm_rf: ['rm', '-rf'],
-  mkdir: ['mkdir'],
-  rmdir: ['rmdir'],
-  install: ['install'],
-  chmod: ['chmod'],
-  touch: ['touch'],
-};
-
-function rubyUn(code: string, rest: readonly Arg[], rc: RuleContext, recurse: Recurse): void {
-  const name = code.trim();
-  const operands = rest[0]?.value === '--' ? rest.slice(1) : rest;
-  const mapped = RUBY_UN[name];
-  if (mapped) {
-    recurse([...mapped.map((w) => lit(w)), ...operands], rc);
-    return;
-  }
-  if (name === 'httpd') {
-    rc.add({
-      class: 'network',
-      risk: 'medium',
-      program: 'ruby -run -e httpd',
-      reason: 'serves the workspace to the network',
-      sessionKey: 'network:ruby httpd',
-    });
-    return;
-  }
-  judgeInlineCode('ruby', `require un\n${code}`, rc);
 }
 
 export const awkRule: Rule = (program, args, rc) => {

@@ -3,13 +3,26 @@ import {
   aliasRule,
   awkRule,
   evalRule,
-  interpreterRule,
   judgeWrittenFile,
   shellRule,
   sourceRule,
   trapRule,
 } from './codeRules.ts';
 import { type Arg, type FindingInput, parseOpts, type RuleContext, words } from './commandTypes.ts';
+import { judgeCopy, judgeDd } from './copyRules.ts';
+import {
+  CLOUD,
+  HTTP,
+  INTERACTIVE,
+  INTERPRETERS,
+  LANG_PMS,
+  LISTERS,
+  NEVER,
+  READERS,
+  SEARCHERS,
+  SHELLS,
+  SYSTEM_PMS,
+} from './programTables.ts';
 import { gitRule } from './gitRules.ts';
 import {
   cmakeRule,
@@ -20,13 +33,12 @@ import {
   sessionManagerRule,
   tarRule,
 } from './hostRules.ts';
+import { interpreterRule } from './interpreterRules.ts';
 import { judgeLinks, judgeMklink } from './linkRules.ts';
 import { judgeArgumentPaths } from './outsidePaths.ts';
 import { judgeMakefile, judgeScriptOnDisk } from './scriptRules.ts';
 import {
   expandGlob,
-  judgeCopy,
-  judgeDd,
   judgeDelete,
   judgePermissions,
   judgeWrite,
@@ -111,68 +123,6 @@ const writerRule =
   };
 
 // ---------- the table ----------
-
-// Programs that are never run, whatever the arguments: root, disks, power, accounts, kernel, firewall.
-const NEVER: readonly (readonly [string, string])[] = [
-  ['sudo doas pkexec run0', 'runs commands as root'],
-  ['sg newgrp', 'runs commands as another group'],
-  ['nsenter', "enters other processes' namespaces (the host's, as root)"],
-  ['su', 'switches user'],
-  ['sudoedit', 'edits files as root'],
-  ['runuser', 'runs commands as another user'],
-  ['chroot', 'changes the root directory'],
-  ['mkfs', 'formats a filesystem'],
-  ['mkswap', 'formats a swap area'],
-  ['fdisk sfdisk cfdisk gdisk sgdisk parted', 'edits partition tables'],
-  ['wipefs', 'wipes filesystem signatures'],
-  ['blkdiscard', 'discards a whole device'],
-  ['shutdown poweroff', 'powers the machine off'],
-  ['reboot', 'reboots the machine'],
-  ['halt', 'halts the machine'],
-  ['init telinit', 'changes the runlevel'],
-  ['kexec', 'replaces the running kernel'],
-  ['insmod modprobe', 'loads kernel modules'],
-  ['rmmod', 'unloads kernel modules'],
-  ['passwd chpasswd', 'changes account passwords'],
-  ['useradd', 'creates accounts'],
-  ['userdel', 'deletes accounts'],
-  ['usermod', 'modifies accounts'],
-  ['groupadd', 'creates groups'],
-  ['groupdel', 'deletes groups'],
-  ['visudo', 'edits sudo rights'],
-  ['vipw', 'edits the password file'],
-  ['mount', 'mounts filesystems'],
-  ['umount', 'unmounts filesystems'],
-  ['iptables ip6tables nft ufw', 'changes the firewall'],
-  ['swapoff', 'disables swap'],
-];
-
-const INTERACTIVE = words(
-  'vi vim nvim view vimdiff gvim nano pico micro joe ed ex mcedit kak hx man info top htop btop',
-  'atop iotop glances nmon watch tmux screen byobu mc ranger nnn lf fzf dialog whiptail telnet ftp',
-  'lftp mosh irb pry ghci iex erl utop ipython bpython jshell open xdg-open crontab-e tig lazygit',
-  'gdb lldb',
-);
-
-const READERS = words('cat tac nl bat batcat head tail less more');
-const SEARCHERS = ['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'zgrep'];
-const LISTERS = ['ls', 'dir', 'vdir', 'tree', 'exa', 'eza', 'lsd', 'locate', 'mlocate', 'plocate'];
-const SHELLS = words('sh bash zsh dash ksh mksh ash fish csh tcsh rbash yash oksh posh');
-const INTERPRETERS = words(
-  'python node ruby perl php lua luajit Rscript osascript pwsh powershell julia tclsh',
-);
-const HTTP = words('curl wget aria2c axel http https xh httpie lynx links w3m fetch');
-const CLOUD = words(
-  'gh hub glab aws gcloud gsutil az kubectl helm terraform tofu pulumi vercel netlify heroku fly',
-  'flyctl firebase wrangler doctl twine ansible ansible-playbook sam cdk serverless eksctl',
-);
-const SYSTEM_PMS = words(
-  'apt apt-get aptitude yum dnf apk brew pacman zypper snap flatpak port nix-env choco winget dpkg',
-  'rpm emerge',
-);
-const LANG_PMS = words(
-  'npm yarn pnpm bun pip pipx uv poetry pdm gem bundle cargo go composer conda mamba deno dotnet',
-);
 
 export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => void): Map<string, Rule> {
   const rules = new Map<string, Rule>();
@@ -384,8 +334,7 @@ function classifyProgram(argv: readonly Arg[], rc: RuleContext): void {
     }
     for (const m of matches) classifyArgv([lit(m), ...argv.slice(1)], rc);
     // The expansion is capped: what it did not list may be any program.
-    if (matches.length >= MAX_GLOB_MATCHES)
-      dynamicProgram([{ ...head, exact: false }, ...argv.slice(1)], rc);
+    if (matches.length >= MAX_GLOB_MATCHES) dynamicProgram([{ ...head, exact: false }, ...argv.slice(1)], rc);
     return;
   }
   const where = head.value.includes('/') ? resolvePath(head.value, rc) : undefined;
