@@ -9,15 +9,14 @@ import {
   type StdinInfo,
 } from './commandTypes.ts';
 import { judgeAssignment } from './envRules.ts';
-import { judgePathUse } from './outsidePaths.ts';
-import { judgeRedirectTarget, resolvePath } from './pathRules.ts';
+import { defineFunction } from './shellFunctions.ts';
+import { redirections } from './shellRedirects.ts';
 import { staticOutput } from './shellEval.ts';
 import {
   child,
   children,
   expandWord,
   flag,
-  heredocBody,
   nodeKey,
   nodeType,
   num,
@@ -133,90 +132,13 @@ function walkStmts(
   for (const stmt of stmts) walkStmt(stmt, state, stdin, w, src, depth);
 }
 
-const OUTPUT_OPS = new Set([OP.rdrOut, OP.appOut, OP.clbOut, OP.rdrAll, OP.appAll, OP.rdrInOut]);
-
-interface Redirected {
-  readonly input: StdinInfo;
-  /** stdout goes to a file. */
-  readonly toFile: boolean;
-  /** Some stream is connected to /dev/tcp or /dev/udp. */
-  readonly socket: boolean;
-  /** Files stdout is written to. */
-  readonly outputs: readonly { readonly abs: string; readonly append: boolean }[];
-}
-
-function redirections(
-  stmt: ShNode,
-  state: State,
-  stdin: StdinInfo,
-  w: Walker,
-  src: Script,
-  depth: number,
-): Redirected {
-  let input = stdin;
-  let toFile = false;
-  let socket = false;
-  const outputs: { abs: string; append: boolean }[] = [];
-  const env = envFor(state, w);
-  for (const r of children(stmt, 'Redirs')) {
-    const word = child(r, 'Word');
-    scanSubsts(word, state, w, src, depth);
-    scanSubsts(child(r, 'Hdoc'), state, w, src, depth);
-    const op = num(r, 'Op');
-    if (op === OP.hdoc || op === OP.dashHdoc || op === OP.wordHdoc) {
-      const body = heredocBody(r, env);
-      input = { kind: 'heredoc', network: false, ...(body.exact ? { content: body.text } : {}) };
-      continue;
-    }
-    if (!word) continue;
-    const expanded = expandWord(word, env);
-    const fields = expanded.fields;
-    const field = fields[0] ?? { value: '', exact: false, glob: false };
-    const arg: Arg = { ...field, substs: [] };
-    const text = sourceOf(src.buf, stmt);
-    const rc = ruleContext(state, input, false, w, src, depth, text);
-    if (/^\/dev\/(tcp|udp)\//.test(field.value)) {
-      socket = true;
-      w.socketOpened = true;
-    }
-    if (op === OP.rdrIn) {
-      // `sh < <(curl …)` reads what the network sent, just like `curl … | sh`.
-      const network = /^\/dev\/(tcp|udp)\//.test(field.value) || rc.substsFetch(expanded.substs);
-      if (network)
-        rc.add({
-          class: 'network',
-          risk: 'high',
-          program: 'redirection',
-          reason: `reads from the network via ${field.value}`,
-          fetches: true,
-        });
-      if (field.exact && !network) judgePathUse(field.value, 'reads', 'redirection', rc);
-      const from = field.exact ? resolvePath(field.value, rc) : undefined;
-      input = { kind: 'file', network, ...(from ? { path: from } : {}) };
-    } else if (
-      OUTPUT_OPS.has(op) ||
-      ((op === OP.dplOut || op === OP.dplIn) && !/^(\d+|-)$/.test(field.value))
-    ) {
-      judgeRedirectTarget(arg, op === OP.appOut || op === OP.appAll, rc);
-      const fd = str(child(r, 'N'), 'Value');
-      if (fd === '' || fd === '1' || op === OP.rdrAll || op === OP.appAll) {
-        toFile = true;
-        if (field.exact && (state.cwd !== undefined || path.isAbsolute(field.value)))
-          outputs.push({
-            abs: path.resolve(state.cwd ?? '/', field.value),
-            append: op === OP.appOut || op === OP.appAll,
-          });
-      }
-      if (op === OP.rdrInOut) input = { kind: 'file', network: /^\/dev\/(tcp|udp)\//.test(field.value) };
-    }
-  }
-  return { input, toFile, socket, outputs };
-}
-
 const SHELL_LIKE = /^((ba|z|da|k|mk|c|tc|fi|a)?sh|python[\d.]*|perl|ruby|php|node|lua)$/;
 
 function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: Script, depth: number): void {
-  const { input, toFile, socket, outputs } = redirections(stmt, state, stdin, w, src, depth);
+  const { input, toFile, socket, outputs } = redirections(stmt, state, stdin, w, src, {
+    scan: (node) => scanSubsts(node, state, w, src, depth),
+    context: (input, text) => ruleContext(state, input, false, w, src, depth, text),
+  });
   const cmd = child(stmt, 'Cmd');
   const t = nodeType(cmd);
   if (!cmd) return;
@@ -290,7 +212,7 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
         walkStmts(children(item, 'Stmts'), state, input, w, src, depth);
       return;
     case 'FuncDecl':
-      walkFunction(cmd, state, w, src, depth);
+      defineFunction(cmd, state, w, src, depth);
       return;
     case 'TimeClause':
     case 'CoprocClause': {
@@ -330,40 +252,6 @@ function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Sc
   for (const f of fields) {
     setVar(state, name, f.value);
     walkStmts(body, state, input, w, src, depth);
-  }
-}
-
-function walkFunction(cmd: ShNode, state: State, w: Walker, src: Script, depth: number): void {
-  const name = str(child(cmd, 'Name'), 'Value');
-  const body = child(cmd, 'Body');
-  if (!body) return;
-  w.functions.set(name, { body, src, state: clone(state), depth });
-  // A function that calls itself from a pipeline or in the background multiplies processes without
-  // bound: the fork bomb, whatever its name (`:(){ :|:& };:`, `bomb(){ bomb|bomb& }; bomb`).
-  let selfCalls = 0;
-  let parallel = false;
-  walk(body, (n) => {
-    const t = nodeType(n);
-    if (t === 'Stmt' && flag(n, 'Background')) parallel = true;
-    if (t === 'BinaryCmd' && (num(n, 'Op') === OP.pipe || num(n, 'Op') === OP.pipeAll)) parallel = true;
-    if (t === 'CallExpr') {
-      const first = children(n, 'Args')[0];
-      const value = first ? expandWord(first, envFor(state, w)).fields[0]?.value : undefined;
-      if (value === name) selfCalls++;
-    }
-    return true;
-  });
-  if (selfCalls > 0 && parallel) {
-    push(
-      w,
-      {
-        class: 'never',
-        risk: 'high',
-        program: name,
-        reason: `function ${name} spawns copies of itself without bound (fork bomb)`,
-      },
-      sourceOf(src.buf, cmd),
-    );
   }
 }
 
