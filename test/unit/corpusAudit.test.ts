@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the rows are shell commands, full of ${…}
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -287,5 +288,7 @@ describe('9. a shell reading its script from a redirection runs that script', ()
     ['sh evil.sh', 'block'],
     ["echo 'sudo id' > x.sh; sh < x.sh", 'block'],
     ['sh < "$SCRIPT"', 'ask'],
+    ['cat evil.sh | sh', 'block'],
+    ['h=HOME; base64 ${!h}/.secret', 'ask'],
   ]);
 });

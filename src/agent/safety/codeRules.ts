@@ -124,6 +124,11 @@ export function judgeStdinProgram(language: string, isShell: boolean, rc: RuleCo
       });
     return;
   }
+  if (stdin.content === undefined && stdin.path) {
+    // `cat x.sh | sh` is `sh x.sh`.
+    judgeScriptFile(language, lit(stdin.path), rc);
+    return;
+  }
   if (stdin.content !== undefined) {
     if (isShell) rc.nested(stdin.content, { via: `script piped into ${language}` });
     else judgeInlineCode(language, stdin.content, rc);

@@ -59,7 +59,7 @@ export interface StdinInfo {
   readonly content?: string;
   /** Fed by a command that fetches from the network. */
   readonly network: boolean;
-  /** The file redirected into stdin (`sh < x.sh`), when known. */
+  /** The file stdin reads (`sh < x.sh`, `cat x.sh | sh`), when known. */
   readonly path?: string;
 }
 

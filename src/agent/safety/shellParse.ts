@@ -256,8 +256,14 @@ function paramGuess(pe: ShNode, env: ExpandEnv): string | undefined {
 }
 
 function paramValue(pe: ShNode, env: ExpandEnv): string | undefined {
-  const name = str(child(pe, 'Param'), 'Value');
-  if (flag(pe, 'Excl') || child(pe, 'Index') || num(pe, 'Names') > 0) return undefined;
+  let name = str(child(pe, 'Param'), 'Value');
+  if (child(pe, 'Index') || num(pe, 'Names') > 0) return undefined;
+  if (flag(pe, 'Excl')) {
+    // `${!ref}`: the value of the variable whose name ref holds (`h=HOME; ${!h}`).
+    const target = env.lookup(name);
+    if (target === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(target)) return undefined;
+    name = target;
+  }
   const value = env.lookup(name);
   if (flag(pe, 'Length')) return value === undefined ? undefined : String(value.length);
   const slice = child(pe, 'Slice');

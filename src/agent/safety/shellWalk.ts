@@ -176,7 +176,13 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
         if (x) walkStmt(x, clone(state), input, w, src, depth);
         const network = w.fetches > before || w.socketOpened || input.network;
         const content = x ? staticOutput([x], envFor(state, w)) : undefined;
-        const piped: StdinInfo = { kind: 'pipe', network, ...(content !== undefined ? { content } : {}) };
+        const from = content === undefined && x ? catenatedFile(x, state, w) : undefined;
+        const piped: StdinInfo = {
+          kind: 'pipe',
+          network,
+          ...(content !== undefined ? { content } : {}),
+          ...(from ? { path: from } : {}),
+        };
         if (y) walkStmt(y, clone(state), piped, w, src, depth);
         return;
       }
@@ -227,6 +233,19 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
       // Arithmetic, [[ … ]], let: nothing runs except the substitutions inside.
       scanSubsts(cmd, state, w, src, depth);
   }
+}
+
+/** `cat x.sh | sh` feeds the file x.sh: the shell runs it as it would run `sh x.sh`. */
+function catenatedFile(stmt: ShNode, state: State, w: Walker): string | undefined {
+  const cmd = child(stmt, 'Cmd');
+  if (nodeType(cmd) !== 'CallExpr' || children(stmt, 'Redirs').length > 0) return undefined;
+  const argv = children(cmd, 'Args').flatMap((a) => expandWord(a, envFor(state, w)).fields);
+  const [head, file, ...rest] = argv;
+  if (head?.value !== 'cat' || !file?.exact || file.glob || rest.length > 0 || file.value.startsWith('-'))
+    return undefined;
+  return path.isAbsolute(file.value) || state.cwd !== undefined
+    ? path.resolve(state.cwd ?? '/', file.value)
+    : undefined;
 }
 
 function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Script, depth: number): void {
