@@ -112,6 +112,20 @@ export function protectedInside(real: string, workspaceRoot: string): string | u
   return verdict.reason === 'vcs' || verdict.reason === 'keel_state' ? verdict.detail : undefined;
 }
 
+/**
+ * Named as an ARGUMENT (read or write unknown): Keel's state (the audit log, sessions) and the parts
+ * of .git that run code. Reading the rest of .git is what git itself does all day.
+ */
+function protectedArgument(real: string, workspaceRoot: string): string | undefined {
+  const detail = protectedInside(real, workspaceRoot);
+  if (!detail) return undefined;
+  const rel = path.relative(workspaceRoot, real).split(path.sep);
+  const git = rel.findIndex((c) => c.toLowerCase() === '.git');
+  if (git === -1) return detail;
+  const inside = rel.slice(git + 1).map((c) => c.toLowerCase());
+  return inside[0] === 'hooks' || inside[0] === 'config' || inside.length === 0 ? detail : undefined;
+}
+
 /** Names found in home directories, not projects: credentials, shell history, tool configuration. */
 const HOME_ONLY_NAMES =
   /^(\.ssh|\.aws|\.azure|\.gnupg|\.gcloud|\.config|\.kube|\.docker|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.gitconfig|\.\w*_history|\.bashrc|\.bash_profile|\.profile|\.zshrc|\.local|\.password-store|\.secrets?|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?)$/;
@@ -136,8 +150,10 @@ function pathCandidates(value: string): string[] {
   if (/^file:\/\//i.test(value)) return [decodeURIComponentSafe(value.replace(/^file:\/\/[^/]*/i, ''))];
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return [];
   const out: string[] = [];
-  const long = /^--?[A-Za-z][\w-]*=(.*)$/s.exec(value);
-  if (long) out.push(long[1] as string);
+  const long = /^--?([A-Za-z][\w-]*)=(.*)$/s.exec(value);
+  // `--exclude=.git`: a pattern that names what NOT to touch.
+  if (long && /^(exclude|include|ignore|skip|filter|prune)/i.test(long[1] as string)) return [];
+  if (long) out.push(long[2] as string);
   else if (/^-[A-Za-z][/.~]/.test(value)) out.push(value.slice(2));
   else if (/^[A-Za-z_][\w.-]*=/.test(value)) out.push(value.slice(value.indexOf('=') + 1));
   else if (!value.startsWith('-')) out.push(value);
@@ -178,7 +194,7 @@ export function place(raw: string, rc: RuleContext): PlaceInfo | undefined {
   if (HARMLESS_DEVICE.test(abs)) return { real: abs };
   const real = realLocation(abs, rc);
   if (isInside(real, rc.workspaceRoot)) {
-    const inside = protectedInside(real, rc.workspaceRoot);
+    const inside = protectedArgument(real, rc.workspaceRoot);
     return inside ? { real, problem: `${p} is ${inside}` } : { real };
   }
   if (harmlessOutside(real) && harmlessOutside(abs)) return { real };
