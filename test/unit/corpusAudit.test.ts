@@ -255,6 +255,9 @@ describe('8. reading files outside the workspace through Bash', () => {
     ['env -C ~ base64 .secret', 'ask'],
     ["python3 -c \"print(open('a', 'r').read())\"", 'allow'],
     ['cd "$(git rev-parse --show-toplevel)" && npm test', 'allow'],
+    ['source ~/.nvm/nvm.sh && nvm use 20', 'allow'],
+    ['source ~/.aws/credentials', 'ask'],
+    ['tar czf x.tgz --exclude=.git .', 'allow'],
     // Ordinary development commands still run.
     ['npm test', 'allow'],
     ['git status && git diff && git log -n 3', 'allow'],

@@ -202,6 +202,10 @@ export function place(raw: string, rc: RuleContext): PlaceInfo | undefined {
   return { real, problem: `${shown} is outside the workspace` };
 }
 
+/** Set-up scripts of version managers, relative to the home directory. */
+const TOOLCHAIN_ENV =
+  /^(\.nvm\/nvm\.sh|\.cargo\/env|\.sdkman\/bin\/sdkman-init\.sh|\.rvm\/scripts\/rvm|\.asdf\/asdf\.sh|\.ghcup\/env|\.deno\/env|\.local\/bin\/env|\.pyenv\/completions\/pyenv\.bash|\.volta\/load\.sh|\.rye\/env|\.elan\/env)$/;
+
 /** Programs whose arguments are text, not files (or whose path arguments are tracked elsewhere). */
 const NOT_PATHS = new Set([
   'echo',
@@ -272,6 +276,9 @@ export function judgeArgumentPaths(argv: readonly Arg[], rc: RuleContext): void 
   const problems: string[] = [];
   for (const arg of argv.slice(1)) {
     if (!arg.exact && !arg.glob) continue;
+    // `. ~/.nvm/nvm.sh`: toolchain set-up scripts print nothing and are judged as scripts anyway.
+    if ((program === 'source' || program === '.') && TOOLCHAIN_ENV.test(path.relative(rc.home, arg.value)))
+      continue;
     for (const candidate of pathCandidates(arg.value)) {
       // `~/.ssh/*`: the directory the pattern searches is what it reads.
       const p = arg.glob ? globBase(candidate) : candidate;
