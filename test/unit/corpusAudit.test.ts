@@ -186,6 +186,15 @@ describe('5. root, namespace, power and code-running programs', () => {
     ['tar -xIzstd -f a.tar', 'ask'],
     ['tar -F ./next.sh -cf a.tar src', 'ask'],
     ['tar xzf a.tgz', 'allow'],
+    ['deno eval "Deno.removeSync(\'x\')"', 'ask'],
+    ["bun -e \"require('fs').rmSync('x')\"", 'ask'],
+    ["tsx -e \"require('child_process').execSync('rm -rf ~')\"", 'block'],
+    ['expect -c "spawn sh -c {rm -rf ~}"', 'ask'],
+    ['R -e "unlink(\'x\')"', 'ask'],
+    ['python3 --version', 'allow'],
+    ['npx tsx script.ts', 'allow'],
+    ['deno run -A main.ts', 'allow'],
+    ['bun test', 'allow'],
   ]);
 });
 

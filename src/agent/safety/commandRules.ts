@@ -33,7 +33,7 @@ import {
   sessionManagerRule,
   tarRule,
 } from './hostRules.ts';
-import { interpreterRule } from './interpreterRules.ts';
+import { interpreterRule, runtimeEval } from './interpreterRules.ts';
 import { judgeLinks, judgeMklink } from './linkRules.ts';
 import { judgeArgumentPaths } from './outsidePaths.ts';
 import { judgeMakefile, judgeScriptOnDisk } from './scriptRules.ts';
@@ -150,10 +150,11 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
   set(['mysql', 'psql', 'sqlite3', 'mongo', 'mongosh', 'redis-cli'], dbClient);
   set(SYSTEM_PMS, systemPackages);
   const npx = npxRule(recurse);
-  set(
-    LANG_PMS,
-    packageManager((mode, args, rc) => npx(mode, args, rc, recurse)),
-  );
+  const pm = packageManager((mode, args, rc) => npx(mode, args, rc, recurse));
+  set(LANG_PMS, (p, a, rc, r) => {
+    if ((p === 'deno' || p === 'bun') && runtimeEval(p, a, rc)) return;
+    pm(p, a, rc, r);
+  });
   set(['npx', 'bunx', 'pnpx', 'uvx'], (p, a, rc) => npx(p === 'uvx' ? 'dlx' : p, a, rc, recurse));
   rules.set('git', gitRule);
   set(['rm', 'unlink', 'shred', 'wipe', 'srm', 'rimraf', 'del', 'trash', 'trash-put'], deleteRule);

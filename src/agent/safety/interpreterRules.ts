@@ -17,7 +17,31 @@ const INLINE_FLAGS: Record<string, RegExp> = {
   osascript: /^-e$/,
   pwsh: /^-(c|Command|EncodedCommand|e|ec)$/i,
   awk: /^$/,
+  // Other languages whose command line takes a program text.
+  expect: /^-c$/,
+  guile: /^-c$/,
+  racket: /^-e$/,
+  sbcl: /^--eval$/,
+  R: /^-e$/,
+  octave: /^--eval$/,
+  elixir: /^(-e|--eval)$/,
+  erl: /^-eval$/,
+  ghc: /^-e$/,
+  swift: /^-e$/,
+  scala: /^-e$/,
+  groovy: /^-e$/,
+  clojure: /^-e$/,
+  bb: /^-e$/,
+  tsx: /^(-e|--eval|-p|--print)$/,
+  'ts-node': /^(-e|--eval|-p|--print)$/,
+  'babel-node': /^(-e|--eval|-p|--print)$/,
+  coffee: /^(-e|--eval)$/,
+  deno: /^eval$/,
+  bun: /^(-e|--eval|-p|--print)$/,
 };
+
+/** Flags that only print information (`python3 --version`): nothing runs. */
+const INFO_FLAG = /^(--version|-V|--help|-h|-v|-version)$/;
 const INTERP_VALUED: Record<string, string[]> = {
   python: ['-W', '-X', '-Q'],
   node: [
@@ -103,8 +127,25 @@ export const interpreterRule =
       if (v === '-') return judgeStdinProgram(program, false, rc);
       if (!v.startsWith('-')) return judgeScriptFile(program, a, rc);
     }
+    // Only flags, and one of them just asks for the version or help: nothing runs.
+    if (args.some((a) => INFO_FLAG.test(a.value))) return safe(rc, program);
     judgeStdinProgram(program, false, rc);
   };
+
+/**
+ * Runtimes that double as package managers (deno, bun) evaluate code given on the command line
+ * (`deno eval …`, `bun -e …`): that code is judged like node -e. Returns whether it applied.
+ */
+export function runtimeEval(program: string, args: readonly Arg[], rc: RuleContext): boolean {
+  const inline = INLINE_FLAGS[program];
+  const at = inline ? args.findIndex((a) => inline.test(a.value)) : -1;
+  if (at === -1 || (program === 'deno' && at !== 0)) return false;
+  const code = args[at + 1];
+  if (!code) safe(rc, program);
+  else if (!code.exact) judgeDynamicScript(`${program} ${(args[at] as Arg).value}`, code, rc);
+  else judgeInlineCode(program, code.value, rc);
+  return true;
+}
 
 // ruby's `un` library: `ruby -run -e rm_rf -- dir` is rm -rf, `-e httpd` a web server.
 const RUBY_UN: Record<string, string[]> = {

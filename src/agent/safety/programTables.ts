@@ -50,6 +50,8 @@ export const LISTERS = ['ls', 'dir', 'vdir', 'tree', 'exa', 'eza', 'lsd', 'locat
 export const SHELLS = words('sh bash zsh dash ksh mksh ash fish csh tcsh rbash yash oksh posh');
 export const INTERPRETERS = words(
   'python node ruby perl php lua luajit Rscript osascript pwsh powershell julia tclsh',
+  'expect guile racket sbcl R octave elixir erl ghc swift scala groovy clojure bb tsx ts-node',
+  'babel-node coffee',
 );
 export const HTTP = words('curl wget aria2c axel http https xh httpie lynx links w3m fetch');
 export const CLOUD = words(
