@@ -7,6 +7,7 @@ import {
   children,
   expandWord,
   heredocBody,
+  nodeType,
   num,
   OP,
   type ShNode,
@@ -105,4 +106,17 @@ export function redirections(
     }
   }
   return { input, toFile, socket, outputs };
+}
+
+/** `cat x.sh | sh` feeds the file x.sh: the shell runs it as it would run `sh x.sh`. */
+export function catenatedFile(stmt: ShNode, state: State, w: Walker): string | undefined {
+  const cmd = child(stmt, 'Cmd');
+  if (nodeType(cmd) !== 'CallExpr' || children(stmt, 'Redirs').length > 0) return undefined;
+  const argv = children(cmd, 'Args').flatMap((a) => expandWord(a, envFor(state, w)).fields);
+  const [head, file, ...rest] = argv;
+  if (head?.value !== 'cat' || !file?.exact || file.glob || rest.length > 0 || file.value.startsWith('-'))
+    return undefined;
+  return path.isAbsolute(file.value) || state.cwd !== undefined
+    ? path.resolve(state.cwd ?? '/', file.value)
+    : undefined;
 }

@@ -10,7 +10,7 @@ import {
 } from './commandTypes.ts';
 import { judgeAssignment } from './envRules.ts';
 import { defineFunction } from './shellFunctions.ts';
-import { redirections } from './shellRedirects.ts';
+import { catenatedFile, redirections } from './shellRedirects.ts';
 import { staticOutput } from './shellEval.ts';
 import {
   child,
@@ -233,19 +233,6 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
       // Arithmetic, [[ … ]], let: nothing runs except the substitutions inside.
       scanSubsts(cmd, state, w, src, depth);
   }
-}
-
-/** `cat x.sh | sh` feeds the file x.sh: the shell runs it as it would run `sh x.sh`. */
-function catenatedFile(stmt: ShNode, state: State, w: Walker): string | undefined {
-  const cmd = child(stmt, 'Cmd');
-  if (nodeType(cmd) !== 'CallExpr' || children(stmt, 'Redirs').length > 0) return undefined;
-  const argv = children(cmd, 'Args').flatMap((a) => expandWord(a, envFor(state, w)).fields);
-  const [head, file, ...rest] = argv;
-  if (head?.value !== 'cat' || !file?.exact || file.glob || rest.length > 0 || file.value.startsWith('-'))
-    return undefined;
-  return path.isAbsolute(file.value) || state.cwd !== undefined
-    ? path.resolve(state.cwd ?? '/', file.value)
-    : undefined;
 }
 
 function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Script, depth: number): void {
