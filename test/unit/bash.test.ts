@@ -264,6 +264,48 @@ test('with a deny-all approvals port obfuscated overwrites and deletes leave the
   assert.equal(fs.readFileSync(path.join(h.ws, 'existing.txt'), 'utf8'), 'keep me');
 });
 
+test('reading or linking outside the workspace asks; denied, nothing runs and no outside byte comes back', async () => {
+  const h = harness('deny');
+  const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bash-outside-')));
+  dirs.push(outside);
+  const secret = path.join(outside, 'secret.txt');
+  fs.writeFileSync(secret, 'OUTSIDE-BYTES-93f2\n');
+  for (const command of [
+    `base64 ${secret}`,
+    `wc -c < ${secret}`,
+    `python3 -c "print(open('${secret}').read())"`,
+    `cp ${secret} ./copy.txt`,
+    `ln -s ${outside} out && echo x > out/new.txt`,
+    "echo '{}' >> .keel/audit.jsonl",
+  ]) {
+    const r = await h.run({ command });
+    assert.equal(r.error?.code, 'DENIED_BY_USER', command);
+    assert.ok(!JSON.stringify(r).includes('OUTSIDE-BYTES'), command);
+  }
+  assert.deepEqual(h.ran, []);
+  assert.equal(h.asked.length, 6);
+  assert.deepEqual(fs.readdirSync(outside), ['secret.txt']);
+});
+
+test('a hard link to an outside file and a script fed through stdin are blocked, never asked', async () => {
+  const h = harness('allow_once');
+  const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bash-outside-')));
+  dirs.push(outside);
+  fs.writeFileSync(path.join(outside, 'secret.txt'), 'x');
+  fs.writeFileSync(path.join(h.ws, 'evil.sh'), 'echo hi\nsudo true\n');
+  for (const command of [
+    `ln ${path.join(outside, 'secret.txt')} hard.txt`,
+    'sh < evil.sh',
+    'cat evil.sh | sh',
+  ]) {
+    const r = await h.run({ command });
+    assert.equal(r.error?.code, 'BLOCKED_BY_POLICY', command);
+  }
+  assert.deepEqual(h.ran, []);
+  assert.equal(h.asked.length, 0);
+  assert.ok(!fs.existsSync(path.join(h.ws, 'hard.txt')));
+});
+
 test('Windows line endings run as Unix ones; a NUL byte is refused', async () => {
   const h = harness('deny');
   const r = await h.run({ command: 'echo a\r\necho b\r\n' });
