@@ -414,6 +414,10 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       .getByRole('button', { name: /^Reject/ })
       .first()
       .waitFor({ timeout: UI_TIMEOUT });
+    // Opening the panel moves focus to the webview and relayouts the editor, which re-renders its
+    // CodeLens widgets; bring the editor back and find the (new) Reject link again before clicking.
+    await openFile('src/app.ts');
+    await reject.waitFor({ timeout: UI_TIMEOUT });
     await reject.click();
     await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === APP_TS);
     await until('the persisted review cleared', () => reviewEntries().length === 0);
