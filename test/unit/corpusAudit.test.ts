@@ -223,7 +223,15 @@ describe('7. .keel and .git cannot be written silently', () => {
     ['echo x >> .git/config', 'ask'],
     ['cp a .git/hooks/post-checkout', 'ask'],
     ['echo note > .keel/memory/notes.md', 'allow'],
+    ['truncate -s0 .keel/audit.jsonl', 'ask'],
+    ['dd if=/dev/null of=.keel/audit.jsonl', 'ask'],
+    ['mv .keel/audit.jsonl old.jsonl', 'ask'],
   ]);
+  test('deleting the audit log or .git is never covered by a session-wide "allow rm"', () => {
+    assert.equal(classify('rm .keel/audit.jsonl').sessionKey, undefined);
+    assert.equal(classify('rm -rf .git').sessionKey, undefined);
+    assert.equal(classify('rm a').sessionKey, 'destructive:rm');
+  });
 });
 
 describe('8. reading files outside the workspace through Bash', () => {

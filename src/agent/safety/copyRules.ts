@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { protectedInside, realLocation } from './outsidePaths.ts';
 import { canonical, isInside, judgeWrite, resolvePath, target } from './pathRules.ts';
 
 // Commands that copy, move or link files (cp, mv, ln, install) and dd: judged by where they write,
@@ -28,6 +29,15 @@ export function judgeCopy(program: string, args: readonly Arg[], rc: RuleContext
         rc.add({ class: 'never', risk: 'high', program, reason: `mv would move away ${t.critical}` });
         return;
       }
+      const guarded =
+        t.abs && t.inside ? protectedInside(realLocation(t.abs, rc), rc.workspaceRoot) : undefined;
+      if (guarded)
+        rc.add({
+          class: 'destructive',
+          risk: 'high',
+          program,
+          reason: `moves ${t.display} away, ${guarded}`,
+        });
       if (!t.inside && t.known) {
         rc.add({
           class: 'destructive',

@@ -178,6 +178,7 @@ export function judgeDelete(
 ): void {
   let risk: 'medium' | 'high' = 'medium';
   const shown: string[] = [];
+  const notes: string[] = [];
   for (const op of operands) {
     const t = target(op, rc);
     shown.push(t.display);
@@ -195,15 +196,26 @@ export function judgeDelete(
       return;
     }
     if (!t.inside || !op.exact) risk = 'high';
+    // Deleting Keel's audit log or .git is never covered by an earlier "allow rm for this session".
+    const guarded =
+      t.abs && t.inside ? protectedInside(realLocation(t.abs, rc), rc.workspaceRoot) : undefined;
+    if (guarded) notes.push(`${t.display} is ${guarded}`);
     if (t.abs === undefined && recursive && /^\.?\*?$|^\.\/\*?$/.test(op.value)) risk = 'high';
   }
   if (operands.length === 0) risk = 'high';
+  const why =
+    risk === 'high'
+      ? ' (outside the workspace or not known in advance)'
+      : notes.length
+        ? ` (${notes.join('; ')})`
+        : '';
   rc.add({
     class: 'destructive',
-    risk,
+    risk: notes.length ? 'high' : risk,
     program,
-    reason: `deletes ${shown.length ? shown.join(' ') : 'files named on its input'}${risk === 'high' ? ' (outside the workspace or not known in advance)' : ''}`,
-    sessionKey: risk === 'high' ? undefined : `destructive:${program}`,
+    reason: `deletes ${shown.length ? shown.join(' ') : 'files named on its input'}${why}`,
+    // Deleting Keel's audit log or .git is never covered by an earlier "allow rm for this session".
+    sessionKey: risk === 'high' || notes.length ? undefined : `destructive:${program}`,
   });
 }
 
