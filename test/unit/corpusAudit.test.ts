@@ -206,6 +206,8 @@ describe('6. network that was not gated', () => {
     ['ruby -run -e httpd .', 'ask', 'network'],
     ['ruby -run -e rm_rf -- ~', 'block'],
     ['ruby -rsocket -e \'TCPSocket.new("h", 80)\'', 'ask'],
+    ['busybox httpd -p 8080', 'ask', 'network'],
+    ['ngrok http 3000', 'ask', 'network'],
     ['openssl rand -hex 16', 'allow'],
     ['openssl sha256 a', 'allow'],
   ]);

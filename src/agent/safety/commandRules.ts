@@ -146,6 +146,11 @@ export function buildRules(recurse: (argv: readonly Arg[], rc: RuleContext) => v
     network('low', 'probes the network'),
   );
   set(CLOUD, network('medium', 'acts on remote/cloud resources'));
+  // Web servers and tunnels expose the workspace (like `python -m http.server`).
+  set(
+    words('httpd lighttpd nginx caddy apache2 ngrok cloudflared lt localtunnel'),
+    network('medium', 'serves files or tunnels a port to the network'),
+  );
   set(['docker', 'podman', 'nerdctl', 'docker-compose'], dockerRule);
   set(['mysql', 'psql', 'sqlite3', 'mongo', 'mongosh', 'redis-cli'], dbClient);
   set(SYSTEM_PMS, systemPackages);
