@@ -284,6 +284,25 @@ describe('Glob', () => {
     assert.equal(r.text, r.data.files.join('\n'));
   });
 
+  test('a pattern through a symbolic link that leaves the workspace is OUTSIDE_WORKSPACE, not "nothing found"', async () => {
+    const f = fixture({ 'in.txt': 'inside\n' });
+    const outside = path.join(path.dirname(f.root), 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside bytes\n');
+    fs.symlinkSync(outside, path.join(f.root, 'link-out'));
+    for (const pattern of ['link-out/*', 'link-out/secret.txt', 'link-out/**/*.txt']) {
+      const r = await call(glob, { pattern }, f.ctx());
+      assert.equal(r.status, 'error', pattern);
+      assert.equal(r.error?.code, 'OUTSIDE_WORKSPACE', pattern);
+      if (!pattern.includes('secret'))
+        assert.ok(!JSON.stringify(r).includes('secret.txt'), `${pattern}: no outside name leaks`);
+    }
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(f.root, 'leak.txt'));
+    const wide = await call(glob, { pattern: '**/*.txt' }, f.ctx());
+    assert.equal(wide.status, 'success');
+    assert.deepEqual(wide.data.files, ['in.txt'], 'links are never followed by a wildcard walk');
+  });
+
   test('path narrows the search and results stay workspace-relative', async () => {
     const f = fixture(tree);
     const r = await call(glob, { pattern: '*.ts*', path: 'src' }, f.ctx());

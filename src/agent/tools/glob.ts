@@ -77,6 +77,7 @@ async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<Glob
 
   const realDirs = new Map<string, string>();
   const files: string[] = [];
+  let outside = 0;
   let truncated = false;
   const onAbort = () => stream.destroy();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -98,7 +99,10 @@ async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<Glob
       }
       let canonical = path.join(realDir, path.basename(abs));
       if (entry.dirent.isSymbolicLink()) canonical = canonicalize(canonical);
-      if (!ctx.guard.contains(canonical)) continue;
+      if (!ctx.guard.contains(canonical)) {
+        outside++;
+        continue;
+      }
       files.push(ctx.guard.display(abs));
       if (files.length >= GLOB_MAX_RESULTS) {
         truncated = true;
@@ -115,6 +119,14 @@ async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<Glob
   const data: GlobData = { pattern, path: base.display, files, truncated };
   const stats = { files: files.length };
   const where = base.display === '.' ? 'the workspace' : base.display;
+  // Matches that lead out through a symbolic link are an escape attempt, not "nothing found".
+  if (files.length === 0 && outside > 0) {
+    failure(
+      'OUTSIDE_WORKSPACE',
+      `Every match of ${JSON.stringify(pattern)} in ${where} leads outside the workspace through a symbolic link.`,
+      'Search inside the workspace only; files behind links that leave it cannot be listed.',
+    );
+  }
   if (files.length === 0) {
     return ok(
       data,
@@ -123,6 +135,9 @@ async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<Glob
     );
   }
   let text = files.join('\n');
+  if (outside > 0) {
+    text += `\n[${outside} match${outside === 1 ? '' : 'es'} behind symbolic links leading outside the workspace left out.]`;
+  }
   if (truncated) {
     text += `\n[Stopped after ${GLOB_MAX_RESULTS} files; the list is incomplete. Use a narrower pattern or path.]`;
   }
