@@ -159,7 +159,6 @@ test('walks through .keel, skill folders and odd .gitignore files stay inside an
     [createLsTool() as AnyToolDefinition, { path: '.keel', depth: 5 }],
     [createGlobTool() as AnyToolDefinition, { pattern: '**/*' }],
     [createGlobTool() as AnyToolDefinition, { pattern: '**', path: '.keel' }],
-    [createGlobTool() as AnyToolDefinition, { pattern: '.keel/tool-output/linked/*' }],
     [createGrepTool() as AnyToolDefinition, { pattern: 'hello', output_mode: 'content' }],
     [createGrepTool() as AnyToolDefinition, { pattern: 'KEEL', path: '.keel', output_mode: 'content' }],
     [createGrepTool() as AnyToolDefinition, { pattern: 'KEEL', path: '.agents', output_mode: 'content' }],
@@ -173,6 +172,14 @@ test('walks through .keel, skill folders and odd .gitignore files stay inside an
       assert.equal(r.status, 'success', `${tool.name} ${JSON.stringify(input)}: ${r.text}`);
     assertNoLeak(r, `${tool.name} ${JSON.stringify(input)}`);
   }
+  // A literal path through a link out of the workspace is an escape, said as one.
+  const linked = await run(
+    createGlobTool() as AnyToolDefinition,
+    { pattern: '.keel/tool-output/linked/*' },
+    w.ctx,
+  );
+  assert.equal(linked.error?.code, 'OUTSIDE_WORKSPACE');
+  assertNoLeak(linked, 'Glob .keel/tool-output/linked/*');
   assert.ok(Date.now() - started < 30_000, 'a walk blocked');
 });
 

@@ -61,6 +61,24 @@ async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<Glob
     );
   }
 
+  // The pattern's literal leading part ("link-out/" in "link-out/*", or a whole literal name) is a
+  // path like any other: through a link that leaves the workspace it is an escape, not an empty result.
+  const literal: string[] = [];
+  for (const segment of pattern.split('/')) {
+    if (segment === '' || fg.isDynamicPattern(segment) || segment.includes('\\')) break;
+    literal.push(segment);
+  }
+  if (literal.length > 0) {
+    const target = path.join(base.path, ...literal);
+    if (fs.existsSync(target) && !ctx.guard.contains(canonicalize(target))) {
+      failure(
+        'OUTSIDE_WORKSPACE',
+        `${JSON.stringify(literal.join('/'))} in ${JSON.stringify(pattern)} leads outside the workspace through a symbolic link.`,
+        'Search inside the workspace only; what lies behind links that leave it cannot be listed.',
+      );
+    }
+  }
+
   // Keel's own state dir (spill files etc.) is listed as-is; everything else honours .gitignore.
   const inState = inStateDir(ctx, base.path);
   const matcher = inState ? undefined : createIgnoreMatcher(base.root);
