@@ -2,8 +2,8 @@
 // Keel: a real session (resumed from a synthetic 100k-token log) against the emulator running in a
 // CHILD process, so only the harness's own CPU (context assembly, hashing, SDK serialisation and
 // SSE parsing, logging, events, the tool call) is measured with process.cpuUsage().
-// Baseline, same run, same emulator: the bare SDK sending the same conversation (the least any
-// harness must do). Printed: medians and the ratio. Goal: Keel ≤ 5 ms median per turn.
+// Baseline, same run, same emulator: the bare SDK sending the very request Keel sent last (the least
+// any harness must do). Printed: medians and the ratio. Goal: Keel ≤ 5 ms median per turn.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,7 +11,6 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import type { AgentMessage } from '../src/agent/messages.ts';
-import { toLlm } from '../src/agent/messages.ts';
 import { createNodeHost } from '../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../src/agent/session/session.ts';
@@ -76,7 +75,10 @@ function syntheticTranscript(): AgentMessage[] {
   return messages;
 }
 
-async function startEmulatorProcess(scenarioFile: string): Promise<{ url: string; stop: () => void }> {
+async function startEmulatorProcess(
+  scenarioFile: string,
+  lastRequestFile: string,
+): Promise<{ url: string; stop: () => void }> {
   const child = spawn(
     process.execPath,
     [
@@ -89,6 +91,8 @@ async function startEmulatorProcess(scenarioFile: string): Promise<{ url: string
       '0',
       '--context-window',
       '1000000',
+      '--last-request-file',
+      lastRequestFile,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -120,7 +124,8 @@ export async function runTurnCpuBench() {
   }
   const scenarioFile = path.join(ws, 'scenario.json');
   fs.writeFileSync(scenarioFile, JSON.stringify({ replies, onExhausted: 'repeat_last' }));
-  const emu = await startEmulatorProcess(scenarioFile);
+  const lastRequestFile = path.join(ws, 'last-request.json');
+  const emu = await startEmulatorProcess(scenarioFile, lastRequestFile);
   try {
     // A resumable log holding the synthetic 100k-token conversation.
     const id = 'bench-cpu';
@@ -153,18 +158,15 @@ export async function runTurnCpuBench() {
       const used = process.cpuUsage(cpu);
       keel.push((used.user + used.system) / 1000 / 2); // two model calls per prompt
     }
-    // Baseline: the bare SDK sending the same conversation, same emulator.
+    // Baseline: the bare SDK sending exactly the request Keel sent last (tools, system, messages,
+    // cache markers), same emulator: the least any harness must spend on one call.
+    await new Promise((r) => setTimeout(r, 300));
+    const lastRequest = JSON.parse(fs.readFileSync(lastRequestFile, 'utf8')) as Anthropic.MessageCreateParams;
     const client = new Anthropic({ apiKey: 'bench', baseURL: emu.url, maxRetries: 0 });
-    const messages = toLlm(session.messages);
     const raw: number[] = [];
     for (let t = 0; t < TURNS; t++) {
       const cpu = process.cpuUsage();
-      const stream = await client.messages.create({
-        model: 'claude-sonnet-4-6',
-        max_tokens: 1024,
-        messages,
-        stream: true,
-      });
+      const stream = await client.messages.create({ ...lastRequest, stream: true });
       for await (const _ of stream) {
         // drain
       }

@@ -1,11 +1,11 @@
 // Runs the emulator as a process: `node --import tsx test/emulator/cli.ts --scenario FILE|NAME --port N`.
 // The first stdout line is the base URL, so a parent process can read it and hand it to the SDK.
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadScenarioFile, scenarioPath } from './scenario.ts';
 import { startEmulator } from './server.ts';
 
-const USAGE = `usage: cli.ts [--scenario FILE|NAME] [--port N] [--seed N] [--context-window N] [--cache-ttl-ms N] [--min-cacheable N] [--log]
+const USAGE = `usage: cli.ts [--scenario FILE|NAME] [--port N] [--seed N] [--context-window N] [--cache-ttl-ms N] [--min-cacheable N] [--log] [--last-request-file FILE]
   NAME is a bundled scenario under test/emulator/scenarios (e.g. demo). Without --scenario every reply is "OK".`;
 
 function intOption(value: string | undefined, name: string): number | undefined {
@@ -26,6 +26,7 @@ async function main(): Promise<void> {
       'cache-ttl-ms': { type: 'string' },
       'min-cacheable': { type: 'string' },
       log: { type: 'boolean' },
+      'last-request-file': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -56,6 +57,16 @@ async function main(): Promise<void> {
         );
       }
     }, 200).unref();
+  }
+  const lastRequestFile = values['last-request-file'];
+  if (lastRequestFile) {
+    // For a parent that wants to replay exactly what a client sent (the CPU benchmark's baseline).
+    let written = 0;
+    setInterval(() => {
+      if (emu.requests.length === written) return;
+      written = emu.requests.length;
+      writeFileSync(lastRequestFile, JSON.stringify(emu.requests[written - 1]!.body));
+    }, 100).unref();
   }
   const stop = () => {
     emu.close().then(() => process.exit(0));
