@@ -61,6 +61,22 @@ async function startDemo(): Promise<{ baseURL: string; workspace: string; close:
   return { baseURL: emulator.url, workspace, close: () => emulator.close() };
 }
 
+/** `@path` words naming an existing workspace file: sent as "read this" reminders, never as content (P3). */
+export function mentionedFiles(prompt: string, workspace: string): string[] {
+  const found = new Set<string>();
+  for (const m of prompt.matchAll(/(?:^|\s)@([^\s@]+)/g)) {
+    const rel = m[1]!.replace(/[.,;:!?)\]]+$/, '');
+    const abs = path.resolve(workspace, rel);
+    if (!abs.startsWith(workspace + path.sep)) continue;
+    try {
+      if (fs.statSync(abs).isFile()) found.add(path.relative(workspace, abs).split(path.sep).join('/'));
+    } catch {
+      // not a file: an ordinary word that starts with @
+    }
+  }
+  return [...found];
+}
+
 async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
   try {
@@ -102,7 +118,8 @@ async function run(args: RunArgs): Promise<number> {
     };
     process.on('SIGINT', onSigint);
     const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
-    const outcome: RunOutcome = await session.prompt(prompt);
+    const mentions = mentionedFiles(prompt, workspace);
+    const outcome: RunOutcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
     process.off('SIGINT', onSigint);
     if (!args.json && outcome.finalText) process.stdout.write(`${outcome.finalText}\n`);
     if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);

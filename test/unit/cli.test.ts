@@ -74,6 +74,22 @@ describe('keel run', () => {
     assert.ok(fs.readFileSync(path.join(ws, '.keel', '.gitignore'), 'utf8').includes('*'));
   });
 
+  test('@file mentions become a reminder to read the file, never its content', async () => {
+    const ws = tempWorkspace({ 'src/a.ts': 'export const hidden = 31337;\n' });
+    emu.setScenario({
+      replies: [answer('will read it', { lastUserContains: 'referenced these files' })],
+    });
+    const run = await runKeel(
+      ['run', '--workspace', ws, 'what does @src/a.ts export? (not @nope.ts, mail me@x.io)'],
+      cliEnv(emu.url),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const sent = JSON.stringify(emu.requests.at(-1)?.body);
+    assert.match(sent, /- src\/a\.ts/);
+    assert.ok(!sent.includes('31337'), 'the file content is not sent');
+    assert.ok(!sent.includes('- nope.ts'), 'a name that is no file is not a mention');
+  });
+
   test('--json prints one AgentEvent per line with increasing seq', async () => {
     const ws = tempWorkspace({ 'README.md': 'hi\n' });
     emu.setScenario({ replies: [answer('hello there')] });
