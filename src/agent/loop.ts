@@ -1,4 +1,4 @@
-import { type ContextEngine, requestPrefixHash } from './context/engine.ts';
+import type { ContextEngine } from './context/engine.ts';
 import type { AgentEventBody } from './events.ts';
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from './messages.ts';
 import { assistantText, toolUses } from './messages.ts';
@@ -119,8 +119,9 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
         stage: request.stage,
         message_count: request.messages.length,
         est_tokens: request.estTokens,
-        // Hashed from what is sent (tools + system), not taken from the engine: stability is measured.
-        prefix_hash: requestPrefixHash(request),
+        // The engine hashes the very tools + system objects it hands over to be sent (not a frozen
+        // constant), so the trace measures stability; hashing them again here would cost as much.
+        prefix_hash: request.prefixHash,
         cache_read: u.cacheRead,
         cache_write: u.cacheWrite,
         input: u.input,
