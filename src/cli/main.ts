@@ -62,7 +62,7 @@ async function startDemo(): Promise<{ baseURL: string; workspace: string; close:
 }
 
 /** `@path` words naming an existing workspace file: sent as "read this" reminders, never as content (P3). */
-export function mentionedFiles(prompt: string, workspace: string): string[] {
+function mentionedFiles(prompt: string, workspace: string): string[] {
   const found = new Set<string>();
   for (const m of prompt.matchAll(/(?:^|\s)@([^\s@]+)/g)) {
     const rel = m[1]!.replace(/[.,;:!?)\]]+$/, '');

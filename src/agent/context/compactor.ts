@@ -102,14 +102,8 @@ export function createCompactor(deps: CompactorDeps): Compact {
     }
   };
 
-  return async (
-    transcript: readonly AgentMessage[],
-    view: ContextView,
-    tailFraction: number,
-    now: number,
-    signal: AbortSignal,
-    cachedView?: ContextView,
-  ): Promise<SummaryMessage[]> => {
+  // Parameters are typed by Compact above.
+  return async (transcript, view, tailFraction, now, signal, cachedView) => {
     const cut = chooseCut(view.messages, (deps.window * tailFraction) / deps.factor());
     if (cut <= 0) return [];
     const replacedView = view.messages.slice(0, cut);

@@ -8,7 +8,7 @@ import {
   sourceRule,
   trapRule,
 } from './codeRules.ts';
-import { type Arg, type FindingInput, parseOpts, type RuleContext, words } from './commandTypes.ts';
+import { type Arg, type FindingInput, parseOpts, type RuleContext, skipThen, words } from './commandTypes.ts';
 import { judgeCopy, judgeDd } from './copyRules.ts';
 import {
   CLOUD,
@@ -53,8 +53,6 @@ import {
   lit,
   network,
   never,
-  npxRule,
-  packageManager,
   type Rule,
   reader,
   rsyncRule,
@@ -62,8 +60,8 @@ import {
   searcher,
   socketTool,
   sshRule,
-  systemPackages,
 } from './programRules.ts';
+import { npxRule, packageManager, systemPackages } from './packageRules.ts';
 import {
   dbClient,
   detachRule,
@@ -75,7 +73,7 @@ import {
   systemctlRule,
   zipRule,
 } from './systemRules.ts';
-import { envRule, fdRule, findRule, skipThen, WRAPPERS, xargsRule } from './wrapperRules.ts';
+import { envRule, fdRule, findRule, WRAPPERS, xargsRule } from './wrapperRules.ts';
 
 // Classifies one simple command (argv after expansion) by its program, after unwrapping wrappers.
 // The table below maps program names to rules; anything not in it is an ordinary command.

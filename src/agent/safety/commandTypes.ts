@@ -205,3 +205,20 @@ export function words(...lines: string[]): string[] {
     .split(/\s+/)
     .filter((w) => w !== '');
 }
+
+/** Skips a wrapper's own options (`valued` ones take the next word) and returns the command it runs. */
+export function skipThen(valued: readonly string[], extraPositional = 0): (args: readonly Arg[]) => Arg[] {
+  return (args) => {
+    let i = 0;
+    for (; i < args.length; i++) {
+      const v = (args[i] as Arg).value;
+      if (v === '--') {
+        i++;
+        break;
+      }
+      if (!v.startsWith('-') || v === '-') break;
+      if (valued.includes(v)) i++;
+    }
+    return args.slice(i + extraPositional);
+  };
+}

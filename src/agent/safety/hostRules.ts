@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { type Arg, parseOpts, type RuleContext, skipThen } from './commandTypes.ts';
 import { judgeWrite, resolvePath } from './pathRules.ts';
 import { interactive, lit, never, type Recurse, type Rule, safe } from './programRules.ts';
 
@@ -158,17 +158,7 @@ export const namespaceRule =
       reason: `${program} runs a command in new namespaces or as a (fake) root user`,
       ...(program === 'fakeroot' ? { sessionKey: 'unknown:fakeroot' } : {}),
     });
-    let i = 0;
-    for (; i < args.length; i++) {
-      const v = (args[i] as Arg).value;
-      if (v === '--') {
-        i++;
-        break;
-      }
-      if (!v.startsWith('-')) break;
-      if (valued.includes(v)) i++;
-    }
-    const rest = args.slice(i);
+    const rest = skipThen(valued)(args);
     if (rest.length > 0) recurse(rest, rc);
   };
 

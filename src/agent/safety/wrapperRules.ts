@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
+import { type Arg, parseOpts, type RuleContext, skipThen } from './commandTypes.ts';
 import type { ShNode } from './shellParse.ts';
 import { judgeAssignment } from './envRules.ts';
 import { judgeDelete, judgeWrite, resolvePath } from './pathRules.ts';
@@ -7,22 +7,6 @@ import { lit, type Recurse, type Rule, safe } from './programRules.ts';
 
 // Commands that run another command: env, nice, timeout, xargs, find -exec … They are unwrapped so
 // the command that would really run is the one judged.
-
-export function skipThen(valued: readonly string[], extraPositional = 0): (args: readonly Arg[]) => Arg[] {
-  return (args) => {
-    let i = 0;
-    for (; i < args.length; i++) {
-      const v = (args[i] as Arg).value;
-      if (v === '--') {
-        i++;
-        break;
-      }
-      if (!v.startsWith('-') || v === '-') break;
-      if (valued.includes(v)) i++;
-    }
-    return args.slice(i + extraPositional);
-  };
-}
 
 export const WRAPPERS: Record<string, (args: readonly Arg[]) => Arg[]> = {
   builtin: skipThen([]),
