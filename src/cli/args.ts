@@ -7,6 +7,9 @@ export const USAGE = `Usage:
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
   keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
   keel trace SESSION-ID|FILE [--workspace DIR]
+  keel restore SESSION-ID --before-prompt N [--workspace DIR] [--dry-run] [--force] [--json]
+  keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
+  keel restore --stats [--workspace DIR] [--json]
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
@@ -50,10 +53,26 @@ const traceSchema = z.object({
   workspace: z.string().optional(),
 });
 
+const restoreSchema = z.object({
+  command: z.literal('restore'),
+  sessionId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,80}$/, 'keel restore takes a session id (letters, digits, - and _)')
+    .optional(),
+  beforePrompt: positiveInt('--before-prompt').optional(),
+  undo: z.boolean(),
+  stats: z.boolean(),
+  dryRun: z.boolean(),
+  force: z.boolean(),
+  json: z.boolean(),
+  workspace: z.string().optional(),
+});
+
+export type RestoreArgs = z.infer<typeof restoreSchema>;
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | { command: 'help' };
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | RestoreArgs | { command: 'help' };
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -80,6 +99,11 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: { type: 'string' },
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
+        'before-prompt': { type: 'string' },
+        undo: { type: 'boolean' },
+        stats: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        force: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -128,6 +152,28 @@ export function parseCli(argv: readonly string[]): CliArgs {
       allowedFor(['workspace']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
       return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+    case 'restore': {
+      allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'json']);
+      const modes = [v['before-prompt'] !== undefined, v.undo === true, v.stats === true].filter(
+        Boolean,
+      ).length;
+      if (modes !== 1)
+        throw new UsageError('keel restore takes exactly one of --before-prompt N, --undo, --stats');
+      if (v.stats !== true && pos.length !== 1) throw new UsageError('keel restore takes one SESSION-ID');
+      if (v.stats === true && pos.length > 0)
+        throw new UsageError('keel restore --stats takes no SESSION-ID');
+      return check(restoreSchema, {
+        command,
+        sessionId: pos[0],
+        beforePrompt: v['before-prompt'],
+        undo: v.undo === true,
+        stats: v.stats === true,
+        dryRun: v['dry-run'] === true,
+        force: v.force === true,
+        json: v.json === true,
+        workspace: v.workspace,
+      });
+    }
     default:
       throw new UsageError(`Unknown command: ${command}`);
   }

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
+import { RestoreError } from '../agent/checkpoints/index.ts';
 import type { ApprovalsPort, Host } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
@@ -11,6 +12,7 @@ import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
 import { progressLine } from './render.ts';
+import { runRestore } from './restoreCommand.ts';
 import { runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -166,6 +168,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'restore':
+        return runRestore(args, workspaceDir(args.workspace), () => Date.now());
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         process.stdout.write(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
@@ -173,7 +177,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       }
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof SessionConfigError) {
+    if (error instanceof UsageError || error instanceof SessionConfigError || error instanceof RestoreError) {
       process.stderr.write(`keel: ${error.message}\n`);
       return error instanceof UsageError ? EXIT.usage : EXIT.failed;
     }

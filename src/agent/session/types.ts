@@ -27,6 +27,8 @@ export interface AgentSessionOptions {
   readonly bundledSkillsDir?: string;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
+  /** Per-prompt checkpoints (default on); `false` turns them off, `budgetBytes` caps their disk use. */
+  readonly checkpoints?: false | { readonly budgetBytes?: number };
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
