@@ -10,6 +10,9 @@ export const USAGE = `Usage:
   keel restore SESSION-ID --before-prompt N [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore --stats [--workspace DIR] [--json]
+  keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
+  keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
+  keel task status [--workspace DIR] [--json]
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
@@ -69,10 +72,24 @@ const restoreSchema = z.object({
 });
 
 export type RestoreArgs = z.infer<typeof restoreSchema>;
+
+const taskSchema = z.object({
+  command: z.literal('task'),
+  action: z.enum(['init', 'run', 'status']),
+  spec: z.string().optional(),
+  sessions: positiveInt('--sessions').optional(),
+  maxTurns: positiveInt('--max-turns').optional(),
+  model: z.string().min(1).optional(),
+  fallbackModels: z.array(z.string().min(1)),
+  approve: approve.optional(),
+  json: z.boolean(),
+  workspace: z.string().optional(),
+});
+export type TaskArgs = z.infer<typeof taskSchema>;
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | RestoreArgs | { command: 'help' };
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | RestoreArgs | TaskArgs | { command: 'help' };
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -104,6 +121,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         stats: { type: 'boolean' },
         'dry-run': { type: 'boolean' },
         force: { type: 'boolean' },
+        sessions: { type: 'string' },
       },
     });
   } catch (error) {
@@ -170,6 +188,36 @@ export function parseCli(argv: readonly string[]): CliArgs {
         stats: v.stats === true,
         dryRun: v['dry-run'] === true,
         force: v.force === true,
+        json: v.json === true,
+        workspace: v.workspace,
+      });
+    }
+    case 'task': {
+      const action = pos[0];
+      if (action !== 'init' && action !== 'run' && action !== 'status')
+        throw new UsageError('keel task takes init "SPEC", run or status');
+      const common = ['workspace', 'json'];
+      const session = ['model', 'fallback-model', 'approve', 'max-turns'];
+      allowedFor(
+        action === 'status'
+          ? common
+          : action === 'init'
+            ? [...common, ...session]
+            : [...common, ...session, 'sessions'],
+      );
+      if (action === 'init' && (pos.length !== 2 || pos[1]!.trim() === ''))
+        throw new UsageError('keel task init takes one non-empty "SPEC" (quote it)');
+      if (action !== 'init' && pos.length !== 1)
+        throw new UsageError(`keel task ${action} takes no other arguments`);
+      return check(taskSchema, {
+        command,
+        action,
+        spec: pos[1],
+        sessions: v.sessions,
+        maxTurns: v['max-turns'],
+        model: v.model,
+        fallbackModels: v['fallback-model'] ?? [],
+        approve: v.approve,
         json: v.json === true,
         workspace: v.workspace,
       });

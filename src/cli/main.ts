@@ -5,14 +5,26 @@ import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
 import { RestoreError } from '../agent/checkpoints/index.ts';
 import type { ApprovalsPort, Host } from '../agent/host.ts';
+import { FeatureListError } from '../agent/task/featureList.ts';
+import { GitError } from '../agent/task/git.ts';
+import { TaskError } from '../agent/task/harness.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
-import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import {
+  type CliArgs,
+  parseCli,
+  type RunArgs,
+  type TaskArgs,
+  type ToolArgs,
+  USAGE,
+  UsageError,
+} from './args.ts';
 import { progressLine } from './render.ts';
 import { runRestore } from './restoreCommand.ts';
+import { runTaskCommand } from './taskCommand.ts';
 import { runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -135,6 +147,27 @@ async function run(args: RunArgs): Promise<number> {
   }
 }
 
+async function task(args: TaskArgs): Promise<number> {
+  const workspace = fs.realpathSync(workspaceDir(args.workspace));
+  const host = makeHost(workspace, approvalsFor(args.approve));
+  const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
+  const skills = bundledSkillsDir();
+  return runTaskCommand(args, {
+    workspace,
+    host,
+    // Each call is a NEW session: fresh context, its own log (seed 003).
+    createSession: (extra) =>
+      createAgentSession({
+        host,
+        model,
+        fallbackModels: args.fallbackModels,
+        ...(skills ? { bundledSkillsDir: skills } : {}),
+        ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+        ...extra,
+      }),
+  });
+}
+
 async function tool(args: ToolArgs): Promise<number> {
   const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve));
   const skillsDir = bundledSkillsDir();
@@ -168,6 +201,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'task':
+        return await task(args);
       case 'restore':
         return runRestore(args, workspaceDir(args.workspace), () => Date.now());
       case 'trace': {
@@ -177,7 +212,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       }
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof SessionConfigError || error instanceof RestoreError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof SessionConfigError ||
+      error instanceof RestoreError ||
+      error instanceof TaskError ||
+      error instanceof FeatureListError ||
+      error instanceof GitError
+    ) {
       process.stderr.write(`keel: ${error.message}\n`);
       return error instanceof UsageError ? EXIT.usage : EXIT.failed;
     }

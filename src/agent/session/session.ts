@@ -187,7 +187,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       },
     },
   });
-  const registry = createToolRegistry(tools, { loopDetector, circuitBreaker });
+  const offered = [...tools, ...(readOnly ? [] : (options.extraTools ?? []))];
+  const registry = createToolRegistry(options.wrapTool ? offered.map(options.wrapTool) : offered, {
+    loopDetector,
+    circuitBreaker,
+  });
   const model = createModelClient({
     models: [options.model, ...(options.fallbackModels ?? [])],
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
@@ -358,6 +362,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     notify(text, source) {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
+    },
+    notice(level, text) {
+      emit({ type: 'notice', level, text });
     },
     dispose() {
       controller?.abort('disposed');

@@ -1,6 +1,7 @@
 import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
 import type { AgentMessage } from '../messages.ts';
+import type { AnyToolDefinition } from '../tools/protocol.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
 
@@ -27,6 +28,10 @@ export interface AgentSessionOptions {
   readonly bundledSkillsDir?: string;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
+  /** Tools offered only in special sessions (e.g. FeatureDone in a long task); not in the everyday prefix. */
+  readonly extraTools?: readonly AnyToolDefinition[];
+  /** Wraps every tool (a long task uses it to protect its feature list). */
+  readonly wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
   /** Per-prompt checkpoints (default on); `false` turns them off, `budgetBytes` caps their disk use. */
   readonly checkpoints?: false | { readonly budgetBytes?: number };
 }
@@ -65,5 +70,7 @@ export interface AgentSession extends EventStream {
   eventsSince(seq: number): AgentEvent[];
   /** Appends a note the model sees at its next turn (e.g. "the user rejected hunk 2 of src/a.ts"). */
   notify(text: string, source: string): void;
+  /** Logs a notice for the user and the trace (e.g. the long-task harness reverting a change). */
+  notice(level: 'info' | 'warn' | 'error', text: string): void;
   dispose(): void;
 }
