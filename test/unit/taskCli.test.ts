@@ -196,4 +196,51 @@ describe('keel task', () => {
     const usage = await runKeel(['task', 'init', '--workspace', ws], cliEnv(emu.url));
     assert.equal(usage.code, 2);
   });
+
+  test('a session that was killed is detected by the next run, which closes it and starts from what it left', async () => {
+    const ws = tempWorkspace({
+      'check.sh': 'test "$(cat src/$1.txt 2>/dev/null)" = "$1 works"\n',
+      [LIST]: canonical(0),
+      'keel-task/progress.md': '# Progress\n',
+      'keel-task/init.sh': 'echo init ran\n',
+    });
+    git(ws, 'init', '-q');
+    git(ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '-A');
+    git(ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init');
+    // What a killed session leaves: a start line without an end, a verified flip, half-done work.
+    fs.writeFileSync(
+      path.join(ws, 'keel-task/sessions.jsonl'),
+      `${JSON.stringify({ type: 'start', session: 'killed-1', feature: 'F1', ts: 1 })}\n${JSON.stringify({ type: 'flip', session: 'killed-1', id: 'F1', ts: 2 })}\n`,
+    );
+    fs.mkdirSync(path.join(ws, 'src'));
+    fs.writeFileSync(path.join(ws, 'src/one.txt'), 'one works');
+    fs.writeFileSync(path.join(ws, 'src/half.txt'), 'half done');
+    emu.setScenario({
+      replies: [say('Checked what the killed session left; F2 is next.', { lastUserContains: 'killed-1' })],
+    });
+    const run = await runKeel(
+      ['task', 'run', '--workspace', ws, '--sessions', '1', '--approve', 'all', '--json'],
+      cliEnv(emu.url),
+    );
+    assert.equal(run.code, 1, 'not every feature passes yet');
+    const report = JSON.parse(run.stdout) as {
+      sessions: { session: string; outcome: string; feature: string }[];
+    };
+    assert.deepEqual(
+      report.sessions.map((s) => [s.session === 'killed-1' ? 'killed-1' : 'new', s.feature, s.outcome]),
+      [
+        ['killed-1', 'F1', 'crashed'],
+        ['new', 'F2', 'not_passed'],
+      ],
+    );
+    const progress = fs.readFileSync(path.join(ws, 'keel-task/progress.md'), 'utf8');
+    assert.match(progress, /session killed-1 did not end \(crashed or killed\)/);
+    assert.match(progress, /src\/half\.txt/);
+    assert.equal(fs.readFileSync(path.join(ws, LIST), 'utf8'), canonical(1), 'its verified pass is kept');
+    assert.equal(
+      git(ws, 'rev-list', '--count', 'HEAD').trim(),
+      '3',
+      'the crashed session and the new one each commit',
+    );
+  });
 });

@@ -74,7 +74,7 @@ export function logOneline(workspace: string, count: number): string {
 
 export function statusShort(workspace: string): string {
   try {
-    return git(workspace, ['status', '--short']).trim();
+    return git(workspace, ['status', '--short', '--untracked-files=all']).trim();
   } catch {
     return '';
   }

@@ -12,7 +12,6 @@ import {
   FEATURE_LIST,
   type Feature,
   type FeatureList,
-  FeatureListError,
   INIT_SCRIPT,
   nextFailing,
   PROGRESS,
@@ -22,10 +21,21 @@ import {
   taskPath,
   withFlips,
 } from './featureList.ts';
-import { commitAll, ensureRepository, logOneline, showCommitted, statusShort } from './git.ts';
+import { commitAll, ensureRepository, logOneline, statusShort } from './git.ts';
 import { protectFeatureList } from './guard.ts';
 import { initializerPrompt, orientationPrompt } from './prompts.ts';
-import { readSessionsLog, type SessionLine, sessionLineSchema } from './sessionsLog.ts';
+import {
+  appendLine,
+  appendProgress,
+  clip,
+  committedList,
+  featureLabel,
+  read,
+  stamp,
+  TaskError,
+} from './files.ts';
+import { readSessionsLog, type SessionLine } from './sessionsLog.ts';
+import { type TaskStatus, taskStatus } from './status.ts';
 
 // The long-task harness (seed 003): an initializer session writes the feature list, then coding
 // sessions — each a NEW session with a fresh context — complete one feature at a time. What the seed
@@ -46,7 +56,8 @@ export interface TaskDeps {
   readonly initTimeoutMs?: number;
 }
 
-export class TaskError extends Error {}
+export { TaskError } from './files.ts';
+export { type TaskStatus, taskStatus } from './status.ts';
 
 export type SessionOutcome = 'passed' | 'not_passed' | 'failed' | 'aborted' | 'crashed';
 
@@ -59,57 +70,6 @@ export interface SessionReport {
   readonly reverted: boolean;
   readonly commit: string | undefined;
   readonly finalText: string;
-}
-
-export interface TaskStatus {
-  readonly total: number;
-  readonly passing: number;
-  readonly next: Pick<Feature, 'id' | 'category' | 'description'> | null;
-  readonly lastSession: { session: string; feature?: string; outcome: string; ts: number } | null;
-  readonly features: Array<
-    Pick<Feature, 'id' | 'category' | 'description' | 'passes'> & { passedBy?: string }
-  >;
-}
-
-const read = (workspace: string, rel: string): string | undefined => {
-  try {
-    return fs.readFileSync(taskPath(workspace, rel), 'utf8');
-  } catch {
-    return undefined;
-  }
-};
-
-function appendLine(workspace: string, rel: string, line: SessionLine): void {
-  const file = taskPath(workspace, rel);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.appendFileSync(file, `${JSON.stringify(sessionLineSchema.parse(line))}\n`);
-}
-
-/** The list the agent may not change: the committed one (the working file when nothing is committed). */
-export function committedList(workspace: string): FeatureList {
-  const text = showCommitted(workspace, FEATURE_LIST) ?? read(workspace, FEATURE_LIST);
-  if (text === undefined)
-    throw new TaskError(`No ${FEATURE_LIST} in ${workspace}. Start the task with: keel task init "SPEC"`);
-  return parseFeatureList(text);
-}
-
-function stamp(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
-function appendProgress(workspace: string, lines: string[]): void {
-  const file = taskPath(workspace, PROGRESS);
-  const existing = read(workspace, PROGRESS) ?? '# Progress\n';
-  fs.writeFileSync(file, `${existing.replace(/\n*$/, '\n')}\n${lines.join('\n')}\n`);
-}
-
-function featureLabel(f: Feature | undefined): string {
-  return f ? `${f.id} (${f.category}) — ${f.description}` : '(none)';
-}
-
-function clip(text: string, max: number): string {
-  const t = text.trim();
-  return t.length <= max ? t : `${t.slice(0, max)}…`;
 }
 
 // ---------- init ----------
@@ -399,44 +359,4 @@ export async function runTask(
   }
   const status = taskStatus(workspace);
   return { allPassing: status.passing === status.total, sessions: reports, status };
-}
-
-export function taskStatus(workspace: string): TaskStatus {
-  let list: FeatureList;
-  try {
-    list = parseFeatureList(read(workspace, FEATURE_LIST) ?? '');
-  } catch (error) {
-    if (read(workspace, FEATURE_LIST) === undefined)
-      throw new TaskError(`No ${FEATURE_LIST} in ${workspace}. Start the task with: keel task init "SPEC"`);
-    throw error instanceof FeatureListError ? new TaskError(error.message) : error;
-  }
-  const lines = readSessionsLog(read(workspace, SESSIONS_LOG));
-  const passedBy = new Map<string, string>();
-  for (const l of lines) if (l.type === 'flip' && !passedBy.has(l.id)) passedBy.set(l.id, l.session);
-  const last = [...lines]
-    .reverse()
-    .find(
-      (l): l is Extract<SessionLine, { type: 'end' | 'start' }> => l.type === 'end' || l.type === 'start',
-    );
-  const next = nextFailing(list);
-  return {
-    total: list.features.length,
-    passing: countPassing(list),
-    next: next ? { id: next.id, category: next.category, description: next.description } : null,
-    lastSession: last
-      ? {
-          session: last.session,
-          ...(last.feature ? { feature: last.feature } : {}),
-          outcome: last.type === 'end' ? last.outcome : 'running or crashed',
-          ts: last.ts,
-        }
-      : null,
-    features: list.features.map((f) => ({
-      id: f.id,
-      category: f.category,
-      description: f.description,
-      passes: f.passes,
-      ...(passedBy.has(f.id) ? { passedBy: passedBy.get(f.id) } : {}),
-    })),
-  };
 }
