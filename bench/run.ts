@@ -12,6 +12,11 @@ const benches: Bench[] = [
   { name: 'Grep tool vs raw rg (real tree ≥10k files)', file: './grep.ts', fn: 'runGrepBenches' },
   { name: 'Harness CPU per turn at ~100k tokens', file: './turnCpu.ts', fn: 'runTurnCpuBench' },
   {
+    name: 'Checkpoint overhead per prompt (20k-file workspace)',
+    file: './checkpoints.ts',
+    fn: 'runCheckpointBench',
+  },
+  {
     name: '100-turn session: prompt cache and prefix stability',
     file: './session.ts',
     fn: 'runSessionBench',

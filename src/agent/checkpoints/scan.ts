@@ -11,6 +11,8 @@ export interface ScanEntry {
   readonly mtimeMs: number;
   readonly ino: number;
   readonly mode: number;
+  /** Inode change time: set by the kernel on every write/rename, never by `touch -d` or `cp -p`. */
+  readonly ctimeMs: number;
   /** Below an ignored directory (node_modules, dist…): watched, but no pre-image copy is kept. */
   readonly inIgnoredDir: boolean;
 }
@@ -54,18 +56,65 @@ export function scanWorkspace(options: ScanOptions): Scan {
       } catch {
         continue;
       }
-      const ignored = ignoredDir || matcher.isIgnored(rel, false);
-      if (ignored && stat.size > options.ignoredSizeCap) continue;
-      out.set(rel, {
-        size: stat.size,
-        mtimeMs: stat.mtimeMs,
-        ino: stat.ino,
-        mode: stat.mode & 0o7777,
-        inIgnoredDir: ignoredDir,
-      });
+      // The ignore rules only matter for big files: asking them for every file would cost more than the stat.
+      if (stat.size > options.ignoredSizeCap && (ignoredDir || matcher.isIgnored(rel, false))) continue;
+      out.set(rel, entryOf(stat, ignoredDir));
     }
   };
   walk(options.root, '', false);
+  return out;
+}
+
+function entryOf(stat: fs.Stats, inIgnoredDir: boolean): ScanEntry {
+  return {
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    ino: stat.ino,
+    mode: stat.mode & 0o7777,
+    ctimeMs: stat.ctimeMs,
+    inIgnoredDir,
+  };
+}
+
+/**
+ * The same scan without blocking the event loop (stats run on libuv's thread pool), so it can
+ * overlap with a model call.
+ */
+export async function scanWorkspaceAsync(options: ScanOptions): Promise<Scan> {
+  const out: Scan = new Map();
+  const matcher = createIgnoreMatcher(options.root);
+  const skip = new Set(options.skipDirs);
+  const walk = async (dirAbs: string, dirRel: string, ignoredDir: boolean): Promise<void> => {
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(dirAbs, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    const jobs: Promise<void>[] = [];
+    for (const entry of entries) {
+      const name = entry.name;
+      const abs = `${dirAbs}${path.sep}${name}`;
+      const rel = dirRel === '' ? name : `${dirRel}/${name}`;
+      if (entry.isDirectory()) {
+        if (name === '.git' || skip.has(abs)) continue;
+        jobs.push(walk(abs, rel, ignoredDir || matcher.isIgnored(rel, true)));
+      } else if (entry.isFile()) {
+        jobs.push(
+          fs.promises.lstat(abs).then(
+            (stat) => {
+              if (!stat.isFile()) return;
+              if (stat.size > options.ignoredSizeCap && (ignoredDir || matcher.isIgnored(rel, false))) return;
+              out.set(rel, entryOf(stat, ignoredDir));
+            },
+            () => undefined,
+          ),
+        );
+      }
+    }
+    await Promise.all(jobs);
+  };
+  await walk(options.root, '', false);
   return out;
 }
 
