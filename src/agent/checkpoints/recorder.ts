@@ -7,19 +7,15 @@ import {
   type Scan,
   type ScanEntry,
   sameSignature,
-  scanWorkspaceAsync,
+  scanWorkspace,
 } from './scan.ts';
 import { type CheckpointStore, type FileState, openCheckpointStore } from './store.ts';
 
 // Per-prompt checkpoints. Keel's own writes go through the workspace port, so the recorder sees the
-// exact prior bytes at write time. A command can touch anything, so the recorder keeps a stat-only
-// picture of the workspace (and a copy of every capturable file it has not seen in that state yet:
-// the first scan copies the tree once, later ones only what changed) and diffs it after each command.
-// Scans run off the event loop and overlap with model calls: one at the start of each prompt, one
-// after each command (which is also the next command's "before"). Keel's own file operations and
-// the next command wait for a scan in flight; the model call does not.
-// A change is the command's only if the kernel stamped it (ctime) after the command started: what
-// the user saved in between is taken in as the new baseline, never recorded as Keel's.
+// exact prior bytes at write time. A command can touch anything, so around each command the recorder
+// scans the workspace (stat only) and keeps a copy of every capturable file whose signature it has
+// not seen yet: the first command of a session copies the tree once, later ones only what changed.
+// A change is the command's only if the kernel stamped it (ctime) while the command ran.
 
 /** Files bigger than this get no pre-image copy (restore reports them instead of guessing). */
 export const DEFAULT_CAPTURE_CAP = 8 * 1024 * 1024;
@@ -41,8 +37,6 @@ export interface CheckpointRecorder {
   /** The prompt whose run is recording now (1-based; 0 before the first prompt). */
   readonly currentPrompt: number;
   beginPrompt(text: string): number;
-  /** Resolves once every scan in flight is recorded (a run's end waits for it). */
-  settle(): Promise<void>;
   wrapWorkspace(inner: WorkspacePort): WorkspacePort;
   wrapShell(inner: ShellPort): ShellPort;
 }
@@ -141,8 +135,8 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
     return { kind: 'untracked', size: entry.size, mtimeMs: entry.mtimeMs, reason };
   };
 
-  const scan = (): Promise<Scan> =>
-    scanWorkspaceAsync({
+  const scan = (): Scan =>
+    scanWorkspace({
       root,
       skipDirs: [options.stateDir],
       ignoredSizeCap: options.ignoredSizeCap ?? DEFAULT_IGNORED_SIZE_CAP,
@@ -152,8 +146,8 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
   const CTIME_SLACK_MS = 20;
   const recordCommand = (command: string, before: Scan, after: Scan, startedAt: number, endedAt: number) => {
     const diff = diffScans(before, after);
-    // Stamped while the command ran: the command's. Before or after (the user saving while the model
-    // thinks, or while this scan runs): someone else's, taken in as the new baseline.
+    // Stamped while the command ran: the command's. Otherwise someone else saved it between the two
+    // scans (or the command left a background writer): not Keel's change, taken in as the baseline.
     const byCommand = (rel: string) => {
       const ctime = after.get(rel)!.ctimeMs;
       return ctime >= startedAt - CTIME_SLACK_MS && ctime <= endedAt + CTIME_SLACK_MS;
@@ -173,20 +167,6 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
       record(rel, 'Bash', priorState(rel, before.get(rel)!), { kind: 'absent' }, command);
       known.delete(rel);
     }
-  };
-
-  // One queue for scans and Keel's own file operations, so each sees the other's result.
-  let queue: Promise<unknown> = Promise.resolve();
-  const enqueue = <T>(task: () => Promise<T>): Promise<T> => {
-    const next = queue.then(task);
-    queue = next.catch((error) => warn(String(error)));
-    return next;
-  };
-  let latest: Scan | undefined;
-  const refresh = async () => {
-    const fresh = await scan();
-    for (const [rel, entry] of fresh) capture(rel, entry);
-    latest = fresh;
   };
 
   const readState = async (inner: WorkspacePort, abs: string): Promise<FileState> => {
@@ -220,9 +200,6 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
     },
     beginPrompt(text) {
       prompt++;
-      // The user may have changed anything since the last prompt: a fresh picture, while the model thinks.
-      latest = undefined;
-      void enqueue(refresh);
       try {
         store.appendPrompt({ prompt, ts: options.now(), text: text.slice(0, 200) });
       } catch (error) {
@@ -230,7 +207,6 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
       }
       return prompt;
     },
-    settle: () => queue.then(() => undefined),
     wrapWorkspace(inner) {
       return {
         ...inner,
@@ -239,7 +215,6 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
         async writeFile(p, content, opts) {
           const rel = relOf(p);
           if (rel === undefined) return inner.writeFile(p, content, opts);
-          await queue;
           const before = await readState(inner, p);
           await inner.writeFile(p, content, opts);
           const hash = store.putBlob(content);
@@ -250,7 +225,6 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
         async deleteFile(p) {
           const rel = relOf(p);
           if (rel === undefined) return inner.deleteFile(p);
-          await queue;
           const before = await readState(inner, p);
           await inner.deleteFile(p);
           record(rel, 'tool', before, { kind: 'absent' });
@@ -259,7 +233,6 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
         async rename(from, to) {
           const relFrom = relOf(from);
           const relTo = relOf(to);
-          await queue;
           const beforeFrom = relFrom !== undefined ? await readState(inner, from) : undefined;
           const beforeTo = relTo !== undefined ? await readState(inner, to) : undefined;
           await inner.rename(from, to);
@@ -274,10 +247,8 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
         async run(runOptions) {
           let before: Scan | undefined;
           try {
-            await enqueue(async () => {
-              if (!latest) await refresh();
-            });
-            before = latest;
+            before = scan();
+            for (const [rel, entry] of before) capture(rel, entry);
           } catch (error) {
             warn(`scan before the command failed; its changes are not recorded: ${String(error)}`);
           }
@@ -285,16 +256,11 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
           const result = await inner.run(runOptions);
           const endedAt = Date.now();
           if (before) {
-            const base = before;
-            // Recorded in the background: the result goes back to the model at once.
-            void enqueue(async () => {
-              const after = await scan();
-              recordCommand(runOptions.command, base, after, startedAt, endedAt);
-              latest = after;
-            }).catch((error) => {
-              latest = undefined;
+            try {
+              recordCommand(runOptions.command, before, scan(), startedAt, endedAt);
+            } catch (error) {
               warn(`scan after the command failed; its changes are not recorded: ${String(error)}`);
-            });
+            }
           }
           return result;
         },

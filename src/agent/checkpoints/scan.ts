@@ -76,48 +76,6 @@ function entryOf(stat: fs.Stats, inIgnoredDir: boolean): ScanEntry {
   };
 }
 
-/**
- * The same scan without blocking the event loop (stats run on libuv's thread pool), so it can
- * overlap with a model call.
- */
-export async function scanWorkspaceAsync(options: ScanOptions): Promise<Scan> {
-  const out: Scan = new Map();
-  const matcher = createIgnoreMatcher(options.root);
-  const skip = new Set(options.skipDirs);
-  const walk = async (dirAbs: string, dirRel: string, ignoredDir: boolean): Promise<void> => {
-    let entries: fs.Dirent[];
-    try {
-      entries = await fs.promises.readdir(dirAbs, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    const jobs: Promise<void>[] = [];
-    for (const entry of entries) {
-      const name = entry.name;
-      const abs = `${dirAbs}${path.sep}${name}`;
-      const rel = dirRel === '' ? name : `${dirRel}/${name}`;
-      if (entry.isDirectory()) {
-        if (name === '.git' || skip.has(abs)) continue;
-        jobs.push(walk(abs, rel, ignoredDir || matcher.isIgnored(rel, true)));
-      } else if (entry.isFile()) {
-        jobs.push(
-          fs.promises.lstat(abs).then(
-            (stat) => {
-              if (!stat.isFile()) return;
-              if (stat.size > options.ignoredSizeCap && (ignoredDir || matcher.isIgnored(rel, false))) return;
-              out.set(rel, entryOf(stat, ignoredDir));
-            },
-            () => undefined,
-          ),
-        );
-      }
-    }
-    await Promise.all(jobs);
-  };
-  await walk(options.root, '', false);
-  return out;
-}
-
 export function sameSignature(a: ScanEntry, b: ScanEntry): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
 }

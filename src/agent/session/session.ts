@@ -300,8 +300,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'error', code: 'internal', message: text });
       outcome = { status: 'failed', finalText: '', error: text };
     }
-    // A command's changes are recorded in the background; the run ends once they are on disk.
-    await recorder?.settle();
     if (outcome.status === 'stopped' && outcome.error)
       emit({ type: 'notice', level: 'error', text: outcome.error });
     emit({
