@@ -50,7 +50,7 @@ export interface TaskDeps {
   readonly newSession: (extra: {
     extraTools?: readonly AnyToolDefinition[];
     wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
-  }) => AgentSession;
+  }) => AgentSession | Promise<AgentSession>;
   /** Called once a session exists (so a host can subscribe to its events). */
   readonly onSessionStart?: (session: AgentSession, feature: Feature | undefined) => void;
   readonly initTimeoutMs?: number;
@@ -87,7 +87,7 @@ export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport
   const { workspace } = deps;
   if (read(workspace, FEATURE_LIST) !== undefined)
     throw new TaskError(`${FEATURE_LIST} already exists; continue with: keel task run`);
-  const session = deps.newSession({});
+  const session = await deps.newSession({});
   deps.onSessionStart?.(session, undefined);
   const outcome = await session.prompt(initializerPrompt(spec));
   const text = read(workspace, FEATURE_LIST);
@@ -243,7 +243,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
       });
     },
   });
-  const session = deps.newSession({
+  const session = await deps.newSession({
     extraTools: [featureDone as unknown as AnyToolDefinition],
     wrapTool: (tool) => protectFeatureList(tool, guarded),
   });
@@ -344,6 +344,7 @@ export async function runTask(
 ): Promise<RunTaskReport> {
   const { workspace } = deps;
   committedList(workspace); // fails early with a clear message when there is no task
+  ensureRepository(workspace); // the harness commits once per session
   const reports: SessionReport[] = [];
   const crashed = recoverCrashed(deps);
   if (crashed) {
