@@ -51,6 +51,12 @@ function workspaceDir(dir: string | undefined): string {
   return resolved;
 }
 
+/** KEEL_CHECKPOINT_BUDGET_MB caps the disk use of per-prompt checkpoints (default 512 MB). */
+function checkpointBudget(): { checkpoints?: { budgetBytes: number } } {
+  const mb = Number(process.env.KEEL_CHECKPOINT_BUDGET_MB);
+  return Number.isFinite(mb) && mb > 0 ? { checkpoints: { budgetBytes: mb * 1024 * 1024 } } : {};
+}
+
 function makeHost(workspace: string, approvals: ApprovalsPort): Host {
   return createNodeHost({ workspace, approvals, ripgrepPath: rgPath });
 }
@@ -112,6 +118,7 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
       ...(args.resume ? { resumeId: args.resume } : {}),
+      ...checkpointBudget(),
     });
     session.subscribe((event) => {
       if (args.json) process.stdout.write(`${JSON.stringify(event)}\n`);
@@ -163,6 +170,7 @@ async function task(args: TaskArgs): Promise<number> {
         fallbackModels: args.fallbackModels,
         ...(skills ? { bundledSkillsDir: skills } : {}),
         ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+        ...checkpointBudget(),
         ...extra,
       }),
   });

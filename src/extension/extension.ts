@@ -164,6 +164,9 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
         ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),
         ...(settings.maxTurns ? { maxTurns: settings.maxTurns } : {}),
         ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
+        ...(settings.checkpointBudgetMB
+          ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
+          : {}),
         readOnly: !vscode.workspace.isTrusted,
         bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
         ...extra,

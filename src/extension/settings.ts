@@ -24,6 +24,8 @@ export interface KeelSettings {
   readonly editReview: 'afterApply' | 'beforeApply';
   readonly maxTurns?: number | undefined;
   readonly contextWindow?: number | undefined;
+  /** Disk budget for per-prompt checkpoints; older sessions' checkpoints are pruned past it. */
+  readonly checkpointBudgetMB?: number | undefined;
 }
 
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
@@ -55,6 +57,7 @@ export function parseSettings(raw: {
   editReview?: unknown;
   maxTurns?: unknown;
   contextWindow?: unknown;
+  checkpointBudgetMB?: unknown;
 }): KeelSettings {
   const approvals = {} as Record<ApprovalCategory, ApprovalPolicy>;
   for (const k of APPROVAL_CATEGORIES) approvals[k] = policy(raw.approvals?.[k]);
@@ -67,6 +70,7 @@ export function parseSettings(raw: {
     editReview: raw.editReview === 'beforeApply' ? 'beforeApply' : 'afterApply',
     maxTurns: positiveInt(raw.maxTurns),
     contextWindow: positiveInt(raw.contextWindow),
+    checkpointBudgetMB: positiveInt(raw.checkpointBudgetMB),
   };
 }
 
@@ -94,5 +98,6 @@ export function readSettings(): KeelSettings {
     editReview: c.get('edits.review'),
     maxTurns: c.get('maxTurns') ?? undefined,
     contextWindow: c.get('contextWindow') ?? undefined,
+    checkpointBudgetMB: c.get('checkpoints.budgetMB') ?? undefined,
   });
 }
