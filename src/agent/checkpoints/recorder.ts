@@ -169,10 +169,16 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
     }
   };
 
-  const readState = async (inner: WorkspacePort, abs: string): Promise<FileState> => {
-    const stat = await inner.stat(abs);
-    if (!stat) return { kind: 'absent' };
-    if (stat.type !== 'file')
+  // The pre-image is read from the disk, never through the port: a host may treat a read as "what
+  // the agent based its edit on" (VS Code's optimistic lock does), and this read is not the agent's.
+  const readState = async (_inner: WorkspacePort, abs: string): Promise<FileState> => {
+    let stat: fs.Stats;
+    try {
+      stat = await fs.promises.lstat(abs);
+    } catch {
+      return { kind: 'absent' };
+    }
+    if (!stat.isFile())
       return { kind: 'untracked', size: stat.size, mtimeMs: stat.mtimeMs, reason: 'not a file' };
     if (stat.size > captureCap)
       return {
@@ -181,12 +187,8 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
         mtimeMs: stat.mtimeMs,
         reason: 'larger than the copy limit',
       };
-    const bytes = await inner.readFile(abs);
-    return {
-      kind: 'bytes',
-      hash: store.putBlob(bytes),
-      ...(stat.mode !== undefined ? { mode: stat.mode } : {}),
-    };
+    const bytes = await fs.promises.readFile(abs);
+    return { kind: 'bytes', hash: store.putBlob(bytes), mode: stat.mode & 0o7777 };
   };
   const remember = (rel: string, abs: string, hash: string) => {
     const entry = lstatEntry(abs);
