@@ -241,6 +241,13 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       case 'rejectAll':
         await vscode.commands.executeCommand('keel.rejectAllEdits');
         return;
+      case 'restoreBefore':
+        await vscode.commands.executeCommand(
+          'keel.restoreBeforePrompt',
+          deps.controller.current?.id,
+          message.promptNumber,
+        );
+        return;
       case 'openDiff':
         await openReviewDiff(deps.review, abs(message.path));
         return;

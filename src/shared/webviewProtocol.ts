@@ -253,6 +253,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('acceptAll') }),
   z.strictObject({ type: z.literal('rejectAll') }),
   z.strictObject({ type: z.literal('openDiff'), path: relPath }),
+  /** "Restore to before this": the files Keel changed from that prompt on (confirmed by the host). */
+  z.strictObject({ type: z.literal('restoreBefore'), promptNumber: z.int().check(z.positive()) }),
   /** Open a workspace file (paths in tool cards are links); line is 1-based. */
   z.strictObject({
     type: z.literal('openFile'),

@@ -187,6 +187,7 @@ test('webview messages: every kind parses, junk and extra keys do not', () => {
     { type: 'acceptAll' },
     { type: 'rejectAll' },
     { type: 'openDiff', path: 'a.ts' },
+    { type: 'restoreBefore', promptNumber: 2 },
     { type: 'openFile', path: 'a.ts', line: 3 },
     { type: 'copyCode', code: 'x' },
     { type: 'insertCode', code: 'x' },

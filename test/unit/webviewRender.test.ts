@@ -590,3 +590,28 @@ test('saved state restores the view and draft; junk and oversized views are not 
   };
   assert.equal(toSaved(huge, { text: '', mentions: [] }).view, undefined);
 });
+
+test('messages that start a run carry their prompt number (for "Restore to before this"); steering ones do not', () => {
+  const state = reduceMany(
+    initialState(),
+    stream([
+      { type: 'agent_start', runId: 'r1', prompt: 'one' },
+      userMsg('u1', 'one', false),
+      { type: 'agent_end', runId: 'r1', status: 'finished', finalText: '' },
+      { type: 'agent_start', runId: 'r2', prompt: 'two' },
+      userMsg('u2', 'two', false),
+      userMsg('u3', 'steer', true),
+      {
+        type: 'user_message',
+        message: { id: 'u3', ts: 1, role: 'user', text: 'steer', steering: true },
+        queued: false,
+      },
+    ]),
+  );
+  const users = state.items.flatMap((i) => (i.kind === 'user' ? [[i.id, i.promptNumber]] : []));
+  assert.deepEqual(users, [
+    ['u1', 1],
+    ['u2', 2],
+    ['u3', undefined],
+  ]);
+});

@@ -14,6 +14,8 @@ export interface UserItem {
   readonly text: string;
   readonly mentions: readonly string[];
   readonly steering: boolean;
+  /** The prompt's checkpoint number (runs it started, from 1): "Restore to before this". */
+  readonly promptNumber?: number;
 }
 
 export interface AssistantBlockView {

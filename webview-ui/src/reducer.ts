@@ -123,12 +123,18 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
         break;
       }
       if (queuedAt >= 0) draft.queue.splice(queuedAt, 1);
+      const steering = message.steering ?? false;
+      // A message that starts a run is a prompt with a checkpoint: its number counts such messages.
+      const promptNumber = steering
+        ? undefined
+        : draft.items.filter((i) => i.kind === 'user' && !i.steering).length + 1;
       put(draft, {
         kind: 'user',
         id: message.id,
         text: message.text,
         mentions: message.mentions ?? [],
-        steering: message.steering ?? false,
+        steering,
+        ...(promptNumber !== undefined ? { promptNumber } : {}),
       });
       break;
     }

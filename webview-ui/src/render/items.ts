@@ -10,6 +10,22 @@ export interface RenderContext {
   pendingHunks(path: string): number;
 }
 
+function restoreButton(promptNumber: number, ctx: RenderContext): HTMLElement {
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'msg-action restore-before',
+      title: 'Restore the files Keel changed from this message on (asks first, lists conflicts)',
+      'aria-label': 'Restore to before this',
+    },
+    icon('discard'),
+    'Restore to before this',
+  );
+  button.addEventListener('click', () => ctx.post({ type: 'restoreBefore', promptNumber }));
+  return button;
+}
+
 function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
   return h(
     'div',
@@ -25,6 +41,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
       icon('account'),
       'You',
       item.steering ? h('span', { class: 'tag' }, 'steering') : null,
+      item.promptNumber !== undefined ? restoreButton(item.promptNumber, ctx) : null,
     ),
     h('div', { class: 'msg-text' }, item.text),
     item.mentions.length > 0
