@@ -12,7 +12,7 @@ import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
 import { progressLine } from './render.ts';
-import { runToolOnce } from './toolCommand.ts';
+import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
 const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
@@ -170,6 +170,11 @@ async function run(args: RunArgs): Promise<number> {
 async function tool(args: ToolArgs): Promise<number> {
   const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve));
   const skillsDir = bundledSkillsDir();
+  if (!args.name) {
+    out(`${listTools(host, skillsDir ? { bundledSkillsDir: skillsDir } : {})}\n`);
+    out('\nRun one: keel tool NAME \'JSON-INPUT\', e.g. keel tool Read \'{"path":"README.md"}\'\n');
+    return EXIT.finished;
+  }
   const result = await runToolOnce(
     host,
     args.name,

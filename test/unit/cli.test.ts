@@ -425,3 +425,17 @@ describe('keel usage and guards', () => {
     assert.ok(workspace && !fs.existsSync(workspace), 'the demo workspace is removed after an EPIPE too');
   });
 });
+
+describe('keel tool', () => {
+  test('without arguments lists the tools a session offers, one per line', async () => {
+    const ws = tempWorkspace({});
+    const run = await runKeel(['tool', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(run.code, 0, run.stderr);
+    const names = run.stdout
+      .split('\n')
+      .map((l) => /^(\w+)\s{2,}\S/.exec(l)?.[1])
+      .filter(Boolean);
+    for (const name of ['Bash', 'Edit', 'Read', 'Write', 'Grep']) assert.ok(names.includes(name), run.stdout);
+    assert.match(run.stdout, /keel tool NAME 'JSON-INPUT'/);
+  });
+});
