@@ -346,7 +346,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.match(sent, /DENIED_BY_USER/);
   });
 
-  it('Ask Keel About Selection works from the editor context menu', async () => {
+  it('Ask About Selection works from the editor context menu', async () => {
     const before = emulator.requests.length;
     script('ask', [{ content: [{ type: 'text', text: 'It returns a greeting for the given name.' }] }]);
     await openFile('src/app.ts');
@@ -356,7 +356,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await page.keyboard.press('Shift+ArrowDown');
     await page.keyboard.press('Shift+ArrowDown');
     await editor.click({ button: 'right', position: { x: 40, y: 8 } });
-    const item = page.locator('.context-view .action-item', { hasText: 'Ask Keel About Selection' }).first();
+    const item = page.locator('.context-view .action-item', { hasText: 'Ask About Selection' }).first();
     await item.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
     await item.click();
     const input = page.locator('.quick-input-widget input');
