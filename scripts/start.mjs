@@ -40,7 +40,13 @@ function freePort() {
 // ordinary reviewable changes), removed again when this script stops.
 const scratch = process.argv[2] ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-'));
 const folder = scratch ?? path.resolve(process.argv[2]);
-if (scratch) sh(process.execPath, ['--import', 'tsx', 'test/emulator/demo/workspace.ts', scratch]);
+const removeScratch = () => scratch && fs.rmSync(scratch, { recursive: true, force: true });
+// Until code-server runs in it, the scratch folder goes as soon as this script ends (a failed install).
+let serving = false;
+if (scratch) {
+  process.on('exit', () => serving || removeScratch());
+  sh(process.execPath, ['--import', 'tsx', 'test/emulator/demo/workspace.ts', scratch]);
+}
 
 step(
   `code-server 4.139.1 in ${path.relative(repo, csHome) || csHome}/ (the first run installs it: ~2 min of native builds)`,
@@ -57,7 +63,7 @@ sh('npx', ['vsce', 'package', '--allow-missing-repository', '--skip-license', '-
 const started = [];
 const stopAll = () => {
   spawnSync('bash', ['scripts/code-server/stop.sh', runDir], { cwd: repo, stdio: 'ignore' });
-  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+  removeScratch();
   for (const child of started) {
     try {
       child.kill('SIGTERM');
@@ -136,6 +142,7 @@ sh(
 step('starting code-server');
 const port = Number(process.env.PORT ?? (await freePort()));
 spawnSync('bash', ['scripts/code-server/stop.sh', runDir], { cwd: repo, stdio: 'ignore' });
+serving = true;
 sh('bash', ['scripts/code-server/start.sh', String(port), folder, runDir], {
   env: {
     ...process.env,
