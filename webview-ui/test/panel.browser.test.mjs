@@ -606,3 +606,28 @@ test('screenshots in dark, light and high-contrast themes', { skip }, async () =
   }
   console.log(`screenshots: ${dir}`);
 });
+
+test('in demo mode the panel says so and shows no cost', { skip }, async () => {
+  await page.goto(`${baseUrl}/index.html?theme=dark&demo=1`);
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload();
+  await page.waitForFunction(() => window.__posted.length > 0);
+  seq = 0;
+  await send({
+    type: 'snapshot',
+    sessionId: 's-demo',
+    replace: true,
+    events: runEvents(),
+    todos,
+    running: false,
+    model: 'claude-sonnet-4-5',
+    contextWindow: 200000,
+  });
+  assert.match(await page.locator('.demo-badge').textContent(), /DEMO/);
+  const meter = await page.locator('.meter').textContent();
+  assert.match(meter, /demo/);
+  assert.doesNotMatch(meter, /\$/, 'no cost in demo mode');
+  await page.goto(`${baseUrl}/index.html?theme=dark`);
+  await page.waitForFunction(() => window.__posted.length > 0);
+  assert.equal(await page.locator('.demo-badge').count(), 0, 'no badge outside demo mode');
+});
