@@ -359,6 +359,8 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       .first()
       .click();
     await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === original);
+    // Leave the editors as the other tests expect them (they select text in the first editor).
+    await runCommand('View: Close All Editors');
   });
 
   it('a Bash command raises the native modal; closing it reaches the agent as DENIED_BY_USER', async () => {
