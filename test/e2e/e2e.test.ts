@@ -335,34 +335,6 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.equal(fs.readFileSync(file, 'utf8'), APP_TS);
   });
 
-  it('the demo: "add a farewell function" edits with a pending review (CodeLens Accept/Reject) and runs the test', async () => {
-    const file = path.join(workspace, 'src', 'greet.js');
-    const original = fs.readFileSync(file, 'utf8');
-    emulator.setScenario(demoScenario);
-    const frame = await openPanel();
-    await send(frame, 'add a farewell function');
-    await waitForText(frame, 'pending review');
-    assert.match(fs.readFileSync(file, 'utf8'), /export function farewell\(name\)/);
-    assert.match(requestsText(), /# pass 1|"exit_code":0|exit code 0/, 'npm test ran and passed');
-    await openFile('src/greet.js');
-    await page
-      .locator('.codelens-decoration a', { hasText: 'Accept' })
-      .first()
-      .waitFor({ timeout: UI_TIMEOUT });
-    await page
-      .locator('.codelens-decoration a', { hasText: 'Reject' })
-      .first()
-      .waitFor({ timeout: UI_TIMEOUT });
-    await shot('demo-farewell-review');
-    await frame
-      .getByRole('button', { name: /^Reject/ })
-      .first()
-      .click();
-    await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === original);
-    // Leave the editors as the other tests expect them (they select text in the first editor).
-    await runCommand('View: Close All Editors');
-  });
-
   it('a Bash command raises the native modal; closing it reaches the agent as DENIED_BY_USER', async () => {
     const before = emulator.requests.length;
     script('bash', [
@@ -529,6 +501,33 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       await page.waitForTimeout(500); // let the webview pick up the new theme variables
       await shot(name);
     }
+  });
+
+  // Last: it opens another editor, and earlier tests select text in the first one.
+  it('the demo: "add a farewell function" edits with a pending review (CodeLens Accept/Reject) and runs the test', async () => {
+    const file = path.join(workspace, 'src', 'greet.js');
+    const original = fs.readFileSync(file, 'utf8');
+    emulator.setScenario(demoScenario);
+    const frame = await openPanel();
+    await send(frame, 'add a farewell function');
+    await waitForText(frame, 'pending review');
+    assert.match(fs.readFileSync(file, 'utf8'), /export function farewell\(name\)/);
+    assert.match(requestsText(), /# pass 1|"exit_code":0|exit code 0/, 'npm test ran and passed');
+    await openFile('src/greet.js');
+    await page
+      .locator('.codelens-decoration a', { hasText: 'Accept' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await page
+      .locator('.codelens-decoration a', { hasText: 'Reject' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await shot('demo-farewell-review');
+    await frame
+      .getByRole('button', { name: /^Reject/ })
+      .first()
+      .click();
+    await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === original);
   });
 });
 
