@@ -11,6 +11,7 @@ import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
 import { progressLine } from './render.ts';
+import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -37,8 +38,8 @@ function workspaceDir(dir: string | undefined): string {
   return resolved;
 }
 
-function makeHost(workspace: string, approvals: ApprovalsPort): Host {
-  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath });
+function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag): Host {
+  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath, sandbox: sandboxSettings(sandbox) });
 }
 
 async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
@@ -81,7 +82,9 @@ async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
-    const host = makeHost(workspace, approvalsFor(args.approve));
+    const host = makeHost(workspace, approvalsFor(args.approve), args.sandbox);
+    const notice = sandboxNotice(host);
+    if (notice) process.stderr.write(`${notice}\n`);
     const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
     if (!demo && !args.contextWindow && !/claude/i.test(model)) {
       // Keel knows Claude models' windows; for any other model the 16K/32K guards need the real figure.
@@ -134,7 +137,7 @@ async function run(args: RunArgs): Promise<number> {
 }
 
 async function tool(args: ToolArgs): Promise<number> {
-  const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve));
+  const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve), args.sandbox);
   const skillsDir = bundledSkillsDir();
   const result = await runToolOnce(
     host,
@@ -166,6 +169,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'doctor': {
+        const report = doctorReport(args.sandbox);
+        process.stdout.write(`${report.text}\n`);
+        return report.ok ? EXIT.finished : EXIT.failed;
+      }
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         process.stdout.write(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);

@@ -53,5 +53,8 @@ test('src/agent/safety is grouped in sub-folders with no file over 400 lines', (
     .filter((x) => x.lines > 400);
   assert.deepEqual(long, []);
   for (const folder of ['shell', 'rules', 'paths', 'guards'])
-    assert.ok(files.some((f) => f.includes(join('safety', folder))), `expected safety/${folder}/`);
+    assert.ok(
+      files.some((f) => f.includes(join('safety', folder))),
+      `expected safety/${folder}/`,
+    );
 });
