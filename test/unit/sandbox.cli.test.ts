@@ -234,6 +234,27 @@ describe('OS sandbox through keel run --approve never', {
   });
 });
 
+describe('running outside the sandbox', { skip: !available && 'bubblewrap unavailable' }, () => {
+  test('only through an explicit one-time approval: denied under --approve never, granted once under all', async () => {
+    const ws = workspace('outside', false);
+    const command = `touch ${path.join(home, 'outside-marker')}`;
+    const never = await session(ws, [call('Bash', { command, outside_sandbox: true })]);
+    assert.equal(never.bash[0]?.result.error?.code, 'DENIED_BY_USER', never.bash[0]?.result.text);
+    assert.ok(!fs.existsSync(path.join(home, 'outside-marker')));
+
+    emu.setScenario({ replies: [call('Bash', { command, outside_sandbox: true }), say('done')] });
+    const all = await runKeel(
+      ['run', '--workspace', ws, '--approve', 'all', 'go'],
+      cliEnv(emu.url, { HOME: home }),
+    );
+    assert.equal(all.code, 0, all.stderr);
+    assert.ok(fs.existsSync(path.join(home, 'outside-marker')), 'ran unconfined after approval');
+    const audit = fs.readFileSync(path.join(ws, '.keel', 'audit.jsonl'), 'utf8');
+    assert.match(audit, /"outside_sandbox":true/);
+    assert.match(audit, /Run OUTSIDE the sandbox/);
+  });
+});
+
 describe('without a sandbox: one notice, the static policy and approvals as today', () => {
   test('bwrap missing: the first stderr line says so once; loopback curl and git stash need approval', async () => {
     const ws = workspace('fallback', true);

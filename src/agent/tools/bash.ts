@@ -206,9 +206,16 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
       kind: request.kind,
       risk: request.risk,
       reason: verdict.reason,
+      ...(outside ? { outside_sandbox: true, title: request.title } : {}),
     });
     const decision = await ctx.host.approvals.ask(request, ctx.signal);
-    ctx.audit({ type: 'approval_decision', tool: 'Bash', command, decision });
+    ctx.audit({
+      type: 'approval_decision',
+      tool: 'Bash',
+      command,
+      decision,
+      ...(outside ? { outside_sandbox: true } : {}),
+    });
     if (ctx.signal.aborted)
       return fail('ABORTED', 'Aborted before the command ran.', 'Wait for the user.') as ToolResult<BashData>;
     if (decision === 'deny') {
