@@ -12,6 +12,12 @@ import { explainOutput } from '../../src/agent/safety/sandbox/denials.ts';
 import { probeSandbox } from '../../src/agent/safety/sandbox/probe.ts';
 import { createSandbox } from '../../src/agent/safety/sandbox/sandbox.ts';
 import { seccompProgram } from '../../src/agent/safety/sandbox/seccomp.ts';
+import {
+  runOutsideDialog,
+  runOutsideMessage,
+  sandboxNotice,
+  sandboxTooltip,
+} from '../../src/extension/sandboxUi.ts';
 
 // The sandbox's parts: the generated seccomp program (does bwrap load it, does it refuse exactly
 // AF_UNIX sockets), the tier probe, denial explanations, and the one-time approval.
@@ -162,4 +168,28 @@ test('a one-time approval is never remembered for the session', async () => {
   assert.equal(await approvals.ask(request), 'allow_once');
   assert.equal(await approvals.ask(request), 'allow_once');
   assert.equal(asked, 2);
+});
+
+test('the extension shows the tier in the tooltip, a notice only without a sandbox, and a plain-words modal', () => {
+  const on = {
+    tier: 'bwrap' as const,
+    summary: 'Sandbox on (bubblewrap + seccomp): writes only in the workspace.',
+  };
+  const off = {
+    tier: 'none' as const,
+    summary: 'No sandbox (bubblewrap not installed): commands run without an OS sandbox.',
+    fix: 'Install bubblewrap',
+  };
+  assert.match(sandboxTooltip(on), /^Sandbox: on — \(bubblewrap \+ seccomp\)/);
+  assert.match(
+    sandboxTooltip(off),
+    /^Sandbox: OFF — No sandbox \(bubblewrap not installed\).*Fix: Install bubblewrap/,
+  );
+  assert.equal(sandboxNotice(on), undefined);
+  assert.deepEqual(sandboxNotice(off), { text: off.summary, suggestion: 'Install bubblewrap' });
+  assert.match(sandboxNotice({ ...off, failIfUnavailable: true })?.text ?? '', /Commands will not run/);
+  const dialog = runOutsideDialog('python3 x.py');
+  assert.match(dialog.detail, /^python3 x\.py\n\n/);
+  assert.match(dialog.detail, /write anywhere you can, read your SSH keys/);
+  assert.match(runOutsideMessage('python3 x.py'), /"outside_sandbox": true[\s\S]*python3 x\.py$/);
 });
