@@ -16,6 +16,7 @@ const benches: Bench[] = [
     file: './session.ts',
     fn: 'runSessionBench',
   },
+  { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
 ];
 
 const only = process.argv[2];

@@ -7,6 +7,9 @@ export const USAGE = `Usage:
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR]
+  keel doctor [--sandbox on|off|required]
+  run and tool also take --sandbox on|off|required (default on when available; required = refuse
+  commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
@@ -14,6 +17,7 @@ Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
 export class UsageError extends Error {}
 
 const approve = z.enum(['never', 'safe', 'all']);
+const sandbox = z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
 const positiveInt = (name: string) =>
   z
     .string()
@@ -36,6 +40,7 @@ const runSchema = z.object({
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
   prompt: z.string(),
+  sandbox: sandbox.optional(),
 });
 const toolSchema = z.object({
   command: z.literal('tool'),
@@ -44,7 +49,9 @@ const toolSchema = z.object({
   input: z.string(),
   workspace: z.string().optional(),
   approve: approve.optional(),
+  sandbox: sandbox.optional(),
 });
+const doctorSchema = z.object({ command: z.literal('doctor'), sandbox: sandbox.optional() });
 const traceSchema = z.object({
   command: z.literal('trace'),
   target: z.string().min(1),
@@ -54,7 +61,8 @@ const traceSchema = z.object({
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | { command: 'help' };
+export type DoctorArgs = z.infer<typeof doctorSchema>;
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | DoctorArgs | { command: 'help' };
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -81,6 +89,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: { type: 'string' },
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
+        sandbox: { type: 'string' },
       },
     });
   } catch (error) {
@@ -113,10 +122,11 @@ export function parseCli(argv: readonly string[]): CliArgs {
         contextWindow: v['context-window'],
         demo: v.demo === true,
         prompt: pos[0] ?? '',
+        sandbox: v.sandbox,
       });
     }
     case 'tool':
-      allowedFor(['workspace', 'approve']);
+      allowedFor(['workspace', 'approve', 'sandbox']);
       if (pos.length === 0)
         return check(toolSchema, {
           command,
@@ -124,6 +134,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
           input: '',
           workspace: v.workspace,
           approve: v.approve,
+          sandbox: v.sandbox,
         });
       if (pos.length !== 2)
         throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
@@ -133,7 +144,12 @@ export function parseCli(argv: readonly string[]): CliArgs {
         input: pos[1],
         workspace: v.workspace,
         approve: v.approve,
+        sandbox: v.sandbox,
       });
+    case 'doctor':
+      allowedFor(['sandbox']);
+      if (pos.length !== 0) throw new UsageError('keel doctor takes no arguments');
+      return check(doctorSchema, { command, sandbox: v.sandbox });
     case 'trace':
       allowedFor(['workspace']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');

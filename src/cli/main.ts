@@ -12,6 +12,7 @@ import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
 import { progressLine } from './render.ts';
+import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -56,8 +57,8 @@ function workspaceDir(dir: string | undefined): string {
   return resolved;
 }
 
-function makeHost(workspace: string, approvals: ApprovalsPort): Host {
-  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath });
+function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag): Host {
+  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath, sandbox: sandboxSettings(sandbox) });
 }
 
 async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
@@ -107,7 +108,9 @@ async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
-    const host = makeHost(workspace, approvalsFor(args.approve));
+    const host = makeHost(workspace, approvalsFor(args.approve), args.sandbox);
+    const notice = sandboxNotice(host);
+    if (notice) process.stderr.write(`${notice}\n`);
     const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
     if (!demo && !args.contextWindow && !/claude/i.test(model)) {
       // Keel knows Claude models' windows; for any other model the 16K/32K guards need the real figure.
@@ -168,7 +171,7 @@ async function run(args: RunArgs): Promise<number> {
 }
 
 async function tool(args: ToolArgs): Promise<number> {
-  const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve));
+  const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve), args.sandbox);
   const skillsDir = bundledSkillsDir();
   if (!args.name) {
     out(`${listTools(host, skillsDir ? { bundledSkillsDir: skillsDir } : {})}\n`);
@@ -211,6 +214,11 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'doctor': {
+        const report = doctorReport(args.sandbox);
+        process.stdout.write(`${report.text}\n`);
+        return report.ok ? EXIT.finished : EXIT.failed;
+      }
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);

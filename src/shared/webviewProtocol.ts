@@ -267,6 +267,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('requestFileCompletions'),
     query: z.string().check(z.maxLength(MAX_PATH)),
   }),
+  /** "Run outside the sandbox…" on a SANDBOX_DENIED card: the host asks in a modal first. */
+  z.strictObject({ type: z.literal('runOutsideSandbox'), toolUseId: id }),
 ]);
 
 // ---------- types ----------

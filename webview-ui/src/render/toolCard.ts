@@ -121,6 +121,23 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
           : null,
       ),
     );
+    // The sandbox refused part of a command: the user (never the model alone) may re-run it outside.
+    if (item.error.code === 'SANDBOX_DENIED' && item.name === 'Bash') {
+      card.append(
+        h(
+          'div',
+          { class: 'edit-actions sandbox-actions' },
+          button(
+            'Run outside the sandbox…',
+            () => ctx.post({ type: 'runOutsideSandbox', toolUseId: item.id }),
+            {
+              icon: 'shield',
+              secondary: true,
+            },
+          ),
+        ),
+      );
+    }
   }
   if (item.diff) {
     card.append(renderDiff(item.diff));
