@@ -3,13 +3,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
-import type { ApprovalsPort, Host } from '../agent/host.ts';
+import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import { createCliMcpPort } from './mcpPort.ts';
 import { progressLine } from './render.ts';
 import { runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
@@ -37,8 +38,9 @@ function workspaceDir(dir: string | undefined): string {
   return resolved;
 }
 
-function makeHost(workspace: string, approvals: ApprovalsPort): Host {
-  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath });
+function makeHost(workspace: string, approvals: ApprovalsPort, mcp?: McpPort): Host {
+  const host = createNodeHost({ workspace, approvals, ripgrepPath: rgPath });
+  return mcp ? { ...host, mcp } : host;
 }
 
 async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
@@ -81,7 +83,7 @@ async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
-    const host = makeHost(workspace, approvalsFor(args.approve));
+    const host = makeHost(workspace, approvalsFor(args.approve), createCliMcpPort(args, workspace));
     const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
     if (!demo && !args.contextWindow && !/claude/i.test(model)) {
       // Keel knows Claude models' windows; for any other model the 16K/32K guards need the real figure.
@@ -119,7 +121,13 @@ async function run(args: RunArgs): Promise<number> {
     process.on('SIGINT', onSigint);
     const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
     const mentions = mentionedFiles(prompt, workspace);
-    const outcome: RunOutcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+    let outcome: RunOutcome;
+    try {
+      outcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+    } finally {
+      // MCP servers end with the session, before the process does.
+      await session.mcp?.shutdown();
+    }
     process.off('SIGINT', onSigint);
     if (!args.json && outcome.finalText) process.stdout.write(`${outcome.finalText}\n`);
     if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);

@@ -94,7 +94,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       review,
       proposals,
       approvals: createModalApprovals({
-        policyFor: (kind) => (kind === 'other' ? 'ask' : readSettings().approvals[kind]),
+        policyFor: (kind) => (kind === 'other' || kind === 'mcp' ? 'ask' : readSettings().approvals[kind]),
         log: (m) => write('info', m),
       }),
       reviewMode: () => readSettings().editReview,

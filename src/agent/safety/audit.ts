@@ -22,7 +22,15 @@ export type AuditRecord =
       timedOut?: boolean;
     }
   | { type: 'file_change'; action: 'create' | 'modify' | 'delete' | 'rename'; path: string; tool?: string }
-  | { type: 'policy_block'; rule: string; detail: string; tool?: string };
+  | { type: 'policy_block'; rule: string; detail: string; tool?: string }
+  | {
+      type: 'mcp_call';
+      server: string;
+      mcp_tool: string;
+      status: string;
+      duration_ms: number;
+      code?: string;
+    };
 
 export interface AuditLog {
   write(entry: AuditEntry & Record<string, unknown>): void;

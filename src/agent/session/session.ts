@@ -12,6 +12,7 @@ import { createAuditLog } from '../safety/audit.ts';
 import { createCircuitBreaker } from '../safety/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/loopDetector.ts';
 import { createPathGuard } from '../safety/pathGuard.ts';
+import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import { createReadLedger } from '../safety/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createToolset } from '../tools/index.ts';
@@ -144,12 +145,17 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
   for (const problem of formatSkillProblems(skills.problems))
     emit({ type: 'notice', level: 'warn', text: problem });
+  // MCP servers: one prompt line each, started only when a tool needs them (P1, P3).
+  const { mcp, notices: mcpNotices } = setupSessionMcp(host, { readOnly });
+  for (const text of mcpNotices) emit({ type: 'notice', level: 'warn', text });
+  if (mcp) watchMcpProblems(mcp.manager, (text) => emit({ type: 'notice', level: 'warn', text }));
   const tools = createToolset({
     host,
     readOnly,
     skills,
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
+    ...(mcp ? { mcp } : {}),
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -171,6 +177,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
+    ...(mcp ? { mcpServers: mcp.servers.map((s) => ({ name: s.name, description: s.description })) } : {}),
     ...(options.cacheTtl ? { longCacheTtl: options.cacheTtl } : {}),
     workspaceRoot: root,
     stateDir: host.stateDir,
@@ -288,6 +295,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       return current !== undefined;
     },
     logPath: log.path,
+    ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {
       listeners.add(listener);
       return { dispose: () => listeners.delete(listener) };
@@ -327,6 +335,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     dispose() {
       controller?.abort('disposed');
       listeners.clear();
+      void mcp?.manager.shutdown();
     },
   };
   return session;

@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'UNAVAILABLE',
   'ABORTED',
   'INTERNAL',
+  'TOOL_ERROR',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -62,7 +63,13 @@ export interface ReadLedger {
 }
 
 export interface AuditEntry {
-  readonly type: 'approval_request' | 'approval_decision' | 'command' | 'file_change' | 'policy_block';
+  readonly type:
+    | 'approval_request'
+    | 'approval_decision'
+    | 'command'
+    | 'file_change'
+    | 'policy_block'
+    | 'mcp_call';
   readonly [key: string]: unknown;
 }
 
@@ -87,6 +94,8 @@ export interface ToolDefinition<I = unknown, D = unknown> {
   readonly inputSchema: z.ZodType<I>;
   /** Read-only tools are the only ones offered in an untrusted workspace. */
   readonly readOnly: boolean;
+  /** The circuit breaker's key for this call (default: the tool name), e.g. one per MCP server. */
+  circuitKey?(input: I): string;
   execute(input: I, context: ToolContext): Promise<ToolResult<D>>;
 }
 
