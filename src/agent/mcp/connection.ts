@@ -27,7 +27,7 @@ export interface McpConnection {
   callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { timeoutMs: number; signal: AbortSignal },
+    options: { timeoutMs: number; signal: AbortSignal; onProgress?: (text: string) => void },
   ): Promise<CallToolResult>;
   /** Called once when the connection ends unexpectedly (the process died, the stream closed). */
   onLost(listener: (why: string) => void): void;
@@ -177,11 +177,17 @@ export async function connectMcpServer(
       const result = check(args);
       return result.valid ? undefined : (result.errorMessage ?? 'the arguments do not match the schema');
     },
-    async callTool(name, args, { timeoutMs, signal }) {
+    async callTool(name, args, { timeoutMs, signal, onProgress }) {
       if (lostWhy !== undefined) throw new Error(lostWhy);
       return (await client.callTool({ name, arguments: args }, undefined, {
         timeout: timeoutMs,
         signal,
+        ...(onProgress
+          ? {
+              onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                onProgress(`${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`),
+            }
+          : {}),
       })) as CallToolResult;
     },
     onLost(listener) {

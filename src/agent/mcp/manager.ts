@@ -66,6 +66,8 @@ export interface McpManager {
     args: Record<string, unknown>,
     signal: AbortSignal,
     beforeCall?: (tool: McpToolInfo) => Promise<void>,
+    /** Progress for UIs: "calling", then the server's progress notifications. */
+    onUpdate?: (text: string) => void,
   ): Promise<McpCallOutcome>;
   start(server: string, signal?: AbortSignal): Promise<void>;
   stop(server: string): Promise<void>;
@@ -246,7 +248,7 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
     const connection = entry.connection;
     delete entry.connection;
     if (connection) await connection.close();
-    set(entry, state);
+    if (state !== entry.state) set(entry, state);
   }
 
   return {
@@ -284,7 +286,7 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
       );
     },
 
-    async call(server, toolName, args, signal, beforeCall) {
+    async call(server, toolName, args, signal, beforeCall, onUpdate) {
       const entry = entryOf(server);
       let connection = await ensure(server, signal);
       const tool = connection.tools.find((t) => t.name === toolName);
@@ -308,8 +310,17 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
       // Approval may take a while: the server may have gone meanwhile.
       connection = await ensure(server, signal);
       const timeoutMs = entry.config.timeoutMs ?? callTimeoutMs;
+      onUpdate?.(`calling ${server} › ${toolName}\n`);
       try {
-        return { tool, result: await connection.callTool(toolName, args, { timeoutMs, signal }) };
+        const onProgress = onUpdate ? (text: string) => onUpdate(`progress ${text}\n`) : undefined;
+        return {
+          tool,
+          result: await connection.callTool(toolName, args, {
+            timeoutMs,
+            signal,
+            ...(onProgress ? { onProgress } : {}),
+          }),
+        };
       } catch (error) {
         if (signal.aborted) throw new ToolFailure('ABORTED', 'The call was aborted.', 'Wait for the user.');
         const kind = connection.classify(error);

@@ -102,8 +102,13 @@ export function createMcpCallTool(
         });
       let outcome: Awaited<ReturnType<McpManager['call']>>;
       try {
-        outcome = await manager.call(input.server, input.tool, input.arguments ?? {}, ctx.signal, (tool) =>
-          approve(tool, input, port, ctx),
+        outcome = await manager.call(
+          input.server,
+          input.tool,
+          input.arguments ?? {},
+          ctx.signal,
+          (tool) => approve(tool, input, port, ctx),
+          (text) => ctx.update(text),
         );
       } catch (error) {
         if (error instanceof ToolFailure) audit('error', { code: error.code });
