@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import type { McpPort } from '../../src/agent/host.ts';
+import { inputEnvName, loadMcpConfig, parseMcpConfig, resolveTransport } from '../../src/agent/mcp/config.ts';
+import { setupSessionMcp } from '../../src/agent/mcp/setup.ts';
+import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
+import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
+import { tempWorkspace } from './helpers/cli.ts';
+import { serverScript, writeJson } from './helpers/mcp.ts';
+
+// MCP configuration (VS Code's mcp.json), variable substitution and the trust rules.
+
+const port = (over: Partial<McpPort> = {}): McpPort => ({
+  userConfigFile: null,
+  allowReadOnlyCalls: () => false,
+  approveServer: async () => true,
+  resolveInput: async () => undefined,
+  howToApprove: () => 'approve it',
+  ...over,
+});
+
+describe('mcp.json', () => {
+  test('reads VS Code format with comments and trailing commas; bad entries are named, good ones kept', () => {
+    const text = `{
+      // my servers
+      "inputs": [{"type": "promptString", "id": "token", "password": true}],
+      "servers": {
+        "gh": {"type": "http", "url": "https://example.test/mcp", "headers": {"Authorization": "Bearer \${input:token}"}},
+        "local": {"command": "node", "args": ["server.js"],},
+        "bad": {"type": "stdio"},
+        "weird": {"type": "pipe", "command": "x"},
+        "has space": {"command": "x"},
+      },
+    }`;
+    const loaded = parseMcpConfig(text, { file: '/w/.vscode/mcp.json', scope: 'workspace' });
+    assert.deepEqual(
+      loaded.servers.map((s) => [s.name, s.transport.type]),
+      [
+        ['gh', 'http'],
+        ['local', 'stdio'],
+      ],
+    );
+    assert.equal(loaded.problems.length, 3);
+    assert.match(loaded.problems[0]!, /server "bad": command/);
+    assert.match(loaded.problems[1]!, /server "weird": unknown type "pipe"/);
+    assert.match(loaded.problems[2]!, /server name "has space"/);
+    const broken = parseMcpConfig('{"servers": ', { file: '/w/mcp.json', scope: 'user' });
+    assert.match(broken.problems[0]!, /\/w\/mcp.json: not valid JSON/);
+  });
+
+  test('substitutes ${workspaceFolder}, ${env:…} and ${input:…}; an unknown variable is a clear error', async () => {
+    const [server] = parseMcpConfig(
+      JSON.stringify({
+        servers: {
+          s: {
+            command: '${workspaceFolder}/bin/srv',
+            args: ['--key=${input:api-key}', '${env:HOMEISH}'],
+            env: { TOKEN: '${env:SECRET}' },
+          },
+        },
+      }),
+      { file: '/w/mcp.json', scope: 'user' },
+    ).servers;
+    const spec = await resolveTransport(server!, {
+      workspaceFolder: '/w',
+      env: { HOMEISH: '/h', SECRET: 's3' },
+      input: async (i) => (i.id === 'api-key' ? 'k1' : undefined),
+    });
+    assert.deepEqual(spec, {
+      type: 'stdio',
+      command: '/w/bin/srv',
+      args: ['--key=k1', '/h'],
+      env: { TOKEN: 's3' },
+      cwd: '/w',
+    });
+    await assert.rejects(
+      resolveTransport(server!, { workspaceFolder: '/w', env: {}, input: async () => undefined }),
+      /needs the input "api-key"/,
+    );
+    const [odd] = parseMcpConfig(JSON.stringify({ servers: { o: { command: '${command:pick}' } } }), {
+      file: '/w/mcp.json',
+      scope: 'user',
+    }).servers;
+    await assert.rejects(
+      resolveTransport(odd!, { workspaceFolder: '/w', env: {}, input: async () => undefined }),
+      /unknown variable \$\{command:pick\}/,
+    );
+    assert.equal(inputEnvName('api-key'), 'KEEL_MCP_INPUT_API_KEY');
+  });
+
+  test('a later file replaces a same-named server and says so; the hash follows the definition', () => {
+    const files: Record<string, string> = {
+      '/u/mcp.json': JSON.stringify({ servers: { a: { command: 'one' } } }),
+      '/w/.vscode/mcp.json': JSON.stringify({ servers: { a: { command: 'two' } } }),
+    };
+    const loaded = loadMcpConfig(
+      [
+        { file: '/u/mcp.json', scope: 'user' },
+        { file: '/w/.vscode/mcp.json', scope: 'workspace' },
+      ],
+      (f) => files[f],
+    );
+    assert.equal(loaded.servers.length, 1);
+    assert.equal(loaded.servers[0]!.scope, 'workspace');
+    assert.match(loaded.problems[0]!, /"a" in \/w\/.vscode\/mcp.json replaces the one in \/u\/mcp.json/);
+    const again = parseMcpConfig(files['/u/mcp.json']!, { file: '/u/mcp.json', scope: 'user' }).servers[0]!;
+    assert.notEqual(again.hash, loaded.servers[0]!.hash);
+  });
+});
+
+describe('MCP trust', () => {
+  test('an untrusted workspace never starts its own servers (they are not even offered)', async () => {
+    const ws = tempWorkspace({});
+    writeJson(path.join(ws, '.vscode', 'mcp.json'), {
+      servers: { memory: { command: process.execPath, args: [serverScript('memory')] } },
+    });
+    let asked = 0;
+    const host = {
+      ...createNodeHost({ workspace: ws, approvals: createPolicyApprovals('all'), trusted: false }),
+      mcp: port({
+        approveServer: async () => {
+          asked++;
+          return true;
+        },
+      }),
+    };
+    const setup = setupSessionMcp(host, { readOnly: true });
+    assert.equal(setup.mcp, undefined);
+    assert.equal(asked, 0);
+    assert.match(setup.notices.join('\n'), /untrusted workspace are never started: memory/);
+  });
+
+  test('a workspace server asks the host once per session; a refusal stops it before anything runs', async () => {
+    const ws = tempWorkspace({});
+    const marker = path.join(ws, 'ran');
+    writeJson(path.join(ws, '.keel', 'mcp.json'), {
+      servers: { m: { command: '/bin/sh', args: ['-c', `touch '${marker}'`] } },
+    });
+    const requests: string[] = [];
+    const host = {
+      ...createNodeHost({ workspace: ws, approvals: createPolicyApprovals('all') }),
+      mcp: port({
+        approveServer: async (r) => {
+          requests.push(`${r.server}: ${r.commandLine}`);
+          return false;
+        },
+      }),
+    };
+    const { mcp } = setupSessionMcp(host, { readOnly: false });
+    assert.ok(mcp);
+    const signal = new AbortController().signal;
+    for (let i = 0; i < 2; i++) {
+      const [listing] = await mcp.manager.listTools(undefined, signal);
+      assert.equal(listing!.error?.code, 'DENIED_BY_USER');
+    }
+    assert.deepEqual(requests, [`m: /bin/sh -c 'touch '\\''${marker}'\\'''`]);
+    assert.equal(fs.existsSync(marker), false);
+    assert.equal(mcp.manager.loads, 0, 'the MCP SDK was never loaded');
+    assert.equal(mcp.manager.status()[0]!.state, 'denied');
+  });
+});
+
+describe('MCP stays out of everyday sessions', () => {
+  test('a session without configured servers never loads the MCP SDK or MiniSearch', () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-mcp-home-'));
+    const ws = tempWorkspace({});
+    const hook = path.join(ws, 'hook.mjs');
+    // Records every module URL resolved in the process (ESM loader hook, Node ≥ 20.6).
+    fs.writeFileSync(
+      hook,
+      `export async function resolve(s, c, next) { const r = await next(s, c); if (/modelcontextprotocol|minisearch/.test(r.url)) console.error('LOADED ' + r.url); return r; }`,
+    );
+    const script = `
+      import { register } from 'node:module';
+      register(${JSON.stringify(`file://${hook}`)});
+      const { createAgentSession } = await import('./src/agent/session/session.ts');
+      const { createNodeHost } = await import('./src/agent/node/nodeHost.ts');
+      const { createPolicyApprovals } = await import('./src/agent/safety/approvals.ts');
+      const host = { ...createNodeHost({ workspace: ${JSON.stringify(ws)}, approvals: createPolicyApprovals('never') }),
+        mcp: { allowReadOnlyCalls: () => false, approveServer: async () => false, resolveInput: async () => undefined, howToApprove: () => '' } };
+      const s = createAgentSession({ host, model: 'claude-sonnet-4-6', apiKey: 'k', baseURL: 'http://127.0.0.1:9', userSkillsDir: null });
+      console.log('tools', s.mcp === undefined);
+      s.dispose();
+      if (process.env.LOAD_MCP) await import('./src/agent/mcp/connection.ts');
+    `;
+    const run = (load: boolean) =>
+      spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        env: { ...process.env, HOME: home, ...(load ? { LOAD_MCP: '1' } : {}) },
+      });
+    const plain = run(false);
+    assert.equal(plain.status, 0, plain.stderr);
+    assert.match(plain.stdout, /tools true/);
+    assert.doesNotMatch(plain.stderr, /LOADED/);
+    // The hook does see the SDK when the connection module is loaded (the check above can fail).
+    const loaded = run(true);
+    assert.equal(loaded.status, 0, loaded.stderr);
+    assert.match(loaded.stderr, /LOADED .*@modelcontextprotocol\/sdk/);
+  });
+});
