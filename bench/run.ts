@@ -16,6 +16,11 @@ const benches: Bench[] = [
     file: './session.ts',
     fn: 'runSessionBench',
   },
+  {
+    name: 'MCP: eager vs lazy tool schemas (three real servers, 30 calls)',
+    file: './mcp.ts',
+    fn: 'runMcpBench',
+  },
 ];
 
 const only = process.argv[2];

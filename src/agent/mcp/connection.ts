@@ -179,16 +179,31 @@ export async function connectMcpServer(
     },
     async callTool(name, args, { timeoutMs, signal, onProgress }) {
       if (lostWhy !== undefined) throw new Error(lostWhy);
-      return (await client.callTool({ name, arguments: args }, undefined, {
-        timeout: timeoutMs,
-        signal,
-        ...(onProgress
-          ? {
-              onprogress: (p: { progress: number; total?: number; message?: string }) =>
-                onProgress(`${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`),
-            }
-          : {}),
-      })) as CallToolResult;
+      // A signal of its own per call: the SDK leaves its abort listener on the signal it is given, and
+      // the run's signal lives for many calls.
+      const local = new AbortController();
+      const forward = () => local.abort(signal.reason);
+      if (signal.aborted) local.abort(signal.reason);
+      else signal.addEventListener('abort', forward, { once: true });
+      try {
+        return await callOnce(local.signal);
+      } finally {
+        signal.removeEventListener('abort', forward);
+      }
+      async function callOnce(callSignal: AbortSignal): Promise<CallToolResult> {
+        return (await client.callTool({ name, arguments: args }, undefined, {
+          timeout: timeoutMs,
+          signal: callSignal,
+          ...(onProgress
+            ? {
+                onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                  onProgress(
+                    `${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`,
+                  ),
+              }
+            : {}),
+        })) as CallToolResult;
+      }
     },
     onLost(listener) {
       lostListeners.push(listener);
