@@ -203,3 +203,43 @@ describe('MCP stays out of everyday sessions', () => {
     assert.match(loaded.stderr, /LOADED .*@modelcontextprotocol\/sdk/);
   });
 });
+
+describe('what a server sees and what errors show', () => {
+  test("a server gets the config's env but not Keel's API key; errors show ${input:…} unexpanded", async () => {
+    const { createMcpManager } = await import('../../src/agent/mcp/manager.ts');
+    const { servers } = parseMcpConfig(
+      JSON.stringify({
+        servers: {
+          leaky: {
+            command: process.execPath,
+            args: ['-e', 'console.error(JSON.stringify(process.env)); process.exit(3)', '${input:tok}'],
+            env: { FROM_CONFIG: 'yes-${input:tok}' },
+          },
+        },
+      }),
+      { file: '/u/mcp.json', scope: 'user' },
+    );
+    const saved = process.env.ANTHROPIC_API_KEY;
+    process.env.ANTHROPIC_API_KEY = 'sk-must-not-leak';
+    try {
+      const manager = createMcpManager({
+        servers,
+        port: port({ resolveInput: async () => 'SECRET-123' }),
+        workspaceFolder: os.tmpdir(),
+      });
+      const [listing] = await manager.listTools(undefined, new AbortController().signal);
+      const message = listing!.error!.message;
+      assert.match(message, /failed to start .*\$\{input:tok\}'\): the process exited with code 3/);
+      assert.match(message, /"FROM_CONFIG":"yes-SECRET-123"/, 'the server got its env (its stderr is shown)');
+      assert.doesNotMatch(message, /sk-must-not-leak/);
+      assert.doesNotMatch(
+        message.split('stderr')[0]!,
+        /SECRET-123/,
+        'the command line shown is the unexpanded one',
+      );
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
+    }
+  });
+});

@@ -202,7 +202,7 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
       options.log?.('warn', `MCP server ${name} failed to start: ${why}`);
       throw new ToolFailure(
         start?.timedOut ? 'TIMEOUT' : 'UNAVAILABLE',
-        `MCP server "${name}" failed to start (${describeTransport(spec)}): ${why}.${tailLines(start?.stderrTail ?? '')}`,
+        `MCP server "${name}" failed to start (${describeTransport(entry.config.transport)}): ${why}.${tailLines(start?.stderrTail ?? '')}`,
         'Use another approach, or tell the user the server does not start (its configuration is in ' +
           `${entry.config.file}).`,
       );

@@ -17,7 +17,7 @@ export interface McpSpawnSpec {
 
 // What a server inherits from Keel's own environment (as the MCP SDK does): enough to find programs
 // and a home, never Keel's API keys or the user's other secrets. The config's `env` adds the rest.
-const INHERITED_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'TMPDIR', 'NODE_OPTIONS'];
+const INHERITED_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'TMPDIR'];
 
 export function serverEnvironment(extra: Readonly<Record<string, string>>): Record<string, string> {
   const env: Record<string, string> = {};
