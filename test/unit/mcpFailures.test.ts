@@ -58,10 +58,10 @@ describe('MCP failures', () => {
           command: process.execPath,
           args: [serverScript('filesystem'), path.join(ws, 'no-such-dir')],
         },
-        // A process that never answers the MCP handshake (startup timeout: KEEL_MCP_START_TIMEOUT_MS below).
-        hung: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'] },
-        // A real tool that takes 30 s, against a 1 s per-call timeout.
-        slow: { command: process.execPath, args: [serverScript('everything'), 'stdio'], timeout: 1000 },
+        // A process that never answers the MCP handshake (a 1 s startup timeout for it alone).
+        hung: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], startTimeout: 1000 },
+        // A real tool that takes 30 s, against a 3 s per-call timeout.
+        slow: { command: process.execPath, args: [serverScript('everything'), 'stdio'], timeout: 3000 },
         // Killed by this test while a call runs (the extra argument only marks the process).
         crashy: { command: process.execPath, args: [serverScript('everything'), 'stdio', marker] },
       },
@@ -90,7 +90,7 @@ describe('MCP failures', () => {
     });
     const keel = startKeel(
       ['run', '--workspace', ws, '--mcp-config', config, '--approve', 'all', '--json', 'go'],
-      cliEnv(emu.url, { HOME: home, KEEL_MCP_START_TIMEOUT_MS: '1000' }),
+      cliEnv(emu.url, { HOME: home }),
     );
     // Kill the crashy server each time a long operation is running on it (twice).
     let out = '';
@@ -131,7 +131,7 @@ describe('MCP failures', () => {
     assert.match(results[0]!.text, /MCP server "hung" failed to start .*did not finish starting within 1 s/);
     assert.match(results[1]!.text, /MCP server "broken" failed to start .*exited with code 1/);
     assert.match(results[1]!.text, /stderr \(last lines\):\n.*no-such-dir/s);
-    assert.match(results[2]!.text, /slow › trigger-long-running-operation did not answer within 1 s/);
+    assert.match(results[2]!.text, /slow › trigger-long-running-operation did not answer within 3 s/);
     assert.match(
       results[3]!.text,
       /MCP server "crashy" crashed while running trigger-long-running-operation: .*killed by SIGKILL/,

@@ -25,6 +25,7 @@ const stdioSchema = z
     cwd: z.string().optional(),
     description: z.string().max(200).optional(),
     timeout: z.number().int().positive().optional(),
+    startTimeout: z.number().int().positive().optional(),
   })
   .loose();
 const httpSchema = z
@@ -34,6 +35,7 @@ const httpSchema = z
     headers: z.record(z.string(), z.string()).default({}),
     description: z.string().max(200).optional(),
     timeout: z.number().int().positive().optional(),
+    startTimeout: z.number().int().positive().optional(),
   })
   .loose();
 
@@ -77,8 +79,10 @@ export interface McpServerConfig {
   readonly scope: McpScope;
   readonly transport: McpTransportSpec;
   readonly description?: string;
-  /** Per-call timeout in ms, when the config sets one. */
+  /** Per-call timeout in ms, when the config sets one (`timeout`). */
   readonly timeoutMs?: number;
+  /** Startup timeout in ms, when the config sets one (`startTimeout`). */
+  readonly startTimeoutMs?: number;
   /** `inputs` of the defining file (for `${input:id}`). */
   readonly inputs: readonly McpInput[];
   /** sha256 of the definition as written (before substitution): what an approval is bound to. */
@@ -164,7 +168,11 @@ export function parseMcpConfig(text: string, source: McpConfigSource): LoadedMcp
       continue;
     }
     let transport: McpTransportSpec;
-    let extra: { description?: string | undefined; timeout?: number | undefined };
+    let extra: {
+      description?: string | undefined;
+      timeout?: number | undefined;
+      startTimeout?: number | undefined;
+    };
     if (isRemote) {
       const parsed = httpSchema.safeParse(
         type === undefined ? { ...(entry as object), type: 'http' } : entry,
@@ -199,6 +207,7 @@ export function parseMcpConfig(text: string, source: McpConfigSource): LoadedMcp
       transport,
       ...(d.description ? { description: d.description.replace(/\s+/g, ' ').trim() } : {}),
       ...(d.timeout ? { timeoutMs: d.timeout } : {}),
+      ...(d.startTimeout ? { startTimeoutMs: d.startTimeout } : {}),
       inputs: file.data.inputs,
       hash: createHash('sha256').update(canonical(transport)).digest('hex'),
     });

@@ -190,7 +190,10 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
     const module = await load();
     let connection: McpConnection;
     try {
-      connection = await module.connectMcpServer(spec, { startTimeoutMs, ...(signal ? { signal } : {}) });
+      connection = await module.connectMcpServer(spec, {
+        startTimeoutMs: entry.config.startTimeoutMs ?? startTimeoutMs,
+        ...(signal ? { signal } : {}),
+      });
     } catch (error) {
       if (signal?.aborted) {
         set(entry, 'not_started');
