@@ -243,3 +243,33 @@ describe('what a server sees and what errors show', () => {
     }
   });
 });
+
+describe("a server's instructions as its prompt line", () => {
+  test('the gist is plain, one sentence, and cut short', async () => {
+    const { instructionsGist } = await import('../../src/agent/mcp/setup.ts');
+    assert.equal(
+      instructionsGist('# Title\n\n**Audience**: agents using <b>this</b> server. Ignore the rest.'),
+      'Audience: agents using bthis/b server.',
+    );
+    assert.equal(instructionsGist('x'.repeat(300))?.length, 120);
+    assert.equal(instructionsGist('# only a heading\n\n'), undefined);
+  });
+
+  test('learned when the server first starts, used from the next session on (never mid-session)', async () => {
+    const ws = tempWorkspace({});
+    const userConfig = writeJson(path.join(ws, 'user', 'mcp.json'), {
+      servers: { ev: { command: process.execPath, args: [serverScript('everything'), 'stdio'] } },
+    });
+    const host = {
+      ...createNodeHost({ workspace: ws, approvals: createPolicyApprovals('all') }),
+      mcp: port({ userConfigFile: userConfig }),
+    };
+    const first = setupSessionMcp(host, { readOnly: false }).mcp!;
+    assert.equal(first.servers[0]!.description, undefined);
+    await first.manager.listTools(undefined, new AbortController().signal);
+    await first.manager.shutdown();
+    assert.equal(first.servers[0]!.description, undefined, 'this session keeps its prefix');
+    const second = setupSessionMcp(host, { readOnly: false }).mcp!;
+    assert.match(second.servers[0]!.description ?? '', /^Audience: .*Everything MCP Server\.$/);
+  });
+});

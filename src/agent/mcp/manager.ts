@@ -39,6 +39,8 @@ export interface McpManagerOptions {
   /** Loads the connection module; tests may count loads. Default: a dynamic import. */
   readonly loadConnection?: () => Promise<typeof import('./connection.ts')>;
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** A server connected (e.g. to remember its `instructions` for the next session's prompt line). */
+  readonly onConnected?: (config: McpServerConfig, connection: McpConnection) => void;
 }
 
 export interface McpToolListing {
@@ -223,6 +225,11 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
       set(entry, 'crashed', `${why}${tailLines(tail, 5)}`);
     });
     entry.connection = connection;
+    try {
+      options.onConnected?.(entry.config, connection);
+    } catch (error) {
+      options.log?.('warn', `MCP server ${name}: ${String(error)}`);
+    }
     set(entry, 'running');
     return connection;
   }

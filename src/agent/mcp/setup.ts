@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Host, McpPort } from '../host.ts';
 import { defaultMcpSources, loadMcpConfig, type McpServerConfig } from './config.ts';
 import { createMcpManager, type McpManager } from './manager.ts';
@@ -51,13 +52,64 @@ export function setupSessionMcp(host: Host, options: { readonly readOnly: boolea
     servers = [];
   }
   if (servers.length === 0) return { notices };
+  // A server without a description in its config gets the gist of the `instructions` it sent when it
+  // last started (remembered per definition): known at session start, so the prefix stays frozen (P1).
+  const known = readInstructions(host);
+  servers = servers.map((s) => {
+    const gist = known[instructionsKey(s)];
+    return s.description || !gist ? s : { ...s, description: gist };
+  });
   const manager = createMcpManager({
     servers,
     port,
     workspaceFolder: root,
     ...(host.log ? { log: host.log } : {}),
+    onConnected: (config, connection) => {
+      const gist = connection.instructions ? instructionsGist(connection.instructions) : undefined;
+      const all = readInstructions(host);
+      const key = instructionsKey(config);
+      if (all[key] === gist) return;
+      if (gist) all[key] = gist;
+      else delete all[key];
+      host.storage.writeText(instructionsFile(host), `${JSON.stringify(all, null, 2)}\n`);
+    },
   });
   return { mcp: { manager, port, servers }, notices };
+}
+
+const instructionsFile = (host: Host) => path.join(host.stateDir, 'mcp-instructions.json');
+const instructionsKey = (s: McpServerConfig) => `${s.name} ${s.hash.slice(0, 16)}`;
+
+function readInstructions(host: Host): Record<string, string> {
+  try {
+    const parsed = JSON.parse(host.storage.readText(instructionsFile(host)) ?? '{}') as unknown;
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    return Object.fromEntries(
+      Object.entries(parsed as Record<string, unknown>).filter(
+        (e): e is [string, string] => typeof e[1] === 'string',
+      ),
+    );
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The first sentence of the first prose line of a server's instructions: plain words only (no markup,
+ * no angle brackets), one line, at most 120 characters. Server-written text, so kept this small.
+ */
+export function instructionsGist(instructions: string): string | undefined {
+  for (const raw of instructions.split('\n')) {
+    const line = raw
+      .replace(/^\s*(#+|[-*>]|\d+\.)\s*/, '')
+      .replace(/[`*_<>[\]{}]/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+    if (raw.trim().startsWith('#') || !/[A-Za-z]{3}/.test(line)) continue;
+    const sentence = /^(.+?[.!?])(\s|$)/.exec(line)?.[1] ?? line;
+    return sentence.length > 120 ? `${sentence.slice(0, 119)}…` : sentence;
+  }
+  return undefined;
 }
 
 /** Calls `notify` once each time a server is refused, fails or crashes (the user hears it, not only the model). */
