@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Host } from '../host.ts';
-import { canonicalJson } from '../safety/loopDetector.ts';
+import { canonicalJson } from '../safety/guards/loopDetector.ts';
 
 // MCP content blocks → the text a tool result carries. Text stays text; images and binary resources
 // are saved under `.keel/tool-output/` and named (a tool_result here is text); structured content is

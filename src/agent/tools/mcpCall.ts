@@ -3,7 +3,7 @@ import type { McpPort } from '../host.ts';
 import type { McpToolInfo } from '../mcp/connection.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import { renderMcpResult } from '../mcp/render.ts';
-import { canonicalJson } from '../safety/loopDetector.ts';
+import { canonicalJson } from '../safety/guards/loopDetector.ts';
 import { wrapUntrusted } from '../safety/untrusted.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, ToolFailure, type ToolDefinition } from './protocol.ts';

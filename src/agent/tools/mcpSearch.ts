@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { McpToolInfo } from '../mcp/connection.ts';
 import type { McpManager } from '../mcp/manager.ts';
-import { canonicalJson } from '../safety/loopDetector.ts';
+import { canonicalJson } from '../safety/guards/loopDetector.ts';
 import { wrapUntrusted } from '../safety/untrusted.ts';
 import { fail, ok, type ToolDefinition } from './protocol.ts';
 
