@@ -185,24 +185,18 @@ export async function connectMcpServer(
       const forward = () => local.abort(signal.reason);
       if (signal.aborted) local.abort(signal.reason);
       else signal.addEventListener('abort', forward, { once: true });
+      const onprogress = onProgress
+        ? (p: { progress: number; total?: number; message?: string }) =>
+            onProgress(`${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`)
+        : undefined;
       try {
-        return await callOnce(local.signal);
-      } finally {
-        signal.removeEventListener('abort', forward);
-      }
-      async function callOnce(callSignal: AbortSignal): Promise<CallToolResult> {
         return (await client.callTool({ name, arguments: args }, undefined, {
           timeout: timeoutMs,
-          signal: callSignal,
-          ...(onProgress
-            ? {
-                onprogress: (p: { progress: number; total?: number; message?: string }) =>
-                  onProgress(
-                    `${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`,
-                  ),
-              }
-            : {}),
+          signal: local.signal,
+          ...(onprogress ? { onprogress } : {}),
         })) as CallToolResult;
+      } finally {
+        signal.removeEventListener('abort', forward);
       }
     },
     onLost(listener) {
