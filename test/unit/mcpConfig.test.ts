@@ -93,6 +93,28 @@ describe('mcp.json', () => {
     assert.equal(inputEnvName('api-key'), 'KEEL_MCP_INPUT_API_KEY');
   });
 
+  test('envFile (dotenv) comes before env; a missing envFile is a clear error', async () => {
+    const ws = tempWorkspace({
+      '.env.mcp': '# keys\nexport A=1\nB="two words"\nC=three # note\n\nbad line\n',
+    });
+    const [server] = parseMcpConfig(
+      JSON.stringify({
+        servers: { s: { command: 'x', envFile: '${workspaceFolder}/.env.mcp', env: { C: 'env wins' } } },
+      }),
+      { file: '/w/mcp.json', scope: 'user' },
+    ).servers;
+    const spec = await resolveTransport(server!, {
+      workspaceFolder: ws,
+      env: {},
+      input: async () => undefined,
+    });
+    assert.deepEqual(spec.type === 'stdio' ? spec.env : undefined, { A: '1', B: 'two words', C: 'env wins' });
+    await assert.rejects(
+      resolveTransport(server!, { workspaceFolder: '/nowhere', env: {}, input: async () => undefined }),
+      /"s": cannot read its envFile \/nowhere\/.env.mcp \(ENOENT\)/,
+    );
+  });
+
   test('a later file replaces a same-named server and says so; the hash follows the definition', () => {
     const files: Record<string, string> = {
       '/u/mcp.json': JSON.stringify({ servers: { a: { command: 'one' } } }),

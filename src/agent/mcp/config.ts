@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -64,6 +65,8 @@ export type McpTransportSpec =
       readonly args: readonly string[];
       readonly env: Readonly<Record<string, string | number | null>>;
       readonly cwd?: string;
+      /** A dotenv file whose variables come before `env` (VS Code's `envFile`). */
+      readonly envFile?: string;
     }
   | {
       readonly type: 'http' | 'sse';
@@ -196,6 +199,7 @@ export function parseMcpConfig(text: string, source: McpConfigSource): LoadedMcp
         args: d.args,
         env: d.env,
         ...(d.cwd !== undefined ? { cwd: d.cwd } : {}),
+        ...(d.envFile !== undefined ? { envFile: d.envFile } : {}),
       };
       extra = d;
     }
@@ -330,12 +334,39 @@ export async function resolveTransport(
     return { type: spec.type, url: await sub(spec.url), headers };
   }
   const env: Record<string, string> = {};
+  if (spec.envFile !== undefined) {
+    const file = path.resolve(ctx.workspaceFolder, await sub(spec.envFile));
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new McpConfigError(
+        `MCP server "${server.name}": cannot read its envFile ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+      );
+    }
+    Object.assign(env, parseDotenv(text));
+  }
   for (const [k, v] of Object.entries(spec.env)) if (v !== null) env[k] = await sub(String(v));
   const args: string[] = [];
   for (const a of spec.args) args.push(await sub(a));
   const cwd =
     spec.cwd !== undefined ? path.resolve(ctx.workspaceFolder, await sub(spec.cwd)) : ctx.workspaceFolder;
   return { type: 'stdio', command: await sub(spec.command), args, env, cwd };
+}
+
+/** KEY=VALUE lines (optionally `export`ed, optionally quoted); `#` comments and blank lines skipped. */
+export function parseDotenv(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(raw);
+    if (!m || raw.trim().startsWith('#')) continue;
+    let value = m[2]!;
+    const quoted = /^(['"])(.*)\1$/.exec(value);
+    if (quoted) value = quoted[1] === '"' ? quoted[2]!.replace(/\\n/g, '\n') : quoted[2]!;
+    else value = value.replace(/\s+#.*$/, '');
+    out[m[1]!] = value;
+  }
+  return out;
 }
 
 /** The environment variable the CLI reads for `${input:id}`: KEEL_MCP_INPUT_<ID>. */
