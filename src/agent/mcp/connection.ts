@@ -2,7 +2,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { McpTransportSpec } from './config.ts';
 import { createStdioServerTransport, type StdioServerTransport } from './spawn.ts';
@@ -122,14 +127,13 @@ export async function connectMcpServer(
       stdio ? `the server process ${stdio.exitDescription() ?? 'closed its pipes'}` : 'the connection closed',
     );
 
-  const startup = async () => {
-    await client.connect(transport);
-    const tools: McpToolInfo[] = [];
+  const listAll = async (): Promise<McpToolInfo[]> => {
+    const all: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor ? { cursor } : {});
       for (const t of page.tools) {
-        tools.push({
+        all.push({
           name: t.name,
           ...(t.title ? { title: t.title } : {}),
           description: t.description ?? '',
@@ -139,7 +143,11 @@ export async function connectMcpServer(
       }
       cursor = page.nextCursor;
     } while (cursor);
-    return tools;
+    return all;
+  };
+  const startup = async () => {
+    await client.connect(transport);
+    return listAll();
   };
   let tools: McpToolInfo[];
   try {
@@ -156,12 +164,24 @@ export async function connectMcpServer(
         : (error as Error).message;
     throw new McpStartError(message, tail(), timedOut);
   }
+  // The server's tool list may change (list_changed): McpSearch and McpCall see the new one. The
+  // prompt does not move — it never held a schema.
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    try {
+      tools = await listAll();
+      compiled.clear();
+    } catch {
+      // keep the last list; the next call will say what is wrong
+    }
+  });
   const validator = new AjvJsonSchemaValidator();
   const compiled = new Map<string, (input: unknown) => { valid: boolean; errorMessage?: string }>();
   const instructions = client.getInstructions();
 
   return {
-    tools,
+    get tools() {
+      return tools;
+    },
     ...(instructions ? { instructions } : {}),
     validate(tool, args) {
       let check = compiled.get(tool.name);
