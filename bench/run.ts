@@ -17,6 +17,11 @@ const benches: Bench[] = [
     fn: 'runSessionBench',
   },
   { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
+  {
+    name: 'MCP: eager vs lazy tool schemas (three real servers, 30 calls)',
+    file: './mcp.ts',
+    fn: 'runMcpBench',
+  },
 ];
 
 const only = process.argv[2];

@@ -4,14 +4,16 @@ import { z } from 'zod';
 // The CLI contract (stable: other tools and checks drive Keel through it).
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
-           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
+           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
+           [--mcp-config FILE]... PROMPT
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR]
   keel doctor [--sandbox on|off|required]
   run and tool also take --sandbox on|off|required (default on when available; required = refuse
   commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
 
-Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
+Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
+  KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
 
 export class UsageError extends Error {}
@@ -39,6 +41,7 @@ const runSchema = z.object({
     .optional(),
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
+  mcpConfig: z.array(z.string().min(1)),
   prompt: z.string(),
   sandbox: sandbox.optional(),
 });
@@ -90,6 +93,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
         sandbox: { type: 'string' },
+        'mcp-config': { type: 'string', multiple: true },
       },
     });
   } catch (error) {
@@ -121,6 +125,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: v.resume,
         contextWindow: v['context-window'],
         demo: v.demo === true,
+        mcpConfig: v['mcp-config'] ?? [],
         prompt: pos[0] ?? '',
         sandbox: v.sandbox,
       });

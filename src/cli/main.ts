@@ -4,13 +4,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
-import type { ApprovalsPort, Host } from '../agent/host.ts';
+import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import { createCliMcpPort } from './mcpPort.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
@@ -57,8 +58,14 @@ function workspaceDir(dir: string | undefined): string {
   return resolved;
 }
 
-function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag): Host {
-  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath, sandbox: sandboxSettings(sandbox) });
+function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag, mcp?: McpPort): Host {
+  const host = createNodeHost({
+    workspace,
+    approvals,
+    ripgrepPath: rgPath,
+    sandbox: sandboxSettings(sandbox),
+  });
+  return mcp ? { ...host, mcp } : host;
 }
 
 async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
@@ -108,7 +115,12 @@ async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
-    const host = makeHost(workspace, approvalsFor(args.approve), args.sandbox);
+    const host = makeHost(
+      workspace,
+      approvalsFor(args.approve),
+      args.sandbox,
+      createCliMcpPort(args, workspace),
+    );
     const notice = sandboxNotice(host);
     if (notice) process.stderr.write(`${notice}\n`);
     const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
@@ -149,7 +161,13 @@ async function run(args: RunArgs): Promise<number> {
     onStdoutGone = () => session.abort('stdout was closed');
     const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
     const mentions = mentionedFiles(prompt, workspace);
-    const outcome: RunOutcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+    let outcome: RunOutcome;
+    try {
+      outcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+    } finally {
+      // MCP servers end with the session, before the process does.
+      await session.mcp?.shutdown();
+    }
     process.off('SIGINT', onSigint);
     onStdoutGone = undefined;
     if (stdoutGone) return EXIT.finished;

@@ -21,6 +21,14 @@ export function editPath(name: string, input: unknown): string | undefined {
   return isEditTool(name) ? field(input, 'path', 'file_path', 'filePath') : undefined;
 }
 
+/** The card's title: the tool's name, or `server › tool` for an MCP call. */
+export function toolDisplayName(name: string, input: unknown): string {
+  if (name !== 'McpCall') return name;
+  const server = field(input, 'server');
+  const tool = field(input, 'tool');
+  return server && tool ? `${server} › ${tool}` : name;
+}
+
 /** The one argument that says what a tool call is about (shown on the collapsed card). */
 export function keyArgument(name: string, input: unknown): string {
   let value: string | undefined;
@@ -42,8 +50,21 @@ export function keyArgument(name: string, input: unknown): string {
       value = field(input, 'name', 'skill');
       break;
     case 'MemorySearch':
+    case 'McpSearch':
       value = field(input, 'query');
       break;
+    case 'McpCall': {
+      const args =
+        typeof input === 'object' && input !== null
+          ? (input as Record<string, unknown>)['arguments']
+          : undefined;
+      value =
+        typeof args === 'object' && args !== null
+          ? Object.values(args as Record<string, unknown>).find((v): v is string => typeof v === 'string')
+          : undefined;
+      value ??= '';
+      break;
+    }
     case 'Task':
       value = field(input, 'description', 'prompt');
       break;

@@ -27,7 +27,7 @@ import {
   renderRecap,
 } from './recap.ts';
 import type { InContextSummarizeRequest } from './summarizeRequest.ts';
-import { buildSystemPrompt, freezeTools } from './systemPrompt.ts';
+import { buildSystemPrompt, freezeTools, type McpServerLine } from './systemPrompt.ts';
 import {
   estimateAgentMessageTokens,
   estimateSystemTokens,
@@ -90,6 +90,8 @@ export interface ContextEngineOptions {
    * falls back to `summarize`; so does a request that would not fit the window.
    */
   readonly summarizeInContext?: (request: InContextSummarizeRequest, signal: AbortSignal) => Promise<string>;
+  /** Configured MCP servers (one line each in the system prompt). */
+  readonly mcpServers?: readonly McpServerLine[];
   /** Skill snapshot taken at session start (index goes into the system prompt). */
   readonly skills?: SkillIndex | readonly SkillEntry[];
   readonly workspaceRoot?: string;
@@ -160,7 +162,11 @@ function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const tools = freezeTools(options.tools);
   const skills = skillList(options.skills);
-  const systemText = buildSystemPrompt({ projectRules: options.projectRules, skills });
+  const systemText = buildSystemPrompt({
+    projectRules: options.projectRules,
+    skills,
+    ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
+  });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = requestPrefixHash({ tools, system });
   // The frozen prefix's estimate never changes (breakpoint markers do not count).

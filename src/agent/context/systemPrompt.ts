@@ -39,10 +39,29 @@ export interface SystemPromptInput {
   readonly projectRules?: string;
   /** Skill index snapshot taken at session start. */
   readonly skills?: readonly SkillEntry[];
+  /** Configured MCP servers: one line each, never their tool schemas (those come from McpSearch). */
+  readonly mcpServers?: readonly McpServerLine[];
+}
+
+export interface McpServerLine {
+  readonly name: string;
+  readonly description?: string;
+}
+
+export const MCP_DESCRIPTION_MAX_CHARS = 120;
+
+/** One self-contained line per server, so adding a server adds exactly one line to the prefix. */
+export function mcpServerLine(server: McpServerLine): string {
+  let desc = (server.description ?? '').replace(/\s+/g, ' ').trim();
+  if (desc.length > MCP_DESCRIPTION_MAX_CHARS) desc = `${desc.slice(0, MCP_DESCRIPTION_MAX_CHARS - 1)}…`;
+  return `- MCP server "${server.name}"${desc ? ` (${desc})` : ''}: find its tools with McpSearch, call them with McpCall.`;
 }
 
 export function buildSystemPrompt(input: SystemPromptInput = {}): string {
-  const parts = [RED_LINES, HOW_TO_DECIDE, HOW_TO_RECOVER];
+  const servers = input.mcpServers ?? [];
+  const decide =
+    servers.length > 0 ? `${HOW_TO_DECIDE}\n${servers.map(mcpServerLine).join('\n')}` : HOW_TO_DECIDE;
+  const parts = [RED_LINES, decide, HOW_TO_RECOVER];
   const rules = input.projectRules?.replace(/\r\n/g, '\n').trim();
   if (rules) {
     const cut =

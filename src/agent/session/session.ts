@@ -9,6 +9,7 @@ import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { createAuditLog } from '../safety/audit.ts';
+import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
@@ -157,12 +158,17 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
   for (const problem of formatSkillProblems(skills.problems))
     emit({ type: 'notice', level: 'warn', text: problem });
+  // MCP servers: one prompt line each, started only when a tool needs them (P1, P3).
+  const { mcp, notices: mcpNotices } = setupSessionMcp(host, { readOnly });
+  for (const text of mcpNotices) emit({ type: 'notice', level: 'warn', text });
+  if (mcp) watchMcpProblems(mcp.manager, (text) => emit({ type: 'notice', level: 'warn', text }));
   const tools = createToolset({
     host,
     readOnly,
     skills,
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
+    ...(mcp ? { mcp } : {}),
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -184,6 +190,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
+    ...(mcp ? { mcpServers: mcp.servers.map((s) => ({ name: s.name, description: s.description })) } : {}),
     ...(options.cacheTtl ? { longCacheTtl: options.cacheTtl } : {}),
     workspaceRoot: root,
     stateDir: host.stateDir,
@@ -302,6 +309,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       return current !== undefined;
     },
     logPath: log.path,
+    ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {
       listeners.add(listener);
       return { dispose: () => listeners.delete(listener) };
@@ -341,6 +349,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     dispose() {
       controller?.abort('disposed');
       listeners.clear();
+      void mcp?.manager.shutdown();
     },
   };
   return session;

@@ -1,5 +1,6 @@
 import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
+import type { McpManager } from '../mcp/manager.ts';
 import type { AgentMessage } from '../messages.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
@@ -52,6 +53,8 @@ export interface AgentSession extends EventStream {
   readonly running: boolean;
   /** Path of the session's JSONL log. */
   readonly logPath: string;
+  /** The session's MCP servers, when any are configured (start/stop/state; shut down by dispose). */
+  readonly mcp?: McpManager;
   /**
    * Start a run with this prompt, or — while a run is in progress — queue it as a steering message
    * delivered before the next model call (P7). Resolves when the run that handles it ends.

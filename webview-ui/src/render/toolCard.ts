@@ -1,5 +1,5 @@
 import { button, h, icon } from '../dom.ts';
-import { formatDuration, keyArgument, parseUnifiedDiff, toolIcon } from '../format.ts';
+import { formatDuration, keyArgument, parseUnifiedDiff, toolDisplayName, toolIcon } from '../format.ts';
 import type { ToolItem, ToolStatus } from '../model.ts';
 import type { RenderContext } from './items.ts';
 
@@ -77,19 +77,20 @@ function renderBody(item: ToolItem, body: HTMLElement): void {
 
 export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement {
   const arg = keyArgument(item.name, item.input);
+  const title = toolDisplayName(item.name, item.input);
   const card = h('div', {
     class: 'tool-card',
     'data-id': item.id,
     'data-tool': item.name,
     'data-status': item.status,
     role: 'group',
-    'aria-label': `${item.name}${arg ? `: ${arg}` : ''} (${STATUS_LABEL[item.status]})`,
+    'aria-label': `${title}${arg ? `: ${arg}` : ''} (${STATUS_LABEL[item.status]})`,
   });
   const summary = h(
     'summary',
     { class: 'tool-header' },
     icon(toolIcon(item.name), 'tool-icon'),
-    h('span', { class: 'tool-name' }, item.name),
+    h('span', { class: 'tool-name' }, title),
     h('span', { class: 'tool-arg', title: arg }, arg),
     h('span', { class: 'tool-status', title: STATUS_LABEL[item.status] }, statusGlyph(item.status)),
     h('span', { class: 'tool-duration' }, formatDuration(item.durationMs)),
