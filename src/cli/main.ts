@@ -10,6 +10,7 @@ import { SessionConfigError, createAgentSession } from '../agent/session/session
 import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import { memoryCommand } from './memoryCommand.ts';
 import { progressLine } from './render.ts';
 import { runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
@@ -166,6 +167,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'memory':
+        return memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         process.stdout.write(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);

@@ -82,6 +82,8 @@ export interface ContextEngineOptions {
   readonly contextWindow: number;
   /** Project rules (AGENTS.md) read once at session start. */
   readonly projectRules?: string;
+  /** Memory snapshot (MEMORY.md files) rendered once at session start. */
+  readonly memory?: string;
   /** Called for a compaction summary (a separate model call without tools). */
   readonly summarize?: (prompt: string, signal: AbortSignal) => Promise<string>;
   /**
@@ -160,7 +162,11 @@ function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const tools = freezeTools(options.tools);
   const skills = skillList(options.skills);
-  const systemText = buildSystemPrompt({ projectRules: options.projectRules, skills });
+  const systemText = buildSystemPrompt({
+    projectRules: options.projectRules,
+    skills,
+    ...(options.memory ? { memory: options.memory } : {}),
+  });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = requestPrefixHash({ tools, system });
   // The frozen prefix's estimate never changes (breakpoint markers do not count).

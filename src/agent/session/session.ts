@@ -5,6 +5,8 @@ import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.t
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
+import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
+import { memoryPaths } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
@@ -144,10 +146,18 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
   for (const problem of formatSkillProblems(skills.problems))
     emit({ type: 'notice', level: 'warn', text: problem });
+  const memory = memoryPaths(host.stateDir, options.userMemoryFile);
+  // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
+  const memorySnapshot = takeMemorySnapshot(memory, guard);
   const tools = createToolset({
     host,
     readOnly,
     skills,
+    memory: {
+      paths: memory,
+      transcript: () => transcript,
+      onChange: (change) => emit({ type: 'memory_changed', change }),
+    },
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
     todos: {
@@ -179,6 +189,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     getTodos: () => todos,
     newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
+    ...(memorySnapshot ? { memory: memorySnapshot } : {}),
     summarize: async (prompt, signal) => {
       const reply = await model.stream(
         {

@@ -27,6 +27,8 @@ export interface AgentSessionOptions {
   readonly bundledSkillsDir?: string;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
+  /** User-level memory file; `null` disables it (tests). Default: ~/.keel/MEMORY.md. */
+  readonly userMemoryFile?: string | null;
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';

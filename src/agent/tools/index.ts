@@ -6,6 +6,7 @@ import { createEditTool } from './edit.ts';
 import { createGlobTool } from './glob.ts';
 import { createGrepTool } from './grep.ts';
 import { createLsTool } from './ls.ts';
+import { createMemoryTool, type MemoryToolOptions } from './memory.ts';
 import { createMemorySearchTool } from './memorySearch.ts';
 import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
@@ -23,6 +24,8 @@ export interface ToolsetOptions {
   readonly skills?: SkillIndex;
   /** Whether a skill's full guide is still in the model's context (the context engine knows). */
   readonly skillInContext?: (name: string) => boolean;
+  /** Semantic memory (MEMORY.md files); absent: no Memory tool. */
+  readonly memory?: MemoryToolOptions;
 }
 
 /** Every built-in tool, one factory each. The registry sorts them (P1). */
@@ -37,7 +40,8 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createWriteTool(),
     createBashTool(),
     createTodoWriteTool(options.todos),
-    createMemorySearchTool(),
+    createMemorySearchTool(options.memory ? { userMemoryFile: options.memory.paths.user } : {}),
+    ...(options.memory ? [createMemoryTool(options.memory)] : []),
     ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
   ] as AnyToolDefinition[];
   return options.readOnly ? all.filter((t) => t.readOnly) : all;

@@ -1,0 +1,264 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import MiniSearch from 'minisearch';
+import type { AgentMessage } from '../messages.ts';
+import { dateOf } from './document.ts';
+import {
+  isOwnFile,
+  listSources,
+  MAX_INDEXED_CHARS,
+  memoryEntryDocs,
+  readMessageAt,
+  readMessageLines,
+  type SourceFile,
+  searchableText,
+} from './sources.ts';
+
+// Episodic memory: one BM25 index (MiniSearch) over every session log, compaction archive and memory
+// file of the workspace, kept on disk under `.keel/memory/index/` and updated incrementally — logs are
+// append-only, so each update reads only the bytes added since the last one. Hits store where their
+// message is (file, offset, length), not its text: the index stays small and a hit can be shown in full.
+
+const INDEX_VERSION = 1;
+
+interface Doc {
+  readonly id: string;
+  readonly text: string;
+  readonly session: string;
+  readonly role: string;
+  readonly ts: number;
+  readonly src: string;
+  readonly off: number;
+  readonly len: number;
+  /** Memory entries only: the entry itself (short), shown as the snippet. */
+  readonly entry?: string;
+}
+
+type Stored = Omit<Doc, 'id' | 'text'>;
+
+interface FileState {
+  size: number;
+  mtimeMs: number;
+  /** Bytes of a log/archive already indexed (always at a line end). */
+  done: number;
+  /** Memory files: the entry doc ids (discarded when the file changes). */
+  ids?: string[];
+}
+
+interface Manifest {
+  version: number;
+  files: Record<string, FileState>;
+}
+
+const OPTIONS = {
+  fields: ['text'],
+  storeFields: ['session', 'role', 'ts', 'src', 'off', 'len', 'entry'],
+  // A huge document would dominate memory; its head and tail carry what people search for.
+  extractField: (doc: Doc, field: string) => {
+    const value = (doc as unknown as Record<string, unknown>)[field];
+    if (typeof value !== 'string' || value.length <= MAX_INDEXED_CHARS) return value as string;
+    const half = MAX_INDEXED_CHARS / 2;
+    return `${value.slice(0, half)}\n${value.slice(-half)}`;
+  },
+};
+
+export interface MemoryHit {
+  readonly id: string;
+  readonly session: string;
+  readonly role: string;
+  readonly ts: number;
+  readonly date: string;
+  /** Where it is: `.keel/sessions/<id>.jsonl`, `.keel/archive/…`, `.keel/memory/MEMORY.md`. */
+  readonly source: string;
+  readonly score: number;
+}
+
+export interface MemoryIndex {
+  /** Index what was added since the last update; returns how many documents were added. */
+  update(): number;
+  /** BM25-ranked hits: every word first (prefix match for 3+ letters), any word when none has all. */
+  search(query: string, limit: number): { hits: MemoryHit[]; allWords: boolean; total: number };
+  /** A stored message by id (the full text comes from its file). */
+  get(id: string): { hit: MemoryHit; message?: AgentMessage; entry?: string } | undefined;
+  /** Write the index to disk if it changed. */
+  save(): void;
+  readonly documentCount: number;
+  readonly indexFile: string;
+}
+
+export interface MemoryIndexOptions {
+  readonly stateDir: string;
+  /** Memory files to index, with the label hits show (e.g. `.keel/memory/MEMORY.md`). */
+  readonly memoryFiles?: ReadonlyArray<{ key: string; abs: string }>;
+}
+
+function load(indexFile: string, manifestFile: string): { ms: MiniSearch<Doc>; manifest: Manifest } {
+  const fresh = () => ({ ms: new MiniSearch<Doc>(OPTIONS), manifest: { version: INDEX_VERSION, files: {} } });
+  if (!isOwnFile(indexFile) || !isOwnFile(manifestFile)) return fresh();
+  try {
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Manifest;
+    if (manifest.version !== INDEX_VERSION || typeof manifest.files !== 'object') return fresh();
+    const ms = MiniSearch.loadJSON<Doc>(fs.readFileSync(indexFile, 'utf8'), OPTIONS);
+    return { ms, manifest };
+  } catch {
+    return fresh(); // a damaged index is rebuilt from the logs: it is only a cache
+  }
+}
+
+function writeAtomic(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, file);
+}
+
+const toHit = (id: string, s: Stored, score: number): MemoryHit => ({
+  id,
+  session: s.session,
+  role: s.role,
+  ts: s.ts,
+  date: dateOf(s.ts),
+  source: s.src,
+  score,
+});
+
+export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
+  const dir = path.join(options.stateDir, 'memory', 'index');
+  const indexFile = path.join(dir, 'index.json');
+  const manifestFile = path.join(dir, 'manifest.json');
+  let { ms, manifest } = load(indexFile, manifestFile);
+  let dirty = false;
+  const absOf = new Map<string, string>();
+
+  const indexSource = (src: SourceFile, st: fs.Stats): number => {
+    const prev = manifest.files[src.key];
+    if (src.kind === 'memory') {
+      if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs) return 0;
+      for (const id of prev?.ids ?? []) if (ms.has(id)) ms.discard(id);
+      const text = fs.readFileSync(src.abs, 'utf8');
+      const docs = memoryEntryDocs(src.key, text).map(
+        (e): Doc => ({
+          id: e.id,
+          text: e.text,
+          session: '',
+          role: 'memory',
+          ts: st.mtimeMs,
+          src: src.key,
+          off: 0,
+          len: 0,
+          entry: e.text,
+        }),
+      );
+      ms.addAll(docs);
+      manifest.files[src.key] = {
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        done: st.size,
+        ids: docs.map((d) => d.id),
+      };
+      return docs.length;
+    }
+    const from = prev?.done ?? 0;
+    if (st.size === from) return 0;
+    const { lines, consumed } = readMessageLines(src.abs, from);
+    let added = 0;
+    for (const line of lines) {
+      // The same message in a log and an archive: the first one indexed (the log) stands.
+      if (ms.has(line.message.id)) continue;
+      ms.add({
+        id: line.message.id,
+        text: line.text,
+        session: src.session,
+        role: line.message.role,
+        ts: line.message.ts,
+        src: src.key,
+        off: line.off,
+        len: line.len,
+      });
+      added++;
+    }
+    manifest.files[src.key] = { size: st.size, mtimeMs: st.mtimeMs, done: from + consumed };
+    return added;
+  };
+
+  const update = (): number => {
+    const sources = listSources(options.stateDir, options.memoryFiles ?? []);
+    for (const s of sources) absOf.set(s.key, s.abs);
+    const seen = new Set(sources.map((s) => s.key));
+    // A log that shrank or vanished (repair, manual delete) invalidates offsets: rebuild from scratch.
+    const shrank = sources.some((s) => {
+      const prev = manifest.files[s.key];
+      if (!prev || s.kind === 'memory') return false;
+      try {
+        return fs.statSync(s.abs).size < prev.done;
+      } catch {
+        return true;
+      }
+    });
+    const vanished = Object.keys(manifest.files).filter((k) => !seen.has(k));
+    if (shrank || vanished.some((k) => !manifest.files[k]?.ids)) {
+      ms = new MiniSearch<Doc>(OPTIONS);
+      manifest = { version: INDEX_VERSION, files: {} };
+      dirty = true;
+    } else {
+      for (const k of vanished) {
+        for (const id of manifest.files[k]?.ids ?? []) if (ms.has(id)) ms.discard(id);
+        delete manifest.files[k];
+        dirty = true;
+      }
+    }
+    let added = 0;
+    for (const s of sources) {
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(s.abs);
+      } catch {
+        continue;
+      }
+      const before = manifest.files[s.key];
+      added += indexSource(s, st);
+      if (manifest.files[s.key] !== before) dirty = true;
+    }
+    return added;
+  };
+
+  const stored = (id: string) => ms.getStoredFields(id) as unknown as Stored | undefined;
+
+  return {
+    update,
+    indexFile,
+    get documentCount() {
+      return ms.documentCount;
+    },
+    search(query, limit) {
+      const run = (combineWith: 'AND' | 'OR') =>
+        ms.search(query, { combineWith, prefix: (term) => term.length >= 3 });
+      let results = run('AND');
+      const allWords = results.length > 0;
+      if (!allWords) results = run('OR');
+      const hits = results.slice(0, limit).map((r) => toHit(String(r.id), r as unknown as Stored, r.score));
+      return { hits, allWords, total: results.length };
+    },
+    get(id) {
+      const s = stored(id);
+      if (!s) return undefined;
+      const hit = toHit(id, s, 1);
+      if (s.entry !== undefined) return { hit, entry: s.entry };
+      const abs = absOf.get(s.src) ?? path.join(options.stateDir, ...s.src.split('/').slice(1));
+      const message = readMessageAt(abs, s.off, s.len);
+      return { hit, ...(message ? { message } : {}) };
+    },
+    save() {
+      if (!dirty) return;
+      writeAtomic(indexFile, JSON.stringify(ms));
+      writeAtomic(manifestFile, JSON.stringify(manifest));
+      dirty = false;
+    },
+  };
+}
+
+/** The text a hit shows: the entry, or the message's searchable text read back from its file. */
+export function hitText(found: { message?: AgentMessage; entry?: string }): string | undefined {
+  if (found.entry !== undefined) return found.entry;
+  return found.message ? searchableText(found.message) : undefined;
+}
