@@ -13,8 +13,8 @@ import {
 } from '../memory/document.ts';
 import { copiedFromToolResult, userAskedForMemory } from '../memory/provenance.ts';
 import { type MemoryChange, type MemoryPaths, readMemoryFile, writeMemory } from '../memory/store.ts';
-import { failure, resolvePath, runTool } from './fs/common.ts';
-import { ok, type ToolDefinition } from './protocol.ts';
+import { failure, inStateDir, runTool } from './fs/common.ts';
+import { ok, type ToolContext, type ToolDefinition } from './protocol.ts';
 
 // Memory (semantic memory): curates MEMORY.md — short dated bullets under headings. A change is on disk
 // at once (previous version saved to history first) and shows in the system prompt from the next
@@ -22,11 +22,10 @@ import { ok, type ToolDefinition } from './protocol.ts';
 
 const inputSchema = z.object({
   action: z.enum(['add', 'replace', 'remove']),
-  text: z.string().optional().describe('The fact, one line'),
-  old: z.string().optional().describe('Unique part of the entry to replace/remove'),
+  text: z.string().optional(),
+  old: z.string().optional().describe('Entry to replace/remove'),
   heading: z.string().optional(),
-  file: z.string().optional().describe('File the fact is about'),
-  user: z.boolean().optional().describe('~/.keel: all projects'),
+  user: z.boolean().optional(),
 });
 export type MemoryInput = z.infer<typeof inputSchema>;
 
@@ -34,13 +33,31 @@ export interface MemoryData {
   readonly change?: { readonly id: string; readonly file: string };
 }
 
-const DESCRIPTION = `Save a lasting fact to MEMORY.md for future sessions: user preferences, conventions, decisions and why. Not for task progress.
-{"action":"add","heading":"Conventions","text":"Use pnpm"}`;
+const DESCRIPTION = `Keep a fact for later sessions (MEMORY.md): user preferences, conventions, decisions + why. Not for task state.
+{"action":"add","text":"Use pnpm"}`;
 
 export interface MemoryToolOptions {
   readonly paths: MemoryPaths;
   readonly transcript: () => readonly AgentMessage[];
   readonly onChange: (change: MemoryChange) => void;
+}
+
+const MAX_CITED = 3;
+
+/** Workspace files the fact names (`src/db.ts`, `package.json`), with their content hash. */
+async function citedFiles(fact: string, ctx: ToolContext): Promise<Array<{ display: string; hash: string }>> {
+  const out: Array<{ display: string; hash: string }> = [];
+  const seen = new Set<string>();
+  for (const m of fact.matchAll(/[\w@./-]*\w\.[A-Za-z0-9]{1,8}\b/g)) {
+    if (out.length >= MAX_CITED) break;
+    const r = ctx.guard.resolve(m[0]);
+    if (!r.ok || seen.has(r.path) || inStateDir(ctx, r.path)) continue;
+    const st = await ctx.host.workspace.stat(r.path);
+    if (st?.type !== 'file') continue;
+    seen.add(r.path);
+    out.push({ display: r.display, hash: fileHash(await ctx.host.workspace.readFile(r.path, ctx.signal)) });
+  }
+  return out;
 }
 
 export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<MemoryInput, MemoryData> {
@@ -69,11 +86,8 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
             return failure('INVALID_PARAM', (error as Error).message, 'Write one short line.');
           }
           bullet = `${dateOf(ctx.host.clock.now())}: ${fact}`;
-          if (input.file) {
-            const target = resolvePath(ctx, input.file);
-            const bytes = await ctx.host.workspace.readFile(target.path, ctx.signal);
-            bullet += ` [${target.display}@${fileHash(bytes)}]`;
-          }
+          // A fact about a file cites it with its hash, so the snapshot can mark it stale once it changes.
+          for (const ref of await citedFiles(fact, ctx)) bullet += ` [${ref.display}@${ref.hash}]`;
           const transcript = options.transcript();
           if (copiedFromToolResult(input.text ?? '', transcript) && !userAskedForMemory(transcript)) {
             const decision = await ctx.host.approvals.ask(

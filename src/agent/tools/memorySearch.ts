@@ -17,11 +17,7 @@ const FULL_MAX_CHARS = 30_000;
 const PHRASE_POOL = 200;
 
 const inputSchema = z.object({
-  query: z
-    .string()
-    .trim()
-    .min(2)
-    .describe('Words (all preferred), a "quoted phrase", or a message id from a placeholder or hit'),
+  query: z.string().trim().min(2).describe('Words, a "quoted phrase", or a message id'),
   limit: z.number().int().min(1).max(MEMORY_MAX_LIMIT).optional().describe('Default 5'),
 });
 export type MemorySearchInput = z.infer<typeof inputSchema>;
@@ -36,7 +32,7 @@ export interface MemorySearchData {
   readonly searched: { readonly documents: number };
 }
 
-const DESCRIPTION = `Search past sessions of this workspace, compaction archives and memory (full history, not only your context): errors, decisions, old outputs, what the user said before. Not for current files (use Grep/Read).
+const DESCRIPTION = `Search the full history of this workspace (past sessions, compaction archives, memory) for what is no longer in your context: errors, decisions, old outputs, what the user said. Not for current files (use Grep/Read).
 Examples: {"query":"TypeError parseConfig"} · {"query":"<message id>"}`;
 
 export function parseQuery(query: string): { words: string[]; phrases: string[] } {
