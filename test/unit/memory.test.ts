@@ -270,7 +270,7 @@ test('Memory: text copied from a tool result needs the user: refused when denied
   assert.equal(asked.length, 1, 'the user was asked, not bypassed');
   assert.match(asked[0]!.detail, /came from a tool result/);
   assert.ok(!fs.existsSync(paths.workspace), 'nothing written');
-  assert.deepEqual(changes, []);
+  assert.equal(changes.length, 0);
 
   transcript = [
     ...transcript,
