@@ -16,6 +16,11 @@ const benches: Bench[] = [
     file: './session.ts',
     fn: 'runSessionBench',
   },
+  {
+    name: 'MemorySearch: 200 sessions / 50 MB history, index vs linear scan',
+    file: './memorySearch.ts',
+    fn: 'runMemorySearchBench',
+  },
 ];
 
 const only = process.argv[2];

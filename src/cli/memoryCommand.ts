@@ -23,7 +23,7 @@ export function memoryCommand(args: MemoryArgs, workspace: string, out: (text: s
   }
   const index = memoryIndexFor(stateDir);
   index.update();
-  index.save();
+  index.save({ force: true });
   const byId = index.get(args.query);
   const hits = byId ? [byId.hit] : index.search(args.query, 10).hits;
   const rows = hits.map((hit) => {

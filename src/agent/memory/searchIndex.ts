@@ -20,6 +20,11 @@ import {
 // message is (file, offset, length), not its text: the index stays small and a hit can be shown in full.
 
 const INDEX_VERSION = 1;
+/**
+ * Rewriting a large index costs far more than indexing a few new lines, so an ordinary save waits until
+ * this much new text is unsaved; the next process re-reads the unsaved tail of the logs (cheap).
+ */
+export const SAVE_AFTER_BYTES = 4 * 1024 * 1024;
 
 interface Doc {
   readonly id: string;
@@ -80,8 +85,8 @@ export interface MemoryIndex {
   search(query: string, limit: number): { hits: MemoryHit[]; allWords: boolean; total: number };
   /** A stored message by id (the full text comes from its file). */
   get(id: string): { hit: MemoryHit; message?: AgentMessage; entry?: string } | undefined;
-  /** Write the index to disk if it changed. */
-  save(): void;
+  /** Write the index to disk once enough changed (`force`: whenever anything changed). */
+  save(options?: { force?: boolean }): void;
   readonly documentCount: number;
   readonly indexFile: string;
 }
@@ -128,6 +133,9 @@ export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
   const manifestFile = path.join(dir, 'manifest.json');
   let { ms, manifest } = load(indexFile, manifestFile);
   let dirty = false;
+  /** Unsaved new text; a fresh or rebuilt index is saved at once (it is the expensive part). */
+  let unsavedBytes = 0;
+  let rebuilt = ms.documentCount === 0;
   const absOf = new Map<string, string>();
 
   const indexSource = (src: SourceFile, st: fs.Stats): number => {
@@ -161,6 +169,7 @@ export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
     const from = prev?.done ?? 0;
     if (st.size === from) return 0;
     const { lines, consumed } = readMessageLines(src.abs, from);
+    unsavedBytes += consumed;
     let added = 0;
     for (const line of lines) {
       // The same message in a log and an archive: the first one indexed (the log) stands.
@@ -200,6 +209,7 @@ export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
       ms = new MiniSearch<Doc>(OPTIONS);
       manifest = { version: INDEX_VERSION, files: {} };
       dirty = true;
+      rebuilt = true;
     } else {
       for (const k of vanished) {
         for (const id of manifest.files[k]?.ids ?? []) if (ms.has(id)) ms.discard(id);
@@ -248,11 +258,14 @@ export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
       const message = readMessageAt(abs, s.off, s.len);
       return { hit, ...(message ? { message } : {}) };
     },
-    save() {
+    save(saveOptions) {
       if (!dirty) return;
+      if (!saveOptions?.force && !rebuilt && unsavedBytes < SAVE_AFTER_BYTES) return;
       writeAtomic(indexFile, JSON.stringify(ms));
       writeAtomic(manifestFile, JSON.stringify(manifest));
       dirty = false;
+      rebuilt = false;
+      unsavedBytes = 0;
     },
   };
 }
