@@ -121,6 +121,8 @@ async function run(args: RunArgs): Promise<number> {
     const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
     const mentions = mentionedFiles(prompt, workspace);
     const outcome: RunOutcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+    // The session ends here: durable facts go to MEMORY.md (never blocks the exit for long, never fails it).
+    if (outcome.status === 'finished') await session.consolidateMemory();
     process.off('SIGINT', onSigint);
     if (!args.json && outcome.finalText) process.stdout.write(`${outcome.finalText}\n`);
     if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);

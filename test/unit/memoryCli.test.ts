@@ -141,3 +141,54 @@ test('keel memory: usage errors are specific', async () => {
   assert.equal(none.code, 0);
   assert.match(none.stdout, /No matches for "nothing here"/);
 });
+
+test('after real work the session consolidates durable facts into MEMORY.md; a failed consolidation loses nothing', async () => {
+  const ws = tempWorkspace({ 'src/a.ts': 'export const a = 1;\n' });
+  const env = cliEnv(emu.url, { HOME: home });
+  const readA = { content: [{ type: 'tool_use' as const, name: 'Read', input: { path: 'src/a.ts' } }] };
+  emu.setScenario({
+    replies: [
+      readA,
+      { content: [{ type: 'text', text: 'a is 1.' }] },
+      {
+        content: [
+          { type: 'text', text: '- [Style] Indent with tabs, never spaces\n- [Style] \n- not a fact line' },
+        ],
+        expect: { lastUserContains: 'USER: What is a? By the way, we always indent with tabs' },
+      },
+    ],
+  });
+  const from = emu.requests.length;
+  const run = await runKeel(
+    ['run', '--workspace', ws, 'What is a? By the way, we always indent with tabs, never spaces.'],
+    env,
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const mine = emu.requests.slice(from);
+  assert.equal(mine.length, 3);
+  assert.ok(mine.every((r) => r.status === 200));
+  const consolidation = JSON.stringify((mine[2]!.body as Body).messages);
+  assert.ok(
+    !consolidation.includes('export const a = 1'),
+    'tool output never reaches the consolidation prompt',
+  );
+  assert.deepEqual((mine[2]!.body as Body).tools ?? [], []);
+  const memory = fs.readFileSync(path.join(ws, '.keel', 'memory', 'MEMORY.md'), 'utf8');
+  assert.match(memory, /## Style\n- \d{4}-\d{2}-\d{2}: Indent with tabs, never spaces\n$/);
+  const log = fs.readFileSync(
+    path.join(ws, '.keel', 'sessions', `${sessionIdFrom(run.stderr)}.jsonl`),
+    'utf8',
+  );
+  assert.match(log, /"type":"memory_changed".*"origin":"consolidation"/);
+
+  // The model call fails (the scenario has no reply left): the run still succeeds, memory is untouched.
+  emu.setScenario({ replies: [readA, { content: [{ type: 'text', text: 'still 1.' }] }] });
+  const failed = await runKeel(
+    ['run', '--workspace', ws, 'Again: what is a? Remember we prefer small PRs.'],
+    env,
+  );
+  assert.equal(failed.code, 0, failed.stderr);
+  assert.match(failed.stdout, /still 1\./);
+  assert.match(failed.stderr, /Memory consolidation failed \(nothing lost/);
+  assert.equal(fs.readFileSync(path.join(ws, '.keel', 'memory', 'MEMORY.md'), 'utf8'), memory);
+});

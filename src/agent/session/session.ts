@@ -5,7 +5,8 @@ import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.t
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
-import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
+import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
+import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
@@ -211,6 +212,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
+  /** Transcript length already offered to memory consolidation. */
+  let consolidatedUpTo = transcript.length;
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
@@ -334,6 +337,30 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     notify(text, source) {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
+    },
+    async consolidateMemory() {
+      if (readOnly || current) return;
+      const fresh = transcript.slice(consolidatedUpTo);
+      if (!consolidationDue(fresh)) return;
+      consolidatedUpTo = transcript.length;
+      await runConsolidation({
+        messages: fresh,
+        paths: memory,
+        now,
+        emit,
+        ask: async (prompt, signal) => {
+          const reply = await model.stream(
+            {
+              system: [{ type: 'text', text: CONSOLIDATION_SYSTEM }],
+              tools: [],
+              messages: [{ role: 'user', content: prompt }],
+              maxTokens: 1024,
+            },
+            signal,
+          );
+          return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+        },
+      });
     },
     dispose() {
       controller?.abort('disposed');

@@ -65,5 +65,10 @@ export interface AgentSession extends EventStream {
   eventsSince(seq: number): AgentEvent[];
   /** Appends a note the model sees at its next turn (e.g. "the user rejected hunk 2 of src/a.ts"). */
   notify(text: string, source: string): void;
+  /**
+   * After real work (or a compaction): ask the model for durable facts and append them to MEMORY.md.
+   * Never throws and never blocks for long; a failure is a notice and loses nothing.
+   */
+  consolidateMemory(): Promise<void>;
   dispose(): void;
 }
