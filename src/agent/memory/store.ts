@@ -40,6 +40,8 @@ export interface MemoryChange {
   readonly origin: string;
   readonly summary: string;
   readonly ts: number;
+  /** Set on an undo/rollback: the change it reverted. */
+  readonly undoes?: string;
 }
 
 interface JournalLine {
@@ -155,7 +157,17 @@ export function writeMemory(
     fs.writeFileSync(tmp, next);
     fs.renameSync(tmp, file);
   }
-  return { id, scope, file, before, after: next, origin: meta.origin, summary: meta.summary, ts: meta.now };
+  return {
+    id,
+    scope,
+    file,
+    before,
+    after: next,
+    origin: meta.origin,
+    summary: meta.summary,
+    ts: meta.now,
+    ...(meta.undoes ? { undoes: meta.undoes } : {}),
+  };
 }
 
 function backupContent(paths: MemoryPaths, line: JournalLine): string | null {

@@ -7,7 +7,7 @@ import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } fr
 import { toolUses } from '../messages.ts';
 import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
 import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
-import { memoryPaths } from '../memory/store.ts';
+import { memoryPaths, undoChange } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
@@ -361,6 +361,15 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
           return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
         },
       });
+    },
+    undoMemoryChange(changeId) {
+      const change = undoChange(memory, changeId, now());
+      if (!change) return;
+      emit({ type: 'memory_changed', change });
+      session.notify(
+        `The user undid a memory change (${change.summary.replace(/^undo of: /, '')}); do not save it again unless asked.`,
+        'memory',
+      );
     },
     dispose() {
       controller?.abort('disposed');

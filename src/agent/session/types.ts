@@ -70,5 +70,7 @@ export interface AgentSession extends EventStream {
    * Never throws and never blocks for long; a failure is a notice and loses nothing.
    */
   consolidateMemory(): Promise<void>;
+  /** The panel's Undo on a memory change: restores the version before it; the model is told. */
+  undoMemoryChange(changeId: string): void;
   dispose(): void;
 }
