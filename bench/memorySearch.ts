@@ -66,7 +66,7 @@ function makeVocabulary(rand: () => number, n: number): string[] {
 }
 
 /** Writes the history; returns the planted facts (one per tenth session) used as queries. */
-function generate(stateDir: string, sessions: number, totalBytes: number): string[] {
+export function generate(stateDir: string, sessions: number, totalBytes: number): string[] {
   const rand = prng(42);
   const vocab = makeVocabulary(rand, 6000);
   // Zipf-ish: common words much more often than rare ones, like real text.

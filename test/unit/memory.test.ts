@@ -300,3 +300,71 @@ test('Memory: text copied from a tool result needs the user: refused when denied
   const none = await tool.execute({ action: 'remove', old: 'no such thing' }, context(root));
   assert.equal(none.error?.code, 'NO_MATCH');
 });
+
+test('consolidation: due after real work with a durable cue or a compaction, skipped when the agent saved memory itself', async () => {
+  const { consolidationDue } = await import('../../src/agent/memory/sessionMemory.ts');
+  const { consolidate } = await import('../../src/agent/memory/consolidate.ts');
+  const work = [user('u1', 'We never use default exports here'), toolResult('r1', 'export default x')];
+  assert.equal(consolidationDue(work), true);
+  assert.equal(
+    consolidationDue([user('u1', 'What does a.ts do?'), toolResult('r1', 'x')]),
+    false,
+    'no durable cue',
+  );
+  assert.equal(consolidationDue([user('u1', 'never mind')]), false, 'no real work');
+  const summary: AgentMessage = {
+    role: 'summary',
+    id: 's1',
+    ts: 1,
+    text: 'sum',
+    replaces: [],
+    archivePath: 'a',
+  };
+  assert.equal(consolidationDue([user('u1', 'go on'), summary]), true, 'a compaction happened');
+  const saved: AgentMessage = {
+    ...(toolResult('r2', 'Saved') as Extract<AgentMessage, { role: 'tool_result' }>),
+    toolName: 'Memory',
+  };
+  assert.equal(consolidationDue([...work, saved]), false);
+
+  const paths = memoryPaths(path.join(tempDir(), '.keel'), null);
+  const prompts: string[] = [];
+  const change = await consolidate({
+    messages: work,
+    paths,
+    now: Date.UTC(2026, 4, 1),
+    ask: async (prompt) => {
+      prompts.push(prompt);
+      return '- [Style] No default exports\n- [Style] export default x\nNONE of the rest';
+    },
+  });
+  assert.ok(!prompts[0]!.includes('export default x'), 'tool output is not in the prompt');
+  assert.equal(change?.origin, 'consolidation');
+  assert.equal(
+    fs.readFileSync(paths.workspace, 'utf8'),
+    '# Memory\n\n## Style\n- 2026-05-01: No default exports\n',
+    'the fact copied from tool output was dropped',
+  );
+  const again = await consolidate({
+    messages: work,
+    paths,
+    now: 2,
+    ask: async () => '- [Style] No default exports',
+  });
+  assert.equal(again, undefined, 'nothing new: no change, no history entry');
+  await assert.rejects(
+    consolidate({
+      messages: work,
+      paths,
+      now: 3,
+      ask: async () => {
+        throw new Error('529');
+      },
+    }),
+    /529/,
+  );
+  assert.equal(
+    fs.readFileSync(paths.workspace, 'utf8'),
+    '# Memory\n\n## Style\n- 2026-05-01: No default exports\n',
+  );
+});

@@ -128,7 +128,10 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
           summary: `${input.action}: ${input.action === 'remove' ? input.old : bullet}`,
           now: ctx.host.clock.now(),
         });
-        if (change) options.onChange(change);
+        if (change) {
+          ctx.audit({ type: 'file_change', path: change.file, action: `memory ${input.action}`, change: change.id });
+          options.onChange(change);
+        }
         const shown = scope === 'user' ? '~/.keel/MEMORY.md' : '.keel/memory/MEMORY.md';
         return ok(
           change ? { change: { id: change.id, file: shown } } : {},
