@@ -7,7 +7,7 @@ import { openMemoryIndex } from '../src/agent/memory/searchIndex.ts';
 import { messageOfLine, searchableText } from '../src/agent/memory/sources.ts';
 import { createNodeHost } from '../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
-import { createPathGuard } from '../src/agent/safety/pathGuard.ts';
+import { createPathGuard } from '../src/agent/safety/paths/pathGuard.ts';
 import { createMemorySearchTool } from '../src/agent/tools/memorySearch.ts';
 import type { ToolContext } from '../src/agent/tools/protocol.ts';
 

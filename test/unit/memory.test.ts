@@ -16,7 +16,7 @@ import {
   writeMemory,
 } from '../../src/agent/memory/store.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
-import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
+import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
 import { createMemoryTool } from '../../src/agent/tools/memory.ts';
 import { createMemorySearchTool } from '../../src/agent/tools/memorySearch.ts';
 import type { ToolContext } from '../../src/agent/tools/protocol.ts';

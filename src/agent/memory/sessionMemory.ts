@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import type { AgentEventBody } from '../events.ts';
 import type { AgentMessage } from '../messages.ts';
-import type { PathGuard } from '../safety/pathGuard.ts';
+import type { PathGuard } from '../safety/paths/pathGuard.ts';
 import { consolidate, hasDurableCue } from './consolidate.ts';
 import { fileHash } from './document.ts';
 import { renderMemorySnapshot } from './snapshot.ts';

@@ -129,7 +129,12 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
           now: ctx.host.clock.now(),
         });
         if (change) {
-          ctx.audit({ type: 'file_change', path: change.file, action: `memory ${input.action}`, change: change.id });
+          ctx.audit({
+            type: 'file_change',
+            path: change.file,
+            action: `memory ${input.action}`,
+            change: change.id,
+          });
           options.onChange(change);
         }
         const shown = scope === 'user' ? '~/.keel/MEMORY.md' : '.keel/memory/MEMORY.md';
