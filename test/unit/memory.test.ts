@@ -212,6 +212,15 @@ test('the index is persisted and updated incrementally: a new process reads only
     second.search('only this', 10).hits.map((h) => h.id),
     ['u9'],
   );
+  // A damaged index file is only a cache: it is rebuilt from the logs.
+  second.save({ force: true });
+  fs.writeFileSync(second.indexFile, '{"manifest":{"version":1,"files":{}},"index":{"broken":');
+  const third = openMemoryIndex({ stateDir });
+  assert.equal(third.update(), 2, 'everything indexed again (u9 and s2)');
+  assert.deepEqual(
+    third.search('only this', 10).hits.map((h) => h.id),
+    ['u9'],
+  );
 });
 
 test('MemorySearch finds another session and memory entries, naming session, message id and date', async () => {

@@ -97,13 +97,19 @@ export interface MemoryIndexOptions {
   readonly memoryFiles?: ReadonlyArray<{ key: string; abs: string }>;
 }
 
-function load(indexFile: string, manifestFile: string): { ms: MiniSearch<Doc>; manifest: Manifest } {
+/**
+ * Index and manifest live in ONE file, written atomically: two processes saving at once can only
+ * replace each other's whole snapshot, never pair one's index with the other's offsets.
+ */
+function load(indexFile: string): { ms: MiniSearch<Doc>; manifest: Manifest } {
   const fresh = () => ({ ms: new MiniSearch<Doc>(OPTIONS), manifest: { version: INDEX_VERSION, files: {} } });
-  if (!isOwnFile(indexFile) || !isOwnFile(manifestFile)) return fresh();
+  if (!isOwnFile(indexFile)) return fresh();
   try {
-    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Manifest;
-    if (manifest.version !== INDEX_VERSION || typeof manifest.files !== 'object') return fresh();
-    const ms = MiniSearch.loadJSON<Doc>(fs.readFileSync(indexFile, 'utf8'), OPTIONS);
+    const saved = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as { manifest?: Manifest; index?: unknown };
+    const manifest = saved.manifest;
+    if (manifest?.version !== INDEX_VERSION || typeof manifest.files !== 'object' || !saved.index)
+      return fresh();
+    const ms = MiniSearch.loadJS<Doc>(saved.index as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
     return { ms, manifest };
   } catch {
     return fresh(); // a damaged index is rebuilt from the logs: it is only a cache
@@ -130,8 +136,7 @@ const toHit = (id: string, s: Stored, score: number): MemoryHit => ({
 export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
   const dir = path.join(options.stateDir, 'memory', 'index');
   const indexFile = path.join(dir, 'index.json');
-  const manifestFile = path.join(dir, 'manifest.json');
-  let { ms, manifest } = load(indexFile, manifestFile);
+  let { ms, manifest } = load(indexFile);
   let dirty = false;
   /** Unsaved new text; a fresh or rebuilt index is saved at once (it is the expensive part). */
   let unsavedBytes = 0;
@@ -261,8 +266,7 @@ export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
     save(saveOptions) {
       if (!dirty) return;
       if (!saveOptions?.force && !rebuilt && unsavedBytes < SAVE_AFTER_BYTES) return;
-      writeAtomic(indexFile, JSON.stringify(ms));
-      writeAtomic(manifestFile, JSON.stringify(manifest));
+      writeAtomic(indexFile, JSON.stringify({ manifest, index: ms }));
       dirty = false;
       rebuilt = false;
       unsavedBytes = 0;
