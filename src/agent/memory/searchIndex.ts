@@ -19,7 +19,7 @@ import {
 // append-only, so each update reads only the bytes added since the last one. Hits store where their
 // message is (file, offset, length), not its text: the index stays small and a hit can be shown in full.
 
-const INDEX_VERSION = 1;
+const INDEX_VERSION = 2;
 /**
  * Rewriting a large index costs far more than indexing a few new lines, so an ordinary save waits until
  * this much new text is unsaved; the next process re-reads the unsaved tail of the logs (cheap).
@@ -55,8 +55,19 @@ interface Manifest {
   files: Record<string, FileState>;
 }
 
+// The commonest English words say nothing about which message is meant and are most of the postings.
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for from has have in is it its of on or that the this to was were will with'.split(
+    ' ',
+  ),
+);
+
 const OPTIONS = {
   fields: ['text'],
+  processTerm: (term: string) => {
+    const t = term.toLowerCase();
+    return t.length < 2 || STOP_WORDS.has(t) ? null : t;
+  },
   storeFields: ['session', 'role', 'ts', 'src', 'off', 'len', 'entry'],
   // A huge document would dominate memory; its head and tail carry what people search for.
   extractField: (doc: Doc, field: string) => {
