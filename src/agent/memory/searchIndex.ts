@@ -108,23 +108,49 @@ export interface MemoryIndexOptions {
   readonly memoryFiles?: ReadonlyArray<{ key: string; abs: string }>;
 }
 
+type Loaded = { ms: MiniSearch<Doc>; manifest: Manifest };
+type Saved = { manifest?: Manifest; index?: Parameters<typeof MiniSearch.loadJS>[0] };
+
+const fresh = (): Loaded => ({
+  ms: new MiniSearch<Doc>(OPTIONS),
+  manifest: { version: INDEX_VERSION, files: {} },
+});
+const usable = (saved: Saved): saved is Required<Saved> =>
+  saved.manifest?.version === INDEX_VERSION && typeof saved.manifest.files === 'object' && !!saved.index;
+
 /**
  * Index and manifest live in ONE file, written atomically: two processes saving at once can only
  * replace each other's whole snapshot, never pair one's index with the other's offsets.
  */
-function load(indexFile: string): { ms: MiniSearch<Doc>; manifest: Manifest } {
-  const fresh = () => ({ ms: new MiniSearch<Doc>(OPTIONS), manifest: { version: INDEX_VERSION, files: {} } });
+function load(indexFile: string): Loaded {
   if (!isOwnFile(indexFile)) return fresh();
   try {
-    const saved = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as { manifest?: Manifest; index?: unknown };
-    const manifest = saved.manifest;
-    if (manifest?.version !== INDEX_VERSION || typeof manifest.files !== 'object' || !saved.index)
-      return fresh();
-    const ms = MiniSearch.loadJS<Doc>(saved.index as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
-    return { ms, manifest };
+    const saved = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as Saved;
+    if (!usable(saved)) return fresh();
+    return { ms: MiniSearch.loadJS<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
   } catch {
     return fresh(); // a damaged index is rebuilt from the logs: it is only a cache
   }
+}
+
+/** The same, without blocking the event loop for long (a session prefetches it while the model works). */
+async function loadAsync(indexFile: string): Promise<Loaded> {
+  if (!isOwnFile(indexFile)) return fresh();
+  try {
+    const saved = JSON.parse(await fs.promises.readFile(indexFile, 'utf8')) as Saved;
+    if (!usable(saved)) return fresh();
+    return { ms: await MiniSearch.loadJSAsync<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
+  } catch {
+    return fresh();
+  }
+}
+
+export function indexFileOf(stateDir: string): string {
+  return path.join(stateDir, 'memory', 'index', 'index.json');
+}
+
+export async function openMemoryIndexAsync(options: MemoryIndexOptions): Promise<MemoryIndex> {
+  return openMemoryIndex(options, await loadAsync(indexFileOf(options.stateDir)));
 }
 
 function writeAtomic(file: string, text: string): void {
@@ -144,10 +170,9 @@ const toHit = (id: string, s: Stored, score: number): MemoryHit => ({
   score,
 });
 
-export function openMemoryIndex(options: MemoryIndexOptions): MemoryIndex {
-  const dir = path.join(options.stateDir, 'memory', 'index');
-  const indexFile = path.join(dir, 'index.json');
-  let { ms, manifest } = load(indexFile);
+export function openMemoryIndex(options: MemoryIndexOptions, loaded?: Loaded): MemoryIndex {
+  const indexFile = indexFileOf(options.stateDir);
+  let { ms, manifest } = loaded ?? load(indexFile);
   let dirty = false;
   /** Unsaved new text; a fresh or rebuilt index is saved at once (it is the expensive part). */
   let unsavedBytes = 0;

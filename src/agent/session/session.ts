@@ -18,6 +18,7 @@ import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createToolset } from '../tools/index.ts';
+import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
@@ -150,6 +151,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const memory = memoryPaths(host.stateDir, options.userMemoryFile);
   // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
   const memorySnapshot = takeMemorySnapshot(memory, guard);
+  warmMemoryIndex(host.stateDir, memory.user);
   const tools = createToolset({
     host,
     readOnly,

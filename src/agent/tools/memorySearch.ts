@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { hitText, type MemoryHit, type MemoryIndex, openMemoryIndex } from '../memory/searchIndex.ts';
+import * as fs from 'node:fs';
+import {
+  hitText,
+  indexFileOf,
+  type MemoryHit,
+  type MemoryIndex,
+  openMemoryIndex,
+  openMemoryIndexAsync,
+} from '../memory/searchIndex.ts';
 import { memoryPaths } from '../memory/store.ts';
 import { inStateDir } from './fs/common.ts';
 import type { ToolDefinition, ToolResult } from './protocol.ts';
@@ -66,7 +74,34 @@ const where = (h: MemoryHit) =>
   `${h.role}, ${h.session ? `session ${h.session}, ` : ''}${h.date}, ${h.source}`;
 
 // One index per state dir per process: loading a large index once, then only new log lines.
-const indexes = new Map<string, MemoryIndex>();
+const indexes = new Map<string, Promise<MemoryIndex>>();
+
+function memoryFilesOf(stateDir: string, userMemoryFile: string | null | undefined) {
+  const paths = memoryPaths(stateDir, userMemoryFile);
+  return [
+    { key: '.keel/memory/MEMORY.md', abs: paths.workspace },
+    ...(paths.user ? [{ key: '~/.keel/MEMORY.md', abs: paths.user }] : []),
+  ];
+}
+
+function sharedIndex(stateDir: string, userMemoryFile: string | null | undefined): Promise<MemoryIndex> {
+  const key = `${stateDir}\0${userMemoryFile ?? ''}`;
+  let index = indexes.get(key);
+  if (!index) {
+    index = openMemoryIndexAsync({ stateDir, memoryFiles: memoryFilesOf(stateDir, userMemoryFile) });
+    index.catch(() => indexes.delete(key));
+    indexes.set(key, index);
+  }
+  return index;
+}
+
+/**
+ * A session starts loading a saved index at once, in batches, so the model's first MemorySearch does
+ * not wait for it (a large index takes about a second to load). Nothing saved: nothing to do.
+ */
+export function warmMemoryIndex(stateDir: string, userMemoryFile?: string | null): void {
+  if (fs.existsSync(indexFileOf(stateDir))) void sharedIndex(stateDir, userMemoryFile).catch(() => undefined);
+}
 
 export interface MemorySearchOptions {
   /** ~/.keel/MEMORY.md (null: none). Default: the user's home. */
@@ -90,20 +125,9 @@ export function createMemorySearchTool(
         !inStateDir(ctx, resolvedState.path)
       )
         return ok({ query: input.query, matches: [], searched: { documents: 0 } }, 'No history to search.');
-      const stateDir = resolvedState.path;
-      const paths = memoryPaths(stateDir, options.userMemoryFile);
-      let index = indexes.get(stateDir);
-      if (!index) {
-        index = openMemoryIndex({
-          stateDir,
-          memoryFiles: [
-            { key: '.keel/memory/MEMORY.md', abs: paths.workspace },
-            ...(paths.user ? [{ key: '~/.keel/MEMORY.md', abs: paths.user }] : []),
-          ],
-        });
-        indexes.set(stateDir, index);
-      }
+      let index: MemoryIndex;
       try {
+        index = await sharedIndex(resolvedState.path, options.userMemoryFile);
         index.update();
         index.save();
       } catch (error) {
@@ -162,12 +186,5 @@ export function createMemorySearchTool(
 
 /** For `keel memory search`: the same index outside a session. */
 export function memoryIndexFor(stateDir: string, userMemoryFile?: string | null): MemoryIndex {
-  const paths = memoryPaths(stateDir, userMemoryFile);
-  return openMemoryIndex({
-    stateDir,
-    memoryFiles: [
-      { key: '.keel/memory/MEMORY.md', abs: paths.workspace },
-      ...(paths.user ? [{ key: '~/.keel/MEMORY.md', abs: paths.user }] : []),
-    ],
-  });
+  return openMemoryIndex({ stateDir, memoryFiles: memoryFilesOf(stateDir, userMemoryFile) });
 }
