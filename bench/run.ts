@@ -22,6 +22,11 @@ const benches: Bench[] = [
     file: './mcp.ts',
     fn: 'runMcpBench',
   },
+  {
+    name: 'MemorySearch: 200 sessions / 50 MB history, index vs linear scan',
+    file: './memorySearch.ts',
+    fn: 'runMemorySearchBench',
+  },
 ];
 
 const only = process.argv[2];

@@ -9,6 +9,8 @@ export const USAGE = `Usage:
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR]
   keel doctor [--sandbox on|off|required]
+  keel memory search QUERY [--workspace DIR] [--json]
+  keel memory rollback [--workspace DIR]
   run and tool also take --sandbox on|off|required (default on when available; required = refuse
   commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
 
@@ -61,11 +63,23 @@ const traceSchema = z.object({
   workspace: z.string().optional(),
 });
 
+const memorySchema = z.discriminatedUnion('action', [
+  z.object({
+    command: z.literal('memory'),
+    action: z.literal('search'),
+    query: z.string().trim().min(2, 'keel memory search: the QUERY needs at least 2 characters'),
+    workspace: z.string().optional(),
+    json: z.boolean(),
+  }),
+  z.object({ command: z.literal('memory'), action: z.literal('rollback'), workspace: z.string().optional() }),
+]);
+
+export type MemoryArgs = z.infer<typeof memorySchema>;
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
 export type DoctorArgs = z.infer<typeof doctorSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | DoctorArgs | { command: 'help' };
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | DoctorArgs | MemoryArgs | { command: 'help' };
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -159,6 +173,26 @@ export function parseCli(argv: readonly string[]): CliArgs {
       allowedFor(['workspace']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
       return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+    case 'memory': {
+      const [action, ...more] = pos;
+      if (action === 'search') {
+        allowedFor(['workspace', 'json']);
+        if (more.length !== 1) throw new UsageError('keel memory search takes one QUERY (quote it)');
+        return check(memorySchema, {
+          command,
+          action,
+          query: more[0],
+          workspace: v.workspace,
+          json: v.json === true,
+        });
+      }
+      if (action === 'rollback') {
+        allowedFor(['workspace']);
+        if (more.length !== 0) throw new UsageError('keel memory rollback takes no arguments');
+        return check(memorySchema, { command, action, workspace: v.workspace });
+      }
+      throw new UsageError('keel memory takes "search QUERY" or "rollback"');
+    }
     default:
       throw new UsageError(`Unknown command: ${command}`);
   }

@@ -12,6 +12,7 @@ import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
 import { createCliMcpPort } from './mcpPort.ts';
+import { memoryCommand } from './memoryCommand.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
@@ -164,6 +165,8 @@ async function run(args: RunArgs): Promise<number> {
     let outcome: RunOutcome;
     try {
       outcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+      // The session ends here: durable facts go to MEMORY.md (never blocks the exit for long, never fails it).
+      if (outcome.status === 'finished') await session.consolidateMemory();
     } finally {
       // MCP servers end with the session, before the process does.
       await session.mcp?.shutdown();
@@ -237,6 +240,8 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         process.stdout.write(`${report.text}\n`);
         return report.ok ? EXIT.finished : EXIT.failed;
       }
+      case 'memory':
+        return memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);

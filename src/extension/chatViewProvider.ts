@@ -265,6 +265,10 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       case 'openDiff':
         await openReviewDiff(deps.review, abs(message.path));
         return;
+      case 'memoryDecision':
+        // Keep: the change is already on disk. Undo: restore the version before it.
+        if (!message.keep) await vscode.commands.executeCommand('keel.undoMemoryChange', message.changeId);
+        return;
       case 'openFile': {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs(message.path)));
         const line = Math.min((message.line ?? 1) - 1, doc.lineCount - 1);

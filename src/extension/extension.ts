@@ -15,6 +15,7 @@ import {
 import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { createVscodeMcpPort, registerMcpServersCommand } from './mcp.ts';
+import { registerMemoryCommands } from './memoryCommands.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
 import { runOutsideMessage } from './sandboxUi.ts';
@@ -312,6 +313,9 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     void vscode.window.showInformationMessage(key.trim() ? 'Keel: API key saved.' : 'Keel: API key removed.');
   });
   command('keel.showLog', () => channel.show(true));
+  sub(
+    ...registerMemoryCommands({ stateDir: () => getHost().stateDir, session: () => ctl.current, log: write }),
+  );
   command('keel.openSessionLog', async () => {
     let logPath = ctl.current?.logPath;
     if (!logPath) {

@@ -335,6 +335,37 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.equal(fs.readFileSync(file, 'utf8'), APP_TS);
   });
 
+  it('a Memory call shows a diff card in the panel; Undo restores MEMORY.md', async () => {
+    const memory = path.join(workspace, '.keel', 'memory', 'MEMORY.md');
+    script('memory', [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Memory',
+            input: { action: 'add', heading: 'Style', text: 'Indent with tabs' },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Saved to memory.' }] },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Remember: we indent with tabs.');
+    await waitForText(frame, 'Saved to memory.');
+    await until(
+      'the entry on disk',
+      () => fs.existsSync(memory) && fs.readFileSync(memory, 'utf8').includes('Indent with tabs'),
+    );
+    // The card shows the added line and offers Keep / Undo.
+    const card = frame.locator('.memory-card').last();
+    await card.waitFor({ timeout: UI_TIMEOUT });
+    assert.match((await card.textContent()) ?? '', /\+ - \d{4}-\d{2}-\d{2}: Indent with tabs/);
+    await shot('memory-card');
+    await card.getByRole('button', { name: 'Undo' }).click();
+    await until('MEMORY.md restored (it did not exist before)', () => !fs.existsSync(memory));
+    await card.getByText('Undone').waitFor({ timeout: UI_TIMEOUT });
+  });
+
   it('a Bash command raises the native modal; closing it reaches the agent as DENIED_BY_USER', async () => {
     const before = emulator.requests.length;
     script('bash', [

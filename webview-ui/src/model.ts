@@ -71,7 +71,19 @@ export interface ErrorItem {
   readonly suggestion?: string;
 }
 
-export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem;
+/** A MEMORY.md change made during the session: a small diff the user can keep or undo. */
+export interface MemoryItem {
+  readonly kind: 'memory';
+  /** The change id (what Undo names). */
+  readonly id: string;
+  readonly scope: 'workspace' | 'user';
+  readonly origin: string;
+  readonly summary: string;
+  readonly lines: ReadonlyArray<{ readonly sign: '+' | '-'; readonly text: string }>;
+  readonly undone: boolean;
+}
+
+export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem;
 
 /** A message the user sent that the agent has not taken in yet. */
 export interface QueuedMessage {

@@ -17,6 +17,7 @@ import {
   toolFromUse,
   withResult,
 } from './draft.ts';
+import { lineChanges } from './format.ts';
 import {
   type AssistantBlockView,
   initialState,
@@ -201,6 +202,23 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       } else if (message.role === 'summary') {
         addNotice(draft, message.id, 'info', 'Earlier conversation was summarised to free context space.');
       }
+      break;
+    }
+    case 'memory_changed': {
+      const { change } = event;
+      // An undo marks the card it reverted; it is not a new card.
+      const reverted = change.undoes ? get(draft, change.undoes, 'memory') : undefined;
+      if (reverted) put(draft, { ...reverted, undone: true });
+      else if (!change.undoes)
+        put(draft, {
+          kind: 'memory',
+          id: change.id,
+          scope: change.scope,
+          origin: change.origin,
+          summary: change.summary,
+          lines: lineChanges(change.before, change.after),
+          undone: false,
+        });
       break;
     }
     case 'error':

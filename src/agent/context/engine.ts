@@ -82,6 +82,8 @@ export interface ContextEngineOptions {
   readonly contextWindow: number;
   /** Project rules (AGENTS.md) read once at session start. */
   readonly projectRules?: string;
+  /** Memory snapshot (MEMORY.md files) rendered once at session start. */
+  readonly memory?: string;
   /** Called for a compaction summary (a separate model call without tools). */
   readonly summarize?: (prompt: string, signal: AbortSignal) => Promise<string>;
   /**
@@ -166,6 +168,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     projectRules: options.projectRules,
     skills,
     ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
+    ...(options.memory ? { memory: options.memory } : {}),
   });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = requestPrefixHash({ tools, system });

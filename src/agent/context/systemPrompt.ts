@@ -37,6 +37,8 @@ export const MAX_PROJECT_RULES_CHARS = 8000;
 export interface SystemPromptInput {
   /** AGENTS.md text, read once at session start. */
   readonly projectRules?: string;
+  /** MEMORY.md snapshot taken at session start (rendered, capped). */
+  readonly memory?: string;
   /** Skill index snapshot taken at session start. */
   readonly skills?: readonly SkillEntry[];
   /** Configured MCP servers: one line each, never their tool schemas (those come from McpSearch). */
@@ -70,6 +72,7 @@ export function buildSystemPrompt(input: SystemPromptInput = {}): string {
         : rules;
     parts.push(`# Project rules (AGENTS.md)\n${cut}`);
   }
+  if (input.memory) parts.push(input.memory);
   const index = renderSkillIndex(input.skills ?? []);
   if (index) parts.push(index);
   return parts.join('\n\n');

@@ -5,6 +5,9 @@ import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.t
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
+import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
+import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
+import { memoryPaths, undoChange } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
@@ -16,6 +19,7 @@ import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createToolset } from '../tools/index.ts';
+import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
@@ -162,10 +166,19 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const { mcp, notices: mcpNotices } = setupSessionMcp(host, { readOnly });
   for (const text of mcpNotices) emit({ type: 'notice', level: 'warn', text });
   if (mcp) watchMcpProblems(mcp.manager, (text) => emit({ type: 'notice', level: 'warn', text }));
+  const memory = memoryPaths(host.stateDir, options.userMemoryFile);
+  // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
+  const memorySnapshot = takeMemorySnapshot(memory, guard);
+  warmMemoryIndex(host.stateDir, memory.user);
   const tools = createToolset({
     host,
     readOnly,
     skills,
+    memory: {
+      paths: memory,
+      transcript: () => transcript,
+      onChange: (change) => emit({ type: 'memory_changed', change }),
+    },
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
     ...(mcp ? { mcp } : {}),
@@ -199,6 +212,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     getTodos: () => todos,
     newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
+    ...(memorySnapshot ? { memory: memorySnapshot } : {}),
     summarize: async (prompt, signal) => {
       const reply = await model.stream(
         {
@@ -220,6 +234,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
+  /** Transcript length already offered to memory consolidation. */
+  let consolidatedUpTo = transcript.length;
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
@@ -345,6 +361,39 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     notify(text, source) {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
+    },
+    async consolidateMemory() {
+      if (readOnly || current) return;
+      const fresh = transcript.slice(consolidatedUpTo);
+      if (!consolidationDue(fresh)) return;
+      consolidatedUpTo = transcript.length;
+      await runConsolidation({
+        messages: fresh,
+        paths: memory,
+        now,
+        emit,
+        ask: async (prompt, signal) => {
+          const reply = await model.stream(
+            {
+              system: [{ type: 'text', text: CONSOLIDATION_SYSTEM }],
+              tools: [],
+              messages: [{ role: 'user', content: prompt }],
+              maxTokens: 1024,
+            },
+            signal,
+          );
+          return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+        },
+      });
+    },
+    undoMemoryChange(changeId) {
+      const change = undoChange(memory, changeId, now());
+      if (!change) return;
+      emit({ type: 'memory_changed', change });
+      session.notify(
+        `The user undid a memory change (${change.summary.replace(/^undo of: /, '')}); do not save it again unless asked.`,
+        'memory',
+      );
     },
     dispose() {
       controller?.abort('disposed');

@@ -28,6 +28,8 @@ export interface AgentSessionOptions {
   readonly bundledSkillsDir?: string;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
+  /** User-level memory file; `null` disables it (tests). Default: ~/.keel/MEMORY.md. */
+  readonly userMemoryFile?: string | null;
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
@@ -66,5 +68,12 @@ export interface AgentSession extends EventStream {
   eventsSince(seq: number): AgentEvent[];
   /** Appends a note the model sees at its next turn (e.g. "the user rejected hunk 2 of src/a.ts"). */
   notify(text: string, source: string): void;
+  /**
+   * After real work (or a compaction): ask the model for durable facts and append them to MEMORY.md.
+   * Never throws and never blocks for long; a failure is a notice and loses nothing.
+   */
+  consolidateMemory(): Promise<void>;
+  /** The panel's Undo on a memory change: restores the version before it; the model is told. */
+  undoMemoryChange(changeId: string): void;
   dispose(): void;
 }

@@ -9,6 +9,7 @@ import { createGrepTool } from './grep.ts';
 import { createLsTool } from './ls.ts';
 import { createMcpCallTool } from './mcpCall.ts';
 import { createMcpSearchTool } from './mcpSearch.ts';
+import { createMemoryTool, type MemoryToolOptions } from './memory.ts';
 import { createMemorySearchTool } from './memorySearch.ts';
 import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
@@ -28,6 +29,8 @@ export interface ToolsetOptions {
   readonly skillInContext?: (name: string) => boolean;
   /** MCP servers are configured: McpSearch + McpCall are offered (never in an everyday session). */
   readonly mcp?: { readonly manager: McpManager; readonly port: McpPort };
+  /** Semantic memory (MEMORY.md files); absent: no Memory tool. */
+  readonly memory?: MemoryToolOptions;
 }
 
 /** Every built-in tool, one factory each. The registry sorts them (P1). */
@@ -42,7 +45,8 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createWriteTool(),
     createBashTool(),
     createTodoWriteTool(options.todos),
-    createMemorySearchTool(),
+    createMemorySearchTool(options.memory ? { userMemoryFile: options.memory.paths.user } : {}),
+    ...(options.memory ? [createMemoryTool(options.memory)] : []),
     ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
     ...(options.mcp
       ? [createMcpSearchTool(options.mcp.manager), createMcpCallTool(options.mcp.manager, options.mcp.port)]
