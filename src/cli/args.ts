@@ -4,7 +4,8 @@ import { z } from 'zod';
 // The CLI contract (stable: other tools and checks drive Keel through it).
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
-           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
+           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
+           [--job-wait SECONDS] PROMPT
   keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
   keel trace SESSION-ID|FILE [--workspace DIR]
 
@@ -35,6 +36,11 @@ const runSchema = z.object({
     .optional(),
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
+  jobWait: z
+    .string()
+    .regex(/^\d+$/, '--job-wait must be a whole number of seconds')
+    .transform(Number)
+    .optional(),
   prompt: z.string(),
 });
 const toolSchema = z.object({
@@ -80,6 +86,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: { type: 'string' },
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
+        'job-wait': { type: 'string' },
       },
     });
   } catch (error) {
@@ -111,6 +118,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: v.resume,
         contextWindow: v['context-window'],
         demo: v.demo === true,
+        jobWait: v['job-wait'],
         prompt: pos[0] ?? '',
       });
     }

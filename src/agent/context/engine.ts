@@ -82,6 +82,8 @@ export interface ContextEngineOptions {
   readonly contextWindow: number;
   /** Project rules (AGENTS.md) read once at session start. */
   readonly projectRules?: string;
+  /** A complete system prompt instead of Keel's own (a sub-agent's minimal prompt). */
+  readonly systemText?: string;
   /** Called for a compaction summary (a separate model call without tools). */
   readonly summarize?: (prompt: string, signal: AbortSignal) => Promise<string>;
   /**
@@ -160,7 +162,7 @@ function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const tools = freezeTools(options.tools);
   const skills = skillList(options.skills);
-  const systemText = buildSystemPrompt({ projectRules: options.projectRules, skills });
+  const systemText = options.systemText ?? buildSystemPrompt({ projectRules: options.projectRules, skills });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = requestPrefixHash({ tools, system });
   // The frozen prefix's estimate never changes (breakpoint markers do not count).

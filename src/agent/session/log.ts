@@ -18,6 +18,9 @@ const headerSchema = z.object({
   createdAt: z.number(),
   model: z.string(),
   workspace: z.string(),
+  /** A sub-agent's log names the session (and the Task call) that started it. */
+  parent: z.string().optional(),
+  parentToolUseId: z.string().optional(),
 });
 export type SessionHeader = z.infer<typeof headerSchema>;
 

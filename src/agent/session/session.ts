@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
 import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.ts';
+import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
@@ -14,6 +15,7 @@ import { createLoopDetector } from '../safety/loopDetector.ts';
 import { createPathGuard } from '../safety/pathGuard.ts';
 import { createReadLedger } from '../safety/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
+import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
@@ -198,6 +200,23 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
   });
 
+  const subagents = createSubagentRunner({
+    host,
+    parentId: id,
+    model,
+    modelName: options.model,
+    contextWindow,
+    maxTokens: options.maxTokens ?? 8192,
+    maxTurns: options.maxTurns ?? 50,
+    readOnly,
+    now,
+    emit,
+    hasSteering: () => steering.some((m) => m.role === 'user'),
+  });
+  const jobs = createJobManager(host, now);
+  jobs.onChange((job) => emit({ type: 'job', job }));
+  let runId: string | undefined;
+
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
   const steering: AgentMessage[] = [];
@@ -212,7 +231,31 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     guard,
     audit: (entry) => audit.write({ ...entry, session: id }),
     update: (text) => emit({ type: 'tool_update', toolUseId, text }),
+    jobs,
+    subagents,
+    ...(runId ? { runId } : {}),
   });
+
+  /** Job notices become reminders, each appended once, before the next model call. */
+  const jobNotices = (): ReminderMessage[] =>
+    jobs
+      .takeNotices()
+      .map((n) => ({ role: 'reminder', id: newId('rem'), ts: now(), text: n.text, source: 'job' }));
+
+  const awaitBackground = (deadline: { at?: number }) => async (): Promise<boolean> => {
+    if (jobs.hasNotices()) return true;
+    const waitMs = options.jobWaitMs ?? 0;
+    if (waitMs <= 0 || jobs.running().length === 0 || !controller) return false;
+    deadline.at ??= now() + waitMs;
+    const left = deadline.at - now();
+    if (left <= 0) return false;
+    emit({
+      type: 'notice',
+      level: 'info',
+      text: `Waiting up to ${Math.ceil(left / 1000)} s for ${jobs.running().length} background job(s).`,
+    });
+    return jobs.waitForNotice(left, controller.signal);
+  };
 
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
     role: 'user',
@@ -228,7 +271,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     const signal = controller.signal;
     // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
     loopDetector.reset();
-    const runId = newId('run');
+    runId = newId('run');
     emit({ type: 'agent_start', runId, prompt: message.text });
     emit({ type: 'user_message', message, queued: false });
     append(message);
@@ -246,8 +289,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         contextWindow,
         transcript: () => transcript,
         toolContext: (toolUseId) => toolContext(toolUseId, signal),
+        awaitBackground: awaitBackground({}),
         takeSteering: () => {
-          const drained = steering.splice(0);
+          const drained = [...steering.splice(0), ...jobNotices()];
           for (const m of drained)
             if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
           return drained;
@@ -265,12 +309,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'notice', level: 'error', text: outcome.error });
     emit({
       type: 'agent_end',
-      runId,
+      runId: runId ?? '',
       status: outcome.status,
       finalText: outcome.finalText,
       ...(outcome.error ? { error: outcome.error } : {}),
     });
     controller = undefined;
+    runId = undefined;
     return outcome;
   };
 
@@ -317,6 +362,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     abort(reason) {
       if (!controller) return;
       emit({ type: 'notice', level: 'warn', text: `Aborted${reason ? `: ${reason}` : ''}.` });
+      // Stop ends the jobs this run started (their SIGTERM goes out now; the rest is awaited by hosts).
+      if (runId) void jobs.stopAll(runId);
       controller.abort(reason);
     },
     eventsSince: (after) => events.filter((e) => e.seq > after),
@@ -324,8 +371,18 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
     },
+    get jobs() {
+      return jobs.list();
+    },
+    async stopJob(jobId) {
+      if (jobs.get(jobId)?.status !== 'running') return false;
+      await jobs.kill(jobId);
+      return true;
+    },
+    stopJobs: (currentRunOnly) => jobs.stopAll(currentRunOnly ? (runId ?? '\0none') : undefined),
     dispose() {
       controller?.abort('disposed');
+      void jobs.stopAll();
       listeners.clear();
     },
   };

@@ -1,5 +1,6 @@
 import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
+import type { JobInfo } from '../jobs/manager.ts';
 import type { AgentMessage } from '../messages.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
@@ -25,6 +26,12 @@ export interface AgentSessionOptions {
   readonly maxTokens?: number;
   /** Where the bundled skills live (the host knows: repo checkout, or the installed extension). */
   readonly bundledSkillsDir?: string;
+  /**
+   * When the model ends its turn while background jobs run, wait this long (in all, per run) for
+   * their notices and let the model continue (`keel run --job-wait`). Default 0: notices wait for the
+   * next prompt.
+   */
+  readonly jobWaitMs?: number;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
 }
@@ -63,5 +70,12 @@ export interface AgentSession extends EventStream {
   eventsSince(seq: number): AgentEvent[];
   /** Appends a note the model sees at its next turn (e.g. "the user rejected hunk 2 of src/a.ts"). */
   notify(text: string, source: string): void;
+  /** Background jobs this session started. */
+  readonly jobs: readonly JobInfo[];
+  /** Stops the session's background jobs (only those of the current run with `currentRunOnly`). */
+  stopJobs(currentRunOnly?: boolean): Promise<void>;
+  /** Stops one background job (the panel's Stop button); false when no such job runs. */
+  stopJob(id: string): Promise<boolean>;
+  /** Aborts the run and stops every job. */
   dispose(): void;
 }

@@ -5,12 +5,14 @@ import { createBashTool } from './bash.ts';
 import { createEditTool } from './edit.ts';
 import { createGlobTool } from './glob.ts';
 import { createGrepTool } from './grep.ts';
+import { createJobTool } from './job.ts';
 import { createLsTool } from './ls.ts';
 import { createMemorySearchTool } from './memorySearch.ts';
 import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
 import { createReadTool } from './read.ts';
 import { createSkillTool } from './skill.ts';
+import { createTaskTool } from './task.ts';
 import { createTodoWriteTool } from './todoWrite.ts';
 import { createWriteTool } from './write.ts';
 
@@ -36,8 +38,10 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createMultiEditTool(),
     createWriteTool(),
     createBashTool(),
+    createJobTool(),
     createTodoWriteTool(options.todos),
     createMemorySearchTool(),
+    createTaskTool(),
     ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
   ] as AnyToolDefinition[];
   return options.readOnly ? all.filter((t) => t.readOnly) : all;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Host } from '../host.ts';
+import type { JobManager } from '../jobs/manager.ts';
 import type { PathGuard } from '../safety/pathGuard.ts';
 
 /** The closed set of error codes a tool may return (DESIGN.md §3). */
@@ -78,6 +79,22 @@ export interface ToolContext {
   audit(entry: AuditEntry): void;
   /** Streams progress to subscribers (tool_update events), e.g. command output. */
   update(text: string): void;
+  /** The session's background jobs (absent where jobs cannot outlive the call, e.g. `keel tool`). */
+  readonly jobs?: JobManager;
+  /** The run this call belongs to (Stop ends the jobs it started). */
+  readonly runId?: string;
+  /** Starts a sub-agent (absent inside a sub-agent: depth limit 1). */
+  readonly subagents?: SubagentPort;
+}
+
+export interface SubagentRequest {
+  readonly description: string;
+  readonly prompt: string;
+  readonly mode: 'explore' | 'general';
+}
+
+export interface SubagentPort {
+  run(request: SubagentRequest, context: ToolContext): Promise<ToolResult>;
 }
 
 export interface ToolDefinition<I = unknown, D = unknown> {
@@ -87,6 +104,8 @@ export interface ToolDefinition<I = unknown, D = unknown> {
   readonly inputSchema: z.ZodType<I>;
   /** Read-only tools are the only ones offered in an untrusted workspace. */
   readonly readOnly: boolean;
+  /** Consecutive calls of this tool in one reply may run at the same time (Task). */
+  readonly concurrent?: boolean;
   execute(input: I, context: ToolContext): Promise<ToolResult<D>>;
 }
 
