@@ -208,11 +208,17 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     contextWindow,
     maxTokens: options.maxTokens ?? 8192,
     maxTurns: options.maxTurns ?? 50,
+    turnsLeft: () => (options.maxTurns ?? 50) - treeTurns,
+    onTurn: () => {
+      treeTurns++;
+    },
     readOnly,
     now,
     emit,
     hasSteering: () => steering.some((m) => m.role === 'user'),
   });
+  /** Turns the run's whole tree took (the parent's and its sub-agents'). */
+  let treeTurns = 0;
   const jobs = createJobManager(host, now);
   jobs.onChange((job) => emit({ type: 'job', job }));
   let runId: string | undefined;
@@ -272,6 +278,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
     loopDetector.reset();
     runId = newId('run');
+    treeTurns = 0;
     emit({ type: 'agent_start', runId, prompt: message.text });
     emit({ type: 'user_message', message, queued: false });
     append(message);
@@ -282,7 +289,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         engine,
         registry,
         append,
-        emit,
+        emit: (body) => {
+          if (body.type === 'turn_start') treeTurns++;
+          emit(body);
+        },
         newId,
         now,
         signal,

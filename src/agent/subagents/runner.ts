@@ -38,6 +38,10 @@ export interface SubagentRunnerOptions {
   readonly contextWindow: number;
   readonly maxTokens: number;
   readonly maxTurns: number;
+  /** Turns the whole tree may still take in this run (the parent's and every sub-agent's count). */
+  readonly turnsLeft?: () => number;
+  /** Called on each of a sub-agent's turns, so the tree shares one turn budget. */
+  readonly onTurn?: () => void;
   /** The parent's workspace is untrusted (or read-only): every sub-agent is read-only too. */
   readonly readOnly: boolean;
   readonly now: () => number;
@@ -178,6 +182,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         switch (body.type) {
           case 'turn_start':
             turns++;
+            options.onTurn?.();
             break;
           case 'model_call':
             cost += body.record.cost_usd;
@@ -247,7 +252,10 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
           }),
           takeSteering: wrapUp,
           hasSteering: () => !steered && options.hasSteering(),
-          maxTurns: Math.min(SUBAGENT_MAX_TURNS, options.maxTurns),
+          maxTurns: Math.max(
+            1,
+            Math.min(SUBAGENT_MAX_TURNS, options.maxTurns, options.turnsLeft?.() ?? Infinity),
+          ),
           maxTokens: options.maxTokens,
         });
       } catch (error) {
