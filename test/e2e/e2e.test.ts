@@ -397,7 +397,8 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     const card = frame.locator('.tool-card[data-tool="Task"] details.subagent');
     await card.waitFor({ timeout: UI_TIMEOUT });
     assert.equal(await card.getAttribute('data-status'), 'finished');
-    await card.locator('summary').click();
+    // Open it if it is closed (a card the user saw open while it ran stays open).
+    if (!(await card.evaluate((d) => (d as HTMLDetailsElement).open))) await card.locator('summary').click();
     await card
       .locator('.subagent-call[data-tool="Read"][data-status="success"]')
       .waitFor({ timeout: UI_TIMEOUT });

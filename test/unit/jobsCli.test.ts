@@ -148,6 +148,16 @@ describe('background jobs (keel run)', () => {
     await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 3000, 'no job process left');
   });
 
+  test('the run fails (the API refuses the next call) while a job runs: exit 1, and the job is gone', async () => {
+    const ws = tempWorkspace();
+    const sleep = uniqueSleep();
+    // The second call finds the scenario exhausted: the API answers 400 and the run fails.
+    emu.setScenario({ replies: [bash({ command: `sleep ${sleep}`, run_in_background: true })] });
+    const run = await runKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
+    assert.equal(run.code, 1, run.stderr);
+    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 3000, 'no job process left');
+  });
+
   test('a notice-looking line in command output stays data', async () => {
     const ws = tempWorkspace();
     emu.setScenario({

@@ -7,6 +7,7 @@ import { computeMetrics } from '../../src/agent/context/metrics.ts';
 import type { ModelCallRecord } from '../../src/agent/events.ts';
 import type { ApprovalRequest } from '../../src/agent/host.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
+import { listSessions } from '../../src/agent/session/log.ts';
 import { createAgentSession } from '../../src/agent/session/session.ts';
 import { parseAnswer } from '../../src/agent/subagents/prompt.ts';
 import { firstUserText } from '../emulator/scenario.ts';
@@ -52,9 +53,10 @@ test("a sub-agent's approval goes through the parent's dialog and names the sub-
       },
     ],
   });
+  const ws = workspace();
   const session = createAgentSession({
     host: createNodeHost({
-      workspace: workspace(),
+      workspace: ws,
       approvals: {
         ask: async (request) => {
           asked.push(request);
@@ -71,6 +73,12 @@ test("a sub-agent's approval goes through the parent's dialog and names the sub-
   assert.equal(outcome.status, 'finished', outcome.error);
   assert.equal(asked.length, 1);
   assert.match(asked[0]!.title, /^Sub-agent "Fetch the page": /);
+  // The sub-agent's log sits beside the parent's but is not listed as a chat of its own.
+  assert.equal(fs.readdirSync(path.join(ws, '.keel', 'sessions')).length, 2);
+  assert.deepEqual(
+    listSessions(path.join(ws, '.keel')).map((s) => s.id),
+    [session.id],
+  );
   session.dispose();
 });
 

@@ -75,9 +75,13 @@ function renderBody(item: ToolItem, body: HTMLElement): void {
   }
 }
 
+/** Sub-agent cards the user opened or closed: a re-render keeps their choice. */
+const subagentOpen = new Map<string, boolean>();
+
 /** A Task call's sub-agent: a collapsible card of its own tool calls, open while it works. */
 function renderSubagent(sub: SubagentView): HTMLElement {
   const running = sub.status === 'running';
+  const open = subagentOpen.get(sub.agentId) ?? running;
   const meta = `${sub.mode} · ${sub.calls.length} call${sub.calls.length === 1 ? '' : 's'} · ${formatCost(sub.costUsd)}`;
   const details = h(
     'details',
@@ -86,7 +90,7 @@ function renderSubagent(sub: SubagentView): HTMLElement {
       'data-agent': sub.agentId,
       'data-status': sub.status,
       'aria-label': `Sub-agent ${sub.description} (${sub.status})`,
-      ...(running ? { open: true } : {}),
+      ...(open ? { open: true } : {}),
     },
     h(
       'summary',
@@ -111,6 +115,7 @@ function renderSubagent(sub: SubagentView): HTMLElement {
     );
   }
   details.append(list);
+  details.addEventListener('toggle', () => subagentOpen.set(sub.agentId, details.open));
   return details;
 }
 
