@@ -13,6 +13,11 @@ const benches: Bench[] = [
   { name: 'Harness CPU per turn at ~100k tokens', file: './turnCpu.ts', fn: 'runTurnCpuBench' },
   { name: 'Fixed prefix: cl100k tokens per tool', file: './prefix.ts', fn: 'runPrefixBench' },
   {
+    name: 'Sub-agents: 4 Task calls in one reply vs one per reply',
+    file: './subagents.ts',
+    fn: 'runSubagentBench',
+  },
+  {
     name: '100-turn session: prompt cache and prefix stability',
     file: './session.ts',
     fn: 'runSessionBench',
