@@ -91,6 +91,39 @@ describe('background jobs (keel run)', () => {
     assert.equal(run.code, 0, run.stderr);
   });
 
+  test('notify_on: a matching line wakes the model while the job keeps running', async () => {
+    const ws = tempWorkspace();
+    const sleep = uniqueSleep();
+    let jobId = '';
+    emu.setScenario({
+      respond: (req, index) => {
+        const last = lastUserText(req);
+        if (index === 0)
+          return bash({
+            command: `echo booting; sleep 0.3; echo 'Server READY on :3000'; sleep ${sleep}`,
+            run_in_background: true,
+            notify_on: 'READY',
+          });
+        if (index === 1) {
+          jobId = /job_[0-9a-f]{6}/.exec(last)?.[0] ?? 'missing';
+          return answer('Waiting for the server.');
+        }
+        if (index === 2)
+          return /printed a line matching \/READY\//.test(last) && /Server READY on :3000/.test(last)
+            ? { content: [{ type: 'tool_use', name: 'Job', input: { id: jobId, action: 'kill' } }] }
+            : answer(`no match notice: ${last.slice(0, 300)}`);
+        return answer('The server came up; stopped it.');
+      },
+    });
+    const run = await runKeel(
+      ['run', '--workspace', ws, '--job-wait', '20', 'start the server'],
+      cliEnv(emu.url),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'The server came up; stopped it.');
+    assert.deepEqual(processesWith(`sleep ${sleep}`), []);
+  });
+
   test('Job output reads new output, Job kill stops the process tree; nothing is left after exit', async () => {
     const ws = tempWorkspace();
     const sleep = uniqueSleep();

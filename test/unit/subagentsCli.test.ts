@@ -117,6 +117,15 @@ describe('Task: sub-agents (keel run)', () => {
     const calls = parentLog.filter((e) => e.type === 'model_call');
     assert.equal(calls.length, 4, "the parent log counts the sub-agent's two calls");
     assert.equal(calls.filter((e) => (e.record as { agent?: string }).agent === start.agentId).length, 2);
+    const trace = await runKeel(['trace', sessionIdFrom(run.stderr), '--workspace', ws], cliEnv(emu.url));
+    const metrics = JSON.parse(trace.stdout) as {
+      calls: number;
+      subagents: number;
+      prefix_stability_ratio: number;
+    };
+    assert.equal(metrics.subagents, 1);
+    assert.equal(metrics.calls, 4, "the trace counts the sub-agent's calls");
+    assert.equal(metrics.prefix_stability_ratio, 1, 'each agent kept its own prefix');
   });
 
   test('two Task calls in one reply run at the same time and share one prefix', async () => {
