@@ -12,7 +12,8 @@ const inputSchema = z.object({
 });
 export type JobInput = z.infer<typeof inputSchema>;
 
-const DESCRIPTION = `A Bash run_in_background job: "output" = its status and new output; "kill" = stop it. Don't poll: you get a notice when it ends.`;
+const DESCRIPTION = `A Bash run_in_background job: "output" = its status and new output; "kill" = stop it. Don't poll: you get a notice when it ends.
+Example: {"id":"job_1a2b3c","action":"output"}`;
 
 function statusLine(job: JobInfo): string {
   switch (job.status) {

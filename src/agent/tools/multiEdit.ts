@@ -30,7 +30,7 @@ export const multiEditInputSchema = z.object({
 export type MultiEditInput = z.infer<typeof multiEditInputSchema>;
 
 const DESCRIPTION = `Several replacements in one file you have Read this session, all or nothing.
-Edits apply in order, each to the previous result; each old_string must match one place unless replace_all. If any edit fails, none is written.
+Edits apply in order, each to the previous result; each old_string must match one place unless replace_all; one failure writes nothing.
 Do not use for a single change (Edit), new files or rewrites (Write).
 Example: {"path":"a.ts","edits":[{"old_string":"x()","new_string":"y()"},{"old_string":"let","new_string":"const"}]}`;
 

@@ -41,7 +41,7 @@ export interface ReadData {
 }
 
 const DESCRIPTION = `Read a text file with line numbers (number, tab, text), up to ${READ_DEFAULT_LIMIT} lines; page with offset/limit.
-Edit/Write of a file need a Read of it first. Not for folders (LS). Never Bash cat/head/tail/sed.
+Edit/Write of a file need a Read of it first. Not for folders (LS). Never Bash cat/head/sed.
 Example: {"path":"src/big.ts","offset":2001}`;
 
 function decode(bytes: Uint8Array): string {
