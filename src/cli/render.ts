@@ -15,10 +15,12 @@ export function progressLine(event: AgentEvent): string | undefined {
     case 'subagent_start':
       return `  ↳ sub-agent ${event.agentId} (${event.mode}): ${event.description}`;
     case 'subagent_tool': {
+      // Parallel sub-agents interleave: each line names its sub-agent.
+      const tag = `[${event.agentId.slice(event.agentId.lastIndexOf('sub-'))}]`;
       if (event.phase === 'end')
-        return `      ${event.status}${event.errorCode ? ` ${event.errorCode}` : ''}`;
+        return `      ${event.status}${event.errorCode ? ` ${event.errorCode}` : ''} ${tag}`;
       const input = JSON.stringify(event.input);
-      return `    ▸ ${event.name} ${input.length > 100 ? `${input.slice(0, 97)}...` : input}`;
+      return `    ▸ ${event.name} ${input.length > 100 ? `${input.slice(0, 97)}...` : input} ${tag}`;
     }
     case 'subagent_end':
       return `  ↳ sub-agent ${event.agentId} ${event.status} after ${event.turns} turn(s), $${event.costUsd.toFixed(4)}`;
