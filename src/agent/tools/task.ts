@@ -16,9 +16,10 @@ Example: {"description":"Find auth checks","prompt":"Where are tokens validated?
 
 async function execute(input: TaskInput, ctx: ToolContext): Promise<ToolResult> {
   if (!ctx.subagents) {
+    // Only a session's top-level agent gets the port: a sub-agent (depth limit 1) or `keel tool` do not.
     return fail(
       'BLOCKED_BY_POLICY',
-      'A sub-agent cannot start sub-agents (depth limit 1).',
+      'Sub-agents cannot be started here (a sub-agent cannot start sub-agents: depth limit 1).',
       'Do the work with your own tools.',
     );
   }
