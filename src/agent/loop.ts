@@ -28,6 +28,8 @@ export interface LoopDeps {
   readonly awaitBackground?: () => Promise<boolean>;
   readonly newId: (prefix: string) => string;
   readonly now: () => number;
+  /** Total time spent so far waiting for the user's approval answers (left out of tool durations). */
+  readonly approvalWaitMs?: () => number;
   readonly signal: AbortSignal;
   readonly maxTurns: number;
   readonly maxTokens: number;
@@ -69,6 +71,7 @@ async function runTool(
 ): Promise<{ result: ToolResult; content: string; stopRun: string | undefined }> {
   deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
   const started = deps.now();
+  const waitedBefore = deps.approvalWaitMs?.() ?? 0;
   const executed =
     use.invalidJson !== undefined
       ? {
@@ -86,7 +89,9 @@ async function runTool(
     toolUseId: use.id,
     name: use.name,
     result: executed.result,
-    durationMs: deps.now() - started,
+    // The time an approval question waited for the user is not the tool's (concurrent siblings'
+    // waits overlap it, so a batch may under-count; never over-count).
+    durationMs: Math.max(0, deps.now() - started - ((deps.approvalWaitMs?.() ?? 0) - waitedBefore)),
   });
   return {
     result: executed.result,

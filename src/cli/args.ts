@@ -6,7 +6,7 @@ export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--job-wait SECONDS] PROMPT
-  keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
+  keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR]
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
@@ -45,7 +45,8 @@ const runSchema = z.object({
 });
 const toolSchema = z.object({
   command: z.literal('tool'),
-  name: z.string().min(1),
+  /** Empty: `keel tool` without arguments lists the tools. */
+  name: z.string(),
   input: z.string(),
   workspace: z.string().optional(),
   approve: approve.optional(),
@@ -124,7 +125,16 @@ export function parseCli(argv: readonly string[]): CliArgs {
     }
     case 'tool':
       allowedFor(['workspace', 'approve']);
-      if (pos.length !== 2) throw new UsageError("keel tool takes NAME and 'JSON-INPUT'");
+      if (pos.length === 0)
+        return check(toolSchema, {
+          command,
+          name: '',
+          input: '',
+          workspace: v.workspace,
+          approve: v.approve,
+        });
+      if (pos.length !== 2)
+        throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
       return check(toolSchema, {
         command,
         name: pos[0],

@@ -67,7 +67,7 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
     <title>Keel</title>
   </head>
   <body>
-    <div id="app" data-nonce="${n}"></div>
+    <div id="app" data-nonce="${n}"${process.env.KEEL_DEMO === '1' ? ' data-demo="1"' : ''}></div>
     <script nonce="${n}" src="${asset('webview.js')}"></script>
   </body>
 </html>`;
@@ -120,7 +120,16 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     }
     return files;
   };
-  const postReview = async () => post({ type: 'review', files: await reviewState() });
+  const postReview = async () =>
+    post({
+      type: 'review',
+      files: await reviewState(),
+      settled: [...deps.review.decisions()].map(([p, d]) => ({
+        path: relativeTo(deps.roots(), p),
+        accepted: d.accepted,
+        rejected: d.rejected,
+      })),
+    });
   const postSessions = async () => {
     const items = await deps.controller.list();
     post({

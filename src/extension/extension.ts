@@ -135,6 +135,12 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   sub(
     status,
     ctl.onDidChange((e) => e.type === 'usage' && status.update(e.usage)),
+    // The view title's Stop button shows only while a run is going.
+    ctl.onDidChange((e) => {
+      if (e.type === 'usage') return;
+      const running = e.type === 'event' ? e.event.type !== 'agent_end' : (ctl.current?.running ?? false);
+      void vscode.commands.executeCommand('setContext', 'keel.running', running);
+    }),
   );
 
   const send = async (text: string, mentions: readonly string[] = []) => {

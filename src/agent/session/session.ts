@@ -10,10 +10,10 @@ import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { createAuditLog } from '../safety/audit.ts';
-import { createCircuitBreaker } from '../safety/circuitBreaker.ts';
-import { createLoopDetector } from '../safety/loopDetector.ts';
-import { createPathGuard } from '../safety/pathGuard.ts';
-import { createReadLedger } from '../safety/readLedger.ts';
+import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
+import { createLoopDetector } from '../safety/guards/loopDetector.ts';
+import { createPathGuard } from '../safety/paths/pathGuard.ts';
+import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
@@ -63,8 +63,21 @@ function interruptedResults(
 }
 
 export function createAgentSession(options: AgentSessionOptions): AgentSession {
-  // "Allow for this session" is remembered per session, whatever the host's dialog is.
-  const host = { ...options.host, approvals: withSessionMemory(options.host.approvals) };
+  // "Allow for this session" is remembered per session, whatever the host's dialog is. The time spent
+  // waiting for the user's answer is counted, so a tool's reported duration is its own work only.
+  const remembered = withSessionMemory(options.host.approvals);
+  let approvalWaitMs = 0;
+  const approvals: typeof remembered = {
+    async ask(request, signal) {
+      const asked = options.host.clock.now();
+      try {
+        return await remembered.ask(request, signal);
+      } finally {
+        approvalWaitMs += options.host.clock.now() - asked;
+      }
+    },
+  };
+  const host = { ...options.host, approvals };
   const now = () => host.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
   if (contextWindow < MIN_CONTEXT_WINDOW) {
@@ -295,6 +308,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         },
         newId,
         now,
+        approvalWaitMs: () => approvalWaitMs,
         signal,
         contextWindow,
         transcript: () => transcript,
