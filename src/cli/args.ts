@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
-           [--mcp-config FILE]... PROMPT
+           [--mcp-config FILE]... [--job-wait SECONDS] PROMPT
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR]
   keel doctor [--sandbox on|off|required]
@@ -44,6 +44,11 @@ const runSchema = z.object({
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
   mcpConfig: z.array(z.string().min(1)),
+  jobWait: z
+    .string()
+    .regex(/^\d+$/, '--job-wait must be a whole number of seconds')
+    .transform(Number)
+    .optional(),
   prompt: z.string(),
   sandbox: sandbox.optional(),
 });
@@ -108,6 +113,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         demo: { type: 'boolean' },
         sandbox: { type: 'string' },
         'mcp-config': { type: 'string', multiple: true },
+        'job-wait': { type: 'string' },
       },
     });
   } catch (error) {
@@ -140,6 +146,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         contextWindow: v['context-window'],
         demo: v.demo === true,
         mcpConfig: v['mcp-config'] ?? [],
+        jobWait: v['job-wait'],
         prompt: pos[0] ?? '',
         sandbox: v.sandbox,
       });

@@ -38,6 +38,7 @@ function out(text: string): void {
   if (!stdoutGone) process.stdout.write(text);
 }
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
+const DEFAULT_JOB_WAIT_S = 30;
 
 /** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
 function bundledSkillsDir(): string | undefined {
@@ -114,6 +115,7 @@ function mentionedFiles(prompt: string, workspace: string): string[] {
 
 async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
+  let stopJobs: (() => Promise<void>) | undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
     const host = makeHost(
@@ -140,7 +142,9 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
       ...(args.resume ? { resumeId: args.resume } : {}),
+      jobWaitMs: (args.jobWait ?? DEFAULT_JOB_WAIT_S) * 1000,
     });
+    stopJobs = () => session.stopJobs();
     session.subscribe((event) => {
       if (args.json) out(`${JSON.stringify(event)}\n`);
       else {
@@ -154,7 +158,11 @@ async function run(args: RunArgs): Promise<number> {
     let interrupts = 0;
     const onSigint = () => {
       interrupts++;
-      if (interrupts > 1) process.exit(EXIT.aborted);
+      if (interrupts > 1) {
+        // Aborting the jobs sends their process trees SIGTERM at once, before we go.
+        void session.stopJobs();
+        process.exit(EXIT.aborted);
+      }
       process.stderr.write('\nkeel: aborting (Ctrl-C again to exit at once)\n');
       session.abort('interrupted by the user');
     };
@@ -187,6 +195,8 @@ async function run(args: RunArgs): Promise<number> {
         ? EXIT.aborted
         : EXIT.failed;
   } finally {
+    // No job outlives `keel run`, however it ends (finished, Ctrl-C, error).
+    await stopJobs?.();
     await demo?.close();
   }
 }

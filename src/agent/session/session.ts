@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
 import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.ts';
+import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
@@ -18,6 +19,7 @@ import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
+import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
@@ -232,6 +234,29 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
   });
 
+  const subagents = createSubagentRunner({
+    host,
+    parentId: id,
+    model,
+    modelName: options.model,
+    contextWindow,
+    maxTokens: options.maxTokens ?? 8192,
+    maxTurns: options.maxTurns ?? 50,
+    turnsLeft: () => (options.maxTurns ?? 50) - treeTurns,
+    onTurn: () => {
+      treeTurns++;
+    },
+    readOnly,
+    now,
+    emit,
+    hasSteering: () => steering.some((m) => m.role === 'user'),
+  });
+  /** Turns the run's whole tree took (the parent's and its sub-agents'). */
+  let treeTurns = 0;
+  const jobs = createJobManager(host, now);
+  jobs.onChange((job) => emit({ type: 'job', job }));
+  let runId: string | undefined;
+
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
   /** Transcript length already offered to memory consolidation. */
@@ -248,7 +273,31 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     guard,
     audit: (entry) => audit.write({ ...entry, session: id }),
     update: (text) => emit({ type: 'tool_update', toolUseId, text }),
+    jobs,
+    subagents,
+    ...(runId ? { runId } : {}),
   });
+
+  /** Job notices become reminders, each appended once, before the next model call. */
+  const jobNotices = (): ReminderMessage[] =>
+    jobs
+      .takeNotices()
+      .map((n) => ({ role: 'reminder', id: newId('rem'), ts: now(), text: n.text, source: 'job' }));
+
+  const awaitBackground = (deadline: { at?: number }) => async (): Promise<boolean> => {
+    if (jobs.hasNotices()) return true;
+    const waitMs = options.jobWaitMs ?? 0;
+    if (waitMs <= 0 || jobs.running().length === 0 || !controller) return false;
+    deadline.at ??= now() + waitMs;
+    const left = deadline.at - now();
+    if (left <= 0) return false;
+    emit({
+      type: 'notice',
+      level: 'info',
+      text: `Waiting up to ${Math.ceil(left / 1000)} s for ${jobs.running().length} background job(s).`,
+    });
+    return jobs.waitForNotice(left, controller.signal);
+  };
 
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
     role: 'user',
@@ -264,7 +313,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     const signal = controller.signal;
     // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
     loopDetector.reset();
-    const runId = newId('run');
+    runId = newId('run');
+    treeTurns = 0;
     emit({ type: 'agent_start', runId, prompt: message.text });
     emit({ type: 'user_message', message, queued: false });
     append(message);
@@ -275,7 +325,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         engine,
         registry,
         append,
-        emit,
+        emit: (body) => {
+          if (body.type === 'turn_start') treeTurns++;
+          emit(body);
+        },
         newId,
         now,
         approvalWaitMs: () => approvalWaitMs,
@@ -283,8 +336,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         contextWindow,
         transcript: () => transcript,
         toolContext: (toolUseId) => toolContext(toolUseId, signal),
+        awaitBackground: awaitBackground({}),
         takeSteering: () => {
-          const drained = steering.splice(0);
+          const drained = [...steering.splice(0), ...jobNotices()];
           for (const m of drained)
             if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
           return drained;
@@ -302,12 +356,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'notice', level: 'error', text: outcome.error });
     emit({
       type: 'agent_end',
-      runId,
+      runId: runId ?? '',
       status: outcome.status,
       finalText: outcome.finalText,
       ...(outcome.error ? { error: outcome.error } : {}),
     });
     controller = undefined;
+    runId = undefined;
     return outcome;
   };
 
@@ -355,6 +410,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     abort(reason) {
       if (!controller) return;
       emit({ type: 'notice', level: 'warn', text: `Aborted${reason ? `: ${reason}` : ''}.` });
+      // Stop ends the jobs this run started (their SIGTERM goes out now; the rest is awaited by hosts).
+      if (runId) void jobs.stopAll(runId);
       controller.abort(reason);
     },
     eventsSince: (after) => events.filter((e) => e.seq > after),
@@ -395,8 +452,18 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         'memory',
       );
     },
+    get jobs() {
+      return jobs.list();
+    },
+    async stopJob(jobId) {
+      if (jobs.get(jobId)?.status !== 'running') return false;
+      await jobs.kill(jobId);
+      return true;
+    },
+    stopJobs: (currentRunOnly) => jobs.stopAll(currentRunOnly ? (runId ?? '\0none') : undefined),
     dispose() {
       controller?.abort('disposed');
+      void jobs.stopAll();
       listeners.clear();
       void mcp?.manager.shutdown();
     },

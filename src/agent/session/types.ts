@@ -1,6 +1,7 @@
 import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
 import type { McpManager } from '../mcp/manager.ts';
+import type { JobInfo } from '../jobs/manager.ts';
 import type { AgentMessage } from '../messages.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
@@ -26,6 +27,12 @@ export interface AgentSessionOptions {
   readonly maxTokens?: number;
   /** Where the bundled skills live (the host knows: repo checkout, or the installed extension). */
   readonly bundledSkillsDir?: string;
+  /**
+   * When the model ends its turn while background jobs run, wait this long (in all, per run) for
+   * their notices and let the model continue (`keel run --job-wait`). Default 0: notices wait for the
+   * next prompt.
+   */
+  readonly jobWaitMs?: number;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
   /** User-level memory file; `null` disables it (tests). Default: ~/.keel/MEMORY.md. */
@@ -75,5 +82,12 @@ export interface AgentSession extends EventStream {
   consolidateMemory(): Promise<void>;
   /** The panel's Undo on a memory change: restores the version before it; the model is told. */
   undoMemoryChange(changeId: string): void;
+  /** Background jobs this session started. */
+  readonly jobs: readonly JobInfo[];
+  /** Stops the session's background jobs (only those of the current run with `currentRunOnly`). */
+  stopJobs(currentRunOnly?: boolean): Promise<void>;
+  /** Stops one background job (the panel's Stop button); false when no such job runs. */
+  stopJob(id: string): Promise<boolean>;
+  /** Aborts the run and stops every job. */
   dispose(): void;
 }
