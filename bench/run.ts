@@ -18,6 +18,11 @@ const benches: Bench[] = [
     fn: 'runSubagentBench',
   },
   {
+    name: 'Checkpoint overhead per prompt (20k-file workspace)',
+    file: './checkpoints.ts',
+    fn: 'runCheckpointBench',
+  },
+  {
     name: '100-turn session: prompt cache and prefix stability',
     file: './session.ts',
     fn: 'runSessionBench',

@@ -32,7 +32,12 @@ export interface TodoItem {
 }
 
 export type AgentEventBody =
-  | { type: 'agent_start'; runId: string; prompt: string }
+  | {
+      type: 'agent_start';
+      runId: string;
+      prompt: string /** Checkpoint number (`keel restore --before-prompt`). */;
+      promptNumber?: number;
+    }
   | { type: 'turn_start'; turn: number }
   | { type: 'message_start'; messageId: string; model: string }
   | {

@@ -198,6 +198,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
       ...(settings.maxTurns ? { maxTurns: settings.maxTurns } : {}),
       ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
       ...(resumeId ? { resumeId } : {}),
+      ...(settings.checkpointBudgetMB
+        ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
+        : {}),
       readOnly: !trusted,
       ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });

@@ -11,6 +11,8 @@ import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memor
 import { memoryPaths, undoChange } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
+import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
+import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
@@ -82,8 +84,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       }
     },
   };
-  const host = { ...options.host, approvals };
-  const now = () => host.clock.now();
+  const base = { ...options.host, approvals };
+  const now = () => base.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
   if (contextWindow < MIN_CONTEXT_WINDOW) {
     throw new SessionConfigError(
@@ -102,7 +104,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   if (options.resumeId) {
     if (!isValidSessionId(options.resumeId))
       throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
-    const logPath = sessionLogPath(host.stateDir, options.resumeId);
+    const logPath = sessionLogPath(base.stateDir, options.resumeId);
     const loaded = loadSession(logPath, { repair: true });
     id = loaded.header.id;
     events.push(...loaded.events);
@@ -110,18 +112,45 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     seq = loaded.events.reduce((max, e) => Math.max(max, e.seq), 0);
     const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
     if (lastTodo?.type === 'todo') todos = lastTodo.todos;
-    log = createSessionLog(host.storage, logPath);
+    log = createSessionLog(base.storage, logPath);
   } else {
     id = newSessionId(now());
-    log = createSessionLog(host.storage, sessionLogPath(host.stateDir, id), {
+    log = createSessionLog(base.storage, sessionLogPath(base.stateDir, id), {
       type: 'session',
       version: 1,
       id,
       createdAt: now(),
       model: options.model,
-      workspace: host.workspace.roots[0] ?? '',
+      workspace: base.workspace.roots[0] ?? '',
     });
   }
+
+  // Per-prompt checkpoints see every write the tools make and every command's effect on the files.
+  const recorder =
+    options.checkpoints === false || base.workspace.roots[0] === undefined
+      ? undefined
+      : createCheckpointRecorder({
+          stateDir: base.stateDir,
+          sessionId: id,
+          root: base.workspace.roots[0] ?? '',
+          now,
+          promptsSoFar: events.filter((e) => e.type === 'agent_start').length,
+          ...(base.log ? { log: base.log } : {}),
+        });
+  if (recorder) {
+    try {
+      pruneCheckpoints(
+        base.stateDir,
+        (options.checkpoints || undefined)?.budgetBytes ?? DEFAULT_CHECKPOINT_BUDGET_BYTES,
+        [id],
+      );
+    } catch (error) {
+      base.log?.('warn', `checkpoint pruning failed: ${String(error)}`);
+    }
+  }
+  const host = recorder
+    ? { ...base, workspace: recorder.wrapWorkspace(base.workspace), shell: recorder.wrapShell(base.shell) }
+    : base;
 
   const emit = (body: AgentEventBody): AgentEvent => {
     const event = { ...body, sessionId: id, seq: ++seq, ts: now() } as AgentEvent;
@@ -192,7 +221,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       },
     },
   });
-  const registry = createToolRegistry(tools, { loopDetector, circuitBreaker });
+  const offered = [...tools, ...(readOnly ? [] : (options.extraTools ?? []))];
+  const registry = createToolRegistry(options.wrapTool ? offered.map(options.wrapTool) : offered, {
+    loopDetector,
+    circuitBreaker,
+  });
   const model = createModelClient({
     models: [options.model, ...(options.fallbackModels ?? [])],
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
@@ -315,7 +348,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     loopDetector.reset();
     runId = newId('run');
     treeTurns = 0;
-    emit({ type: 'agent_start', runId, prompt: message.text });
+    const promptNumber = recorder?.beginPrompt(message.text);
+    emit({
+      type: 'agent_start',
+      runId,
+      prompt: message.text,
+      ...(promptNumber !== undefined ? { promptNumber } : {}),
+    });
     emit({ type: 'user_message', message, queued: false });
     append(message);
     let outcome: RunOutcome;
@@ -461,6 +500,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       return true;
     },
     stopJobs: (currentRunOnly) => jobs.stopAll(currentRunOnly ? (runId ?? '\0none') : undefined),
+    notice(level, text) {
+      emit({ type: 'notice', level, text });
+    },
     dispose() {
       controller?.abort('disposed');
       void jobs.stopAll();

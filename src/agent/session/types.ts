@@ -3,6 +3,7 @@ import type { Host } from '../host.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import type { JobInfo } from '../jobs/manager.ts';
 import type { AgentMessage } from '../messages.ts';
+import type { AnyToolDefinition } from '../tools/protocol.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
 
@@ -37,6 +38,12 @@ export interface AgentSessionOptions {
   readonly userSkillsDir?: string | null;
   /** User-level memory file; `null` disables it (tests). Default: ~/.keel/MEMORY.md. */
   readonly userMemoryFile?: string | null;
+  /** Tools offered only in special sessions (e.g. FeatureDone in a long task); not in the everyday prefix. */
+  readonly extraTools?: readonly AnyToolDefinition[];
+  /** Wraps every tool (a long task uses it to protect its feature list). */
+  readonly wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
+  /** Per-prompt checkpoints (default on); `false` turns them off, `budgetBytes` caps their disk use. */
+  readonly checkpoints?: false | { readonly budgetBytes?: number };
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
@@ -89,5 +96,7 @@ export interface AgentSession extends EventStream {
   /** Stops one background job (the panel's Stop button); false when no such job runs. */
   stopJob(id: string): Promise<boolean>;
   /** Aborts the run and stops every job. */
+  /** Logs a notice for the user and the trace (e.g. the long-task harness reverting a change). */
+  notice(level: 'info' | 'warn' | 'error', text: string): void;
   dispose(): void;
 }
