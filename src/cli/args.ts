@@ -6,7 +6,7 @@ export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
   keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
-  keel trace SESSION-ID|FILE [--workspace DIR]
+  keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
@@ -48,6 +48,7 @@ const traceSchema = z.object({
   command: z.literal('trace'),
   target: z.string().min(1),
   workspace: z.string().optional(),
+  html: z.string().min(1).optional(),
 });
 
 export type RunArgs = z.infer<typeof runSchema>;
@@ -80,6 +81,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: { type: 'string' },
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
+        html: { type: 'string' },
       },
     });
   } catch (error) {
@@ -125,9 +127,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
         approve: v.approve,
       });
     case 'trace':
-      allowedFor(['workspace']);
+      allowedFor(['workspace', 'html']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
-      return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+      return check(traceSchema, { command, target: pos[0], workspace: v.workspace, html: v.html });
     default:
       throw new UsageError(`Unknown command: ${command}`);
   }

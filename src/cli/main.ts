@@ -8,7 +8,7 @@ import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
-import { traceMetrics } from '../agent/trace/trace.ts';
+import { resolveSessionLog, traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
 import { progressLine } from './render.ts';
 import { runToolOnce } from './toolCommand.ts';
@@ -146,6 +146,15 @@ async function tool(args: ToolArgs): Promise<number> {
   return result.status === 'error' ? EXIT.failed : EXIT.finished;
 }
 
+async function writeTraceHtml(target: string, stateDir: string, out: string): Promise<number> {
+  const { traceHtml } = await import('../agent/trace/html.ts');
+  const html = await traceHtml(resolveSessionLog(target, stateDir));
+  fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+  fs.writeFileSync(out, html);
+  process.stderr.write(`keel: trace written to ${out}\n`);
+  return EXIT.finished;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   let args: CliArgs;
   try {
@@ -168,6 +177,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await tool(args);
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
+        if (args.html) return await writeTraceHtml(args.target, stateDir, args.html);
         process.stdout.write(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
         return EXIT.finished;
       }
