@@ -7,6 +7,8 @@ export const USAGE = `Usage:
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
   keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
   keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
+  keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
+           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
@@ -54,7 +56,61 @@ const traceSchema = z.object({
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | { command: 'help' };
+const evalSchema = z.object({
+  command: z.literal('eval'),
+  suite: z.string().min(1),
+  trials: positiveInt('--trials').optional(),
+  concurrency: positiveInt('--concurrency').optional(),
+  model: z.string().min(1).optional(),
+  json: z.string().min(1).optional(),
+  html: z.string().min(1).optional(),
+  filter: z.string().min(1).optional(),
+  retryInfra: z.string().regex(/^\d+$/, '--retry-infra must be a whole number').transform(Number).optional(),
+  out: z.string().min(1).optional(),
+  emulator: z.boolean(),
+});
+export type EvalArgs = z.infer<typeof evalSchema>;
+
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | EvalArgs | { command: 'help' };
+
+function parseEval(rest: readonly string[]): EvalArgs {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        trials: { type: 'string' },
+        concurrency: { type: 'string' },
+        model: { type: 'string' },
+        json: { type: 'string' },
+        html: { type: 'string' },
+        filter: { type: 'string' },
+        'retry-infra': { type: 'string' },
+        out: { type: 'string' },
+        emulator: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
+  return check(evalSchema, {
+    command: 'eval',
+    suite: parsed.positionals[0],
+    trials: v.trials,
+    concurrency: v.concurrency,
+    model: v.model,
+    json: v.json,
+    html: v.html,
+    filter: v.filter,
+    retryInfra: v['retry-infra'],
+    out: v.out,
+    emulator: v.emulator === true,
+  });
+}
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -65,6 +121,7 @@ function check<T>(schema: z.ZodType<T>, value: unknown): T {
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === 'eval') return parseEval(rest);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({

@@ -175,6 +175,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'eval': {
+        const { evalCommand } = await import('./evalCommand.ts');
+        return await evalCommand(args);
+      }
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         if (args.html) return await writeTraceHtml(args.target, stateDir, args.html);
