@@ -5,11 +5,10 @@ import type { EvalReport, TaskReport } from './runner.ts';
 const pct = (x: number | null) => (x === null ? '  -  ' : `${(x * 100).toFixed(1).padStart(5)}%`);
 
 export function formatSummary(report: EvalReport): string {
-  const K = Object.keys(report.overall.pass_at_k).length;
   const lines = [
     `Suite ${report.suite}: ${report.overall.tasks} task(s), ${report.overall.trials} trial(s) in ${(report.durationMs / 1000).toFixed(1)} s`,
     '',
-    `${'task'.padEnd(32)} trials pass fail infra  pass@1  pass@${K}  pass^${K}  turns   cost`,
+    `${'task'.padEnd(32)} trials pass fail infra  pass@1  pass@K  pass^K  turns   cost   (K = the task's trials)`,
   ];
   const row = (id: string, t: Omit<TaskReport, 'id' | 'results' | 'retried'>) => {
     const k = String(Object.keys(t.pass_at_k).length);
