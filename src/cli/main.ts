@@ -11,6 +11,7 @@ import type { RunOutcome } from '../agent/session/types.ts';
 import { resolveSessionLog, traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
 import { progressLine } from './render.ts';
+import { attachTelemetry } from './telemetry.ts';
 import { runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -106,6 +107,7 @@ async function run(args: RunArgs): Promise<number> {
         if (line) process.stderr.write(`${line}\n`);
       }
     });
+    const flushTelemetry = await attachTelemetry(session, model);
     process.stderr.write(
       `keel: session ${session.id} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,
     );
@@ -121,6 +123,7 @@ async function run(args: RunArgs): Promise<number> {
     const mentions = mentionedFiles(prompt, workspace);
     const outcome: RunOutcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
     process.off('SIGINT', onSigint);
+    await flushTelemetry();
     if (!args.json && outcome.finalText) process.stdout.write(`${outcome.finalText}\n`);
     if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);
     return outcome.status === 'finished'

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { ShellPort, ShellRunOptions, ShellRunResult } from '../host.ts';
+import { traceEnv } from '../telemetry/propagation.ts';
 
 // Runs commands under bash, each in its own process group and tagged with a unique environment
 // marker. Stopping (abort, timeout, or the shell exiting with stragglers left behind) sends SIGTERM to
@@ -99,7 +100,7 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
       return new Promise((resolve) => {
         const child = spawn('/bin/bash', ['-c', run.command], {
           cwd: run.cwd,
-          env: { ...run.env, [RUN_MARKER]: marker },
+          env: { ...run.env, ...traceEnv(), [RUN_MARKER]: marker },
           detached: true,
           stdio: ['ignore', 'pipe', 'pipe'],
         });
