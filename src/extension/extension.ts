@@ -14,10 +14,12 @@ import {
 } from './editReview/reviewManager.ts';
 import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
+import { registerEvidenceCommands } from './evidence.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
 import { readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
+import { createExtensionTelemetry } from './telemetry.ts';
 import {
   askPrompt,
   explainPrompt,
@@ -115,6 +117,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     log: write,
     memento: context.workspaceState,
     bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
+    telemetry: createExtensionTelemetry(write),
   });
   const ctl = controller;
   sub(ctl);
@@ -252,6 +255,17 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     void vscode.window.showInformationMessage(key.trim() ? 'Keel: API key saved.' : 'Keel: API key removed.');
   });
   command('keel.showLog', () => channel.show(true));
+  sub(
+    ...registerEvidenceCommands({
+      controller: ctl,
+      stateDir: () => getHost().stateDir,
+      extensionPath: context.extensionPath,
+      settings: readSettings,
+      apiKey: async () =>
+        (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+      log: write,
+    }),
+  );
   command('keel.openSessionLog', async () => {
     let logPath = ctl.current?.logPath;
     if (!logPath) {
