@@ -16,6 +16,7 @@ const benches: Bench[] = [
     file: './session.ts',
     fn: 'runSessionBench',
   },
+  { name: 'keel trace --html of a 50 MB session log', file: './trace.ts', fn: 'runTraceBench' },
 ];
 
 const only = process.argv[2];
