@@ -40,6 +40,27 @@ describe('Evidence commands', () => {
     await emulator.close();
   });
 
+  it('the small context-window warning reaches the panel (the controller forwards it)', async () => {
+    const config = vscode.workspace.getConfiguration('keel');
+    await config.update('contextWindow', 20_000, vscode.ConfigurationTarget.Global);
+    const notices: string[] = [];
+    const listening = api.controller.onDidChange((e) => {
+      if (e.type === 'event' && e.event.type === 'notice') notices.push(e.event.text);
+    });
+    try {
+      api.controller.newChat();
+      await api.controller.ensure();
+      assert.ok(
+        notices.some((t) => /Small context window \(20000 tokens\)/.test(t)),
+        JSON.stringify(notices),
+      );
+    } finally {
+      listening.dispose();
+      await config.update('contextWindow', undefined, vscode.ConfigurationTarget.Global);
+      api.controller.newChat();
+    }
+  });
+
   it('Open Trace shows the session trace in a webview', async () => {
     emulator.setScenario({ replies: [{ content: [{ type: 'text', text: 'traced reply' }] }] });
     const result = await api.controller.submit('say something', { idempotencyKey: `trace-${Date.now()}` });
