@@ -7,7 +7,7 @@ import { rgPath } from '@vscode/ripgrep';
 import type { Host } from '../src/agent/host.ts';
 import { createNodeStorage, createNodeWorkspace } from '../src/agent/node/nodeHost.ts';
 import { createNodeShell } from '../src/agent/node/nodeShell.ts';
-import { createPathGuard } from '../src/agent/safety/pathGuard.ts';
+import { createPathGuard } from '../src/agent/safety/paths/pathGuard.ts';
 import { buildGrepArgs, createGrepTool } from '../src/agent/tools/grep.ts';
 import type { ToolContext } from '../src/agent/tools/protocol.ts';
 

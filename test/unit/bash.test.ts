@@ -6,8 +6,8 @@ import { after, test } from 'node:test';
 import type { ApprovalDecision, ApprovalRequest, Host, ShellPort } from '../../src/agent/host.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
 import { createNodeShell } from '../../src/agent/node/nodeShell.ts';
-import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
-import { createReadLedger } from '../../src/agent/safety/readLedger.ts';
+import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
+import { createReadLedger } from '../../src/agent/safety/guards/readLedger.ts';
 import {
   type BashData,
   type BashInput,

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  circuitOpenResult,
+  circuitOpenRefusal,
   cooldownFromEnv,
   createCircuitBreaker,
-} from '../../src/agent/safety/circuitBreaker.ts';
-import { renderForModel } from '../../src/agent/tools/protocol.ts';
+} from '../../src/agent/safety/guards/circuitBreaker.ts';
+import { refused, renderForModel } from '../../src/agent/tools/protocol.ts';
 
 function fakeClock(start = 1_000_000) {
   let t = start;
@@ -109,8 +109,8 @@ test('threshold and cooldown are configurable and validated', () => {
   assert.throws(() => createCircuitBreaker({ now: clock.now, threshold: 0 }));
 });
 
-test('circuitOpenResult tells the model which tool is paused and for how long', () => {
-  const result = circuitOpenResult('Bash', 180_500);
+test('circuitOpenRefusal tells the model which tool is paused and for how long', () => {
+  const result = refused(circuitOpenRefusal('Bash', 180_500));
   assert.equal(result.status, 'error');
   assert.equal(result.error?.code, 'CIRCUIT_OPEN');
   assert.equal(

@@ -16,7 +16,7 @@ import type {
 } from '../../src/agent/messages.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
-import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
+import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
 import { discoverSkills } from '../../src/agent/skills/discover.ts';
 import { createToolset } from '../../src/agent/tools/index.ts';
 import { createMemorySearchTool } from '../../src/agent/tools/memorySearch.ts';

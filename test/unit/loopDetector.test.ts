@@ -6,7 +6,7 @@ import {
   createLoopDetector,
   type LoopDetector,
   type LoopVerdict,
-} from '../../src/agent/safety/loopDetector.ts';
+} from '../../src/agent/safety/guards/loopDetector.ts';
 
 // Drives the detector the way the tool registry does: check → (execute unless blocked/stopped) → record.
 interface Outcome {

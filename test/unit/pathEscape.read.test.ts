@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { rgPath } from '@vscode/ripgrep';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
-import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
+import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
 import { createGlobTool } from '../../src/agent/tools/glob.ts';
 import { createGrepTool } from '../../src/agent/tools/grep.ts';
 import { createLsTool } from '../../src/agent/tools/ls.ts';

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
-import { climbsOut } from '../../src/agent/safety/pathReadings.ts';
+import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
+import { climbsOut } from '../../src/agent/safety/paths/pathReadings.ts';
 
 // The guard by class of escape: relative, absolute, symlinks (before and after '..'), dangling links,
 // home, URLs, long and unicode names. Each must end OUTSIDE_WORKSPACE (or INVALID_PARAM when malformed).

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { rgPath } from '@vscode/ripgrep';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
-import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
+import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
 import { sha256Hex } from '../../src/agent/tools/fs/common.ts';
 import { createGlobTool } from '../../src/agent/tools/glob.ts';
 import { createGrepTool, type GrepData } from '../../src/agent/tools/grep.ts';

@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import type { AgentMessage } from '../../src/agent/messages.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
-import { createPathGuard } from '../../src/agent/safety/pathGuard.ts';
+import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
 import { parseFrontmatter } from '../../src/agent/skills/frontmatter.ts';
 import {
   defaultBundledSkillsDir,

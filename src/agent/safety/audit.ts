@@ -1,13 +1,17 @@
 import * as path from 'node:path';
 import type { StoragePort } from '../host.ts';
-import type { AuditEntry } from '../tools/protocol.ts';
-import { canonicalJson } from './loopDetector.ts';
+import { canonicalJson } from './guards/loopDetector.ts';
 
 // `.keel/audit.jsonl`: an append-only record of what Keel asked and did — every approval request and
 // decision, every command with its exit code and duration, every file it created, changed or deleted.
 // One JSON object per line, keys sorted so identical events serialise identically; each line is
 // written before write() returns (StoragePort.appendLine is a synchronous write), so a crash of the
 // process loses nothing already done.
+
+export interface AuditEntry {
+  readonly type: 'approval_request' | 'approval_decision' | 'command' | 'file_change' | 'policy_block';
+  readonly [key: string]: unknown;
+}
 
 /** Shapes the tools are expected to write (documentation for callers; any extra fields are kept). */
 export type AuditRecord =

@@ -1,14 +1,14 @@
 import * as path from 'node:path';
-import type { CommandClass, Finding, PolicyDecision, Risk } from './commandTypes.ts';
-import { parseShell } from './shellParse.ts';
-import { analyseCommand, defaultIsFile } from './shellWalk.ts';
+import type { CommandClass, Finding, PolicyDecision, Risk } from './rules/commandTypes.ts';
+import { parseShell } from './shell/shellParse.ts';
+import { analyseCommand, defaultIsFile } from './shell/shellWalk.ts';
 
 // The command policy (Bash is the fallback, never the main road). The command is parsed with a real
 // shell parser; every simple command — in pipelines, lists, subshells, substitutions, functions,
 // nested `sh -c` / eval strings — is classified, and the most severe finding decides:
 // block > refuse > ask > allow. The decision is code, not model judgement.
 
-export type { CommandClass, Finding, PolicyDecision, Risk } from './commandTypes.ts';
+export type { CommandClass, Finding, PolicyDecision, Risk } from './rules/commandTypes.ts';
 
 export interface CommandVerdict {
   readonly decision: PolicyDecision;

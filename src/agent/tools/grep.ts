@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { z } from 'zod';
-import { climbsOut } from '../safety/pathReadings.ts';
+import { climbsOut } from '../safety/paths/pathReadings.ts';
 import {
   clipLine,
   compareStrings,

@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { Host } from '../host.ts';
-import type { PathGuard } from '../safety/pathGuard.ts';
+import type { AuditEntry } from '../safety/audit.ts';
+import type { ReadLedger } from '../safety/guards/readLedger.ts';
+import type { PathGuard } from '../safety/paths/pathGuard.ts';
+import type { Refusal } from '../safety/refusal.ts';
 
 /** The closed set of error codes a tool may return (DESIGN.md §3). */
 export const ERROR_CODES = [
@@ -19,6 +22,7 @@ export const ERROR_CODES = [
   'CIRCUIT_OPEN',
   'BINARY_FILE',
   'TOO_LARGE',
+  'SANDBOX_DENIED',
   'UNAVAILABLE',
   'ABORTED',
   'INTERNAL',
@@ -50,21 +54,9 @@ export interface ToolResult<D = unknown> {
   readonly ui?: Readonly<Record<string, unknown>>;
 }
 
-/** Per-session record of which files were read, for read-before-edit and the optimistic lock. */
-export interface ReadLedger {
-  /** Record that `path` was read with this exact content hash (sha256 hex of the bytes). */
-  recordRead(path: string, contentHash: string): void;
-  /** Hash recorded at the last read or Keel write, if any. */
-  lastHash(path: string): string | undefined;
-  /** After Keel itself writes a file, the new content counts as read. */
-  recordWrite(path: string, contentHash: string): void;
-  forget(path: string): void;
-}
-
-export interface AuditEntry {
-  readonly type: 'approval_request' | 'approval_decision' | 'command' | 'file_change' | 'policy_block';
-  readonly [key: string]: unknown;
-}
+// Defined by safety (tools → safety, never back); re-exported because every tool uses them.
+export type { AuditEntry } from '../safety/audit.ts';
+export type { ReadLedger } from '../safety/guards/readLedger.ts';
 
 export interface ToolContext {
   readonly host: Host;
@@ -132,6 +124,11 @@ export function fail(code: ErrorCode, message: string, suggestion: string, data:
     error: { code, message, suggestion },
     stats: { time_ms: 0 },
   };
+}
+
+/** A safety check's refusal as a tool result. */
+export function refused(refusal: Refusal, data: unknown = null): ToolResult {
+  return fail(refusal.code, refusal.message, refusal.suggestion, data);
 }
 
 /** Thrown inside tools to end with a structured error; the registry turns it into a ToolResult. */

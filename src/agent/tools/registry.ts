@@ -1,9 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { type CircuitBreaker, circuitOpenResult } from '../safety/circuitBreaker.ts';
-import type { LoopDetector } from '../safety/loopDetector.ts';
+import { type CircuitBreaker, circuitOpenRefusal } from '../safety/guards/circuitBreaker.ts';
+import type { LoopDetector } from '../safety/guards/loopDetector.ts';
 import type { AnyToolDefinition, ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
-import { fail, renderForModel, ToolFailure } from './protocol.ts';
+import { fail, refused, renderForModel, ToolFailure } from './protocol.ts';
 
 // The one path every tool call takes, from the model, the CLI's `keel tool`, or a test:
 // lookup → schema validation → circuit breaker → loop detector → execute → bookkeeping.
@@ -111,7 +111,7 @@ export function createToolRegistry(
         );
       }
       const breaker = options.circuitBreaker?.check(name);
-      if (breaker?.open) return finish(circuitOpenResult(name, breaker.retryInMs));
+      if (breaker?.open) return finish(refused(circuitOpenRefusal(name, breaker.retryInMs)));
       const verdict = options.loopDetector?.check(name, parsed.data);
       if (verdict?.action === 'block' || verdict?.action === 'stop') {
         const call = finish(

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
 import { readSkillNow, skillReminder } from '../skills/discover.ts';
-import { climbsOut } from '../safety/pathReadings.ts';
+import { climbsOut } from '../safety/paths/pathReadings.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
 import { fail, ok } from './protocol.ts';
 

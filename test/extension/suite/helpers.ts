@@ -4,8 +4,8 @@ import * as vscode from 'vscode';
 import type { ApprovalDecision, ApprovalRequest, Host } from '../../../src/agent/host.ts';
 import { createNodeStorage } from '../../../src/agent/node/nodeHost.ts';
 import { createNodeShell } from '../../../src/agent/node/nodeShell.ts';
-import { createReadLedger } from '../../../src/agent/safety/readLedger.ts';
-import { createPathGuard } from '../../../src/agent/safety/pathGuard.ts';
+import { createReadLedger } from '../../../src/agent/safety/guards/readLedger.ts';
+import { createPathGuard } from '../../../src/agent/safety/paths/pathGuard.ts';
 import type { ToolContext } from '../../../src/agent/tools/protocol.ts';
 import { createProposals, type Proposals } from '../../../src/extension/editReview/proposals.ts';
 import {

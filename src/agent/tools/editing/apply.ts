@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { sha256Hex } from '../../safety/readLedger.ts';
+import { sha256Hex } from '../../safety/guards/readLedger.ts';
 import { fail, type ToolContext, ToolFailure, type ToolResult } from '../protocol.ts';
 import { decodeText, encodeText, type TextFormat } from './codec.ts';
 import { aborted, type WriteGate } from './gate.ts';

@@ -3,8 +3,8 @@ import {
   createProtectedPaths,
   type ProtectedPaths,
   type ProtectedReason,
-} from '../../safety/protectedPaths.ts';
-import type { PathGuard } from '../../safety/pathGuard.ts';
+} from '../../safety/paths/protectedPaths.ts';
+import type { PathGuard } from '../../safety/paths/pathGuard.ts';
 import { type ToolContext, ToolFailure } from '../protocol.ts';
 
 // Writing a file the user did not author asks first. The decision is code: the path is classified,

@@ -1,17 +1,6 @@
 import { clone, envFor, push, type Script, type State, type Walker } from './shellState.ts';
-import {
-  child,
-  children,
-  expandWord,
-  flag,
-  nodeType,
-  num,
-  OP,
-  type ShNode,
-  sourceOf,
-  str,
-  walk,
-} from './shellParse.ts';
+import { child, children, flag, nodeType, num, OP, type ShNode, sourceOf, str, walk } from './shellParse.ts';
+import { expandWord } from './shellExpand.ts';
 
 // Function definitions: remembered (with the state they were defined in) so each call is judged with
 // its real arguments, and judged at once for the one thing a definition alone can be — a fork bomb.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fail, type ToolResult } from '../tools/protocol.ts';
+import type { Refusal } from '../refusal.ts';
 
 // Per-tool circuit breaker (P6): a tool that keeps failing is paused instead of letting the model
 // retry it in a loop. closed → (threshold consecutive failures) → open for cooldownMs → half-open:
@@ -110,12 +110,12 @@ export function createCircuitBreaker(options: CircuitBreakerOptions): CircuitBre
   };
 }
 
-/** The CIRCUIT_OPEN result for a refused call, with a message the model can act on. */
-export function circuitOpenResult(toolName: string, retryInMs: number, threshold = 3): ToolResult {
+/** The CIRCUIT_OPEN refusal for a call, with a message the model can act on. */
+export function circuitOpenRefusal(toolName: string, retryInMs: number, threshold = 3): Refusal {
   const seconds = Math.max(1, Math.ceil(retryInMs / 1000));
-  return fail(
-    'CIRCUIT_OPEN',
-    `${toolName} failed ${threshold} times in a row and is paused; it can be tried again in ${seconds} s.`,
-    `Do not call ${toolName} again yet. Use another tool or approach, or tell the user what keeps failing.`,
-  );
+  return {
+    code: 'CIRCUIT_OPEN',
+    message: `${toolName} failed ${threshold} times in a row and is paused; it can be tried again in ${seconds} s.`,
+    suggestion: `Do not call ${toolName} again yet. Use another tool or approach, or tell the user what keeps failing.`,
+  };
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { canonicalize } from './pathGuard.ts';
+import { canonicalize } from '../paths/pathGuard.ts';
 import { type Arg, parseOpts, type RuleContext } from './commandTypes.ts';
 import { protectedInside, realLocation } from './outsidePaths.ts';
 

@@ -7,9 +7,10 @@ import {
   type FindingInput,
   type StdinInfo,
   type Written,
-} from './commandTypes.ts';
+} from '../rules/commandTypes.ts';
 import { staticOutput } from './shellEval.ts';
-import { type ExpandEnv, expandWord, type ShNode } from './shellParse.ts';
+import type { ShNode } from './shellParse.ts';
+import { type ExpandEnv, expandWord } from './shellExpand.ts';
 
 // What the walker knows while it reads a command line from left to right: variables and arrays
 // assigned so far, the working directory, positional parameters, functions defined, files written.

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Arg, RuleContext } from './commandTypes.ts';
-import { canonicalize } from './pathGuard.ts';
-import { classifyStatic } from './protectedPaths.ts';
+import { canonicalize } from '../paths/pathGuard.ts';
+import { classifyStatic } from '../paths/protectedPaths.ts';
 
 // Where a path named on a command line really leads, and whether a command may touch it without
 // asking. The file tools refuse everything outside the workspace; Bash must not be the side door:

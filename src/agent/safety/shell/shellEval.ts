@@ -1,15 +1,6 @@
 import * as path from 'node:path';
-import {
-  type ExpandEnv,
-  children,
-  decodeAnsiC,
-  expandWord,
-  heredocBody,
-  nodeType,
-  num,
-  OP,
-  type ShNode,
-} from './shellParse.ts';
+import { children, nodeType, num, OP, type ShNode } from './shellParse.ts';
+import { type ExpandEnv, decodeAnsiC, expandWord, heredocBody } from './shellExpand.ts';
 
 // Computes what a small, side-effect-free pipeline prints (`echo …`, `printf …`, `base64 -d`, `rev`,
 // `tr`, `xxd -r -p`, `pwd`) without running anything. That is how obfuscated commands such as

@@ -1,19 +1,9 @@
 import * as path from 'node:path';
-import type { Arg, RuleContext, StdinInfo } from './commandTypes.ts';
-import { judgePathUse } from './outsidePaths.ts';
-import { judgeRedirectTarget, resolvePath } from './pathRules.ts';
-import {
-  child,
-  children,
-  expandWord,
-  heredocBody,
-  nodeType,
-  num,
-  OP,
-  type ShNode,
-  sourceOf,
-  str,
-} from './shellParse.ts';
+import type { Arg, RuleContext, StdinInfo } from '../rules/commandTypes.ts';
+import { judgePathUse } from '../rules/outsidePaths.ts';
+import { judgeRedirectTarget, resolvePath } from '../rules/pathRules.ts';
+import { child, children, nodeType, num, OP, type ShNode, sourceOf, str } from './shellParse.ts';
+import { expandWord, heredocBody } from './shellExpand.ts';
 import { envFor, type Script, type State, type Walker } from './shellState.ts';
 
 // A statement's redirections: here-docs and `< file` feed its stdin (a `< x.sh` into a shell is that

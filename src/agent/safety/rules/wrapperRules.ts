@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { type Arg, parseOpts, type RuleContext, skipThen } from './commandTypes.ts';
-import type { ShNode } from './shellParse.ts';
+import type { ShNode } from '../shell/shellParse.ts';
 import { judgeAssignment } from './envRules.ts';
 import { judgeDelete, judgeWrite, resolvePath } from './pathRules.ts';
 import { lit, type Recurse, type Rule, safe } from './programRules.ts';

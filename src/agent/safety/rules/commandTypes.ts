@@ -1,4 +1,4 @@
-import type { ShNode } from './shellParse.ts';
+import type { ShNode } from '../shell/shellParse.ts';
 
 // Shared vocabulary of the command policy: classes, findings, the per-command rule context, and a
 // small getopt so each rule reads its flags the way the real program would.

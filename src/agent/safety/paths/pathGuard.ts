@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ToolError } from '../tools/protocol.ts';
+import type { Refusal } from '../refusal.ts';
 import { pathReadings, readingPath } from './pathReadings.ts';
 
 // Every path a tool touches goes through here first. The guard returns the canonical path
@@ -10,7 +10,7 @@ import { pathReadings, readingPath } from './pathReadings.ts';
 
 export type GuardResult =
   | { readonly ok: true; readonly path: string; readonly display: string; readonly root: string }
-  | { readonly ok: false; readonly error: ToolError };
+  | { readonly ok: false; readonly error: Refusal };
 
 export interface PathGuard {
   readonly roots: readonly string[];

@@ -1,5 +1,4 @@
-import * as path from 'node:path';
-import { classifyArgv } from './commandRules.ts';
+import { classifyArgv } from '../rules/commandRules.ts';
 import {
   type Arg,
   type Finding,
@@ -7,16 +6,15 @@ import {
   type NestedOptions,
   type RuleContext,
   type StdinInfo,
-} from './commandTypes.ts';
-import { judgeAssignment } from './envRules.ts';
+} from '../rules/commandTypes.ts';
+import { judgeAssignment } from '../rules/envRules.ts';
 import { defineFunction } from './shellFunctions.ts';
 import { catenatedFile, redirections } from './shellRedirects.ts';
+import { ARITHMETIC, judgeReverseShell, reevaluated, walkDecl, walkFor } from './shellDecl.ts';
 import { staticOutput } from './shellEval.ts';
 import {
   child,
   children,
-  expandWord,
-  flag,
   nodeKey,
   nodeType,
   num,
@@ -27,6 +25,7 @@ import {
   str,
   walk,
 } from './shellParse.ts';
+import { expandWord } from './shellExpand.ts';
 import {
   assignedValue,
   clone,
@@ -36,7 +35,6 @@ import {
   push,
   setArray,
   setVar,
-  setNameref,
   type Script,
   type State,
   trackBuiltins,
@@ -53,52 +51,8 @@ import {
 export { defaultIsFile, type WalkOptions } from './shellState.ts';
 
 const MAX_NESTING = 6;
-const MAX_LOOP_VALUES = 8;
 
 // ---------- walking the syntax tree ----------
-
-const ARITHMETIC = new Set(['ArithmExp', 'ArithmCmd', 'LetClause', 'TestClause']);
-
-/**
- * Values bash evaluates again: `${x@P}` (prompt expansion runs `$(…)` in x) and arithmetic, where
- * `x='a[$(cmd)]'; echo $((x))` runs cmd through the array subscript.
- */
-function reevaluated(n: ShNode, state: State, w: Walker, depth: number): void {
-  const t = nodeType(n);
-  const names: string[] = [];
-  if (t === 'ParamExp') {
-    const exp = child(n, 'Exp');
-    if (
-      num(exp, 'Op') === OP.otherParamOps &&
-      /P/.test(str(children(child(exp, 'Word'), 'Parts')[0], 'Value'))
-    )
-      names.push(str(child(n, 'Param'), 'Value'));
-  } else if (ARITHMETIC.has(t)) {
-    walk(n, (m) => {
-      const mt = nodeType(m);
-      if (mt === 'Lit' && /^[A-Za-z_]\w*$/.test(str(m, 'Value'))) names.push(str(m, 'Value'));
-      if (mt === 'ParamExp') names.push(str(child(m, 'Param'), 'Value'));
-      return true;
-    });
-  }
-  for (const name of names) {
-    const value = state.vars.get(name);
-    if (value !== undefined && /\$\(|`/.test(value)) {
-      nested(value, { via: `re-evaluation of $${name}`, quiet: true }, state, w, depth, value);
-    } else if (value === undefined && state.vars.has(name) && t === 'ParamExp') {
-      push(
-        w,
-        {
-          class: 'unknown',
-          risk: 'high',
-          program: `\${${name}@P}`,
-          reason: `\${${name}@P} runs substitutions in a value not known in advance`,
-        },
-        name,
-      );
-    }
-  }
-}
 
 function scanSubsts(
   node: ShNode | undefined,
@@ -111,7 +65,10 @@ function scanSubsts(
   if (!node) return;
   walk(node, (n) => {
     const t = nodeType(n);
-    if (t === 'ParamExp' || ARITHMETIC.has(t)) reevaluated(n, state, w, depth);
+    if (t === 'ParamExp' || ARITHMETIC.has(t))
+      reevaluated(n, state, w, (value, name) =>
+        nested(value, { via: `re-evaluation of $${name}`, quiet: true }, state, w, depth, value),
+      );
     if (t !== 'CmdSubst' && t !== 'ProcSubst') return true;
     const before = w.fetches;
     // A substitution reads the command's stdin: `curl … | bash -c "$(cat)"`.
@@ -132,8 +89,6 @@ function walkStmts(
   for (const stmt of stmts) walkStmt(stmt, state, stdin, w, src, depth);
 }
 
-const SHELL_LIKE = /^((ba|z|da|k|mk|c|tc|fi|a)?sh|python[\d.]*|perl|ruby|php|node|lua)$/;
-
 function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: Script, depth: number): void {
   const { input, toFile, socket, outputs } = redirections(stmt, state, stdin, w, src, {
     scan: (node) => scanSubsts(node, state, w, src, depth),
@@ -142,14 +97,7 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
   const cmd = child(stmt, 'Cmd');
   const t = nodeType(cmd);
   if (!cmd) return;
-  if (socket && t === 'CallExpr') {
-    const first = children(cmd, 'Args')[0];
-    const program = first ? path.basename(expandWord(first, envFor(state, w)).fields[0]?.value ?? '') : '';
-    if (SHELL_LIKE.test(program)) {
-      const reason = `connects ${program} to a network socket (reverse shell)`;
-      push(w, { class: 'never', risk: 'high', program, reason }, sourceOf(src.buf, stmt));
-    }
-  }
+  if (socket && t === 'CallExpr') judgeReverseShell(cmd, stmt, state, w, src);
   switch (t) {
     case 'CallExpr': {
       const before = w.fetches;
@@ -210,7 +158,13 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
       walkStmts(children(cmd, 'Do'), state, input, w, src, depth);
       return;
     case 'ForClause':
-      walkFor(cmd, state, input, w, src, depth);
+      walkFor(
+        cmd,
+        state,
+        w,
+        (node) => scanSubsts(node, state, w, src, depth),
+        (stmts) => walkStmts(stmts, state, input, w, src, depth),
+      );
       return;
     case 'CaseClause':
       scanSubsts(child(cmd, 'Word'), state, w, src, depth);
@@ -227,37 +181,19 @@ function walkStmt(stmt: ShNode, state: State, stdin: StdinInfo, w: Walker, src: 
       return;
     }
     case 'DeclClause':
-      walkDecl(cmd, stmt, state, input, w, src, depth);
+      walkDecl(
+        cmd,
+        stmt,
+        state,
+        w,
+        src,
+        ruleContext(state, input, false, w, src, depth, sourceOf(src.buf, stmt)),
+        (node) => scanSubsts(node, state, w, src, depth),
+      );
       return;
     default:
       // Arithmetic, [[ … ]], let: nothing runs except the substitutions inside.
       scanSubsts(cmd, state, w, src, depth);
-  }
-}
-
-function walkFor(cmd: ShNode, state: State, input: StdinInfo, w: Walker, src: Script, depth: number): void {
-  const loop = child(cmd, 'Loop');
-  const body = children(cmd, 'Do');
-  if (nodeType(loop) !== 'WordIter') {
-    scanSubsts(loop, state, w, src, depth);
-    walkStmts(body, state, input, w, src, depth);
-    return;
-  }
-  const name = str(child(loop, 'Name'), 'Value');
-  const env = envFor(state, w);
-  const items = children(loop, 'Items');
-  for (const item of items) scanSubsts(item, state, w, src, depth);
-  const fields = items.flatMap((i) => expandWord(i, env).fields);
-  const known =
-    fields.length > 0 && fields.length <= MAX_LOOP_VALUES && fields.every((f) => f.exact && !f.glob);
-  if (!known) {
-    setVar(state, name, undefined);
-    walkStmts(body, state, input, w, src, depth);
-    return;
-  }
-  for (const f of fields) {
-    setVar(state, name, f.value);
-    walkStmts(body, state, input, w, src, depth);
   }
 }
 
@@ -268,55 +204,6 @@ function walkUncalledFunctions(w: Walker): void {
     w.called.add(name);
     walkStmt(def.body, { ...clone(def.state), positional: undefined }, NO_STDIN, w, def.src, def.depth);
   }
-}
-
-function walkDecl(
-  cmd: ShNode,
-  stmt: ShNode,
-  state: State,
-  input: StdinInfo,
-  w: Walker,
-  src: Script,
-  depth: number,
-): void {
-  const env = envFor(state, w);
-  const rc = ruleContext(state, input, false, w, src, depth, sourceOf(src.buf, stmt));
-  const variant = str(child(cmd, 'Variant'), 'Value');
-  let nameref = false;
-  for (const a of children(cmd, 'Args')) {
-    scanSubsts(a, state, w, src, depth);
-    const name = str(child(a, 'Name'), 'Value');
-    if (name === '') {
-      // An option word (`-n`, `-gn`), or a name computed at run time (`declare "$x"=…`).
-      const word = child(a, 'Value');
-      const field = word ? expandWord(word, env).fields[0] : undefined;
-      if (field?.exact && /^[-+][a-zA-Z]+$/.test(field.value)) {
-        if (variant !== 'export' && /^-[a-zA-Z]*n/.test(field.value)) nameref = true;
-      } else if (word) state.varsUnknown = true;
-      continue;
-    }
-    if (nameref) {
-      // `declare -n r=z`: r now reads and writes z; an unknown target makes r unknown.
-      const { scalar } = assignedValue(a, env);
-      setNameref(state, name, flag(a, 'Naked') ? undefined : scalar);
-      continue;
-    }
-    if (flag(a, 'Naked')) {
-      // `export PAGER` exports whatever was assigned before.
-      if (state.vars.has(name)) judgeAssignment(name, state.vars.get(name), state.vars.get(name) ?? '', rc);
-      continue;
-    }
-    const { scalar, guess, array } = assignedValue(a, env);
-    setVar(state, name, scalar);
-    if (array !== undefined || child(a, 'Array')) setArray(state, name, array);
-    judgeAssignment(name, scalar, guess, rc);
-  }
-  push(
-    w,
-    { class: 'safe', risk: 'low', program: variant, reason: 'sets variables' },
-    sourceOf(src.buf, stmt),
-  );
-  void input;
 }
 
 function walkCall(
