@@ -157,3 +157,49 @@ test('keel trace --html opens offline in Chromium: 100 calls, tokens, prefix has
     await browser.close();
   }
 });
+
+test('compaction and pruning show as their own rows, and a torn last line is counted, not fatal', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-trace-compact-'));
+  const file = path.join(dir, 's.jsonl');
+  const sessionId = 's1';
+  let seq = 0;
+  const ev = (body: Record<string, unknown>) =>
+    JSON.stringify({ ...body, sessionId, seq: ++seq, ts: 1000 + seq });
+  const lines = [
+    JSON.stringify({ type: 'session', version: 1, id: sessionId, createdAt: 1, model: 'm', workspace: '/w' }),
+    ev({ type: 'agent_start', runId: 'r', prompt: 'go' }),
+    ev({
+      type: 'message_appended',
+      message: {
+        role: 'context_edit',
+        id: 'c1',
+        ts: 1,
+        stage: 2,
+        edits: [{ messageId: 'res_1', content: '[cleared]' }],
+      },
+    }),
+    ev({
+      type: 'message_appended',
+      message: {
+        role: 'summary',
+        id: 'sum1',
+        ts: 2,
+        text: 'Decisions: keep the API.',
+        replaces: ['a'],
+        archivePath: '/x',
+      },
+    }),
+    ev({ type: 'agent_end', runId: 'r', status: 'finished', finalText: '' }),
+    '{"type":"tool_end","seq":',
+  ];
+  fs.writeFileSync(file, lines.join('\n'));
+  const data = await buildTrace(file);
+  const compactions = data.rows.flatMap((r) => (r.k === 'compaction' ? [r] : []));
+  assert.deepEqual(
+    compactions.map((r) => r.what),
+    ['pruning', 'summary'],
+  );
+  assert.match(compactions[0]!.text, /pruning stage 2: 1 older result/);
+  assert.match(compactions[1]!.text, /Decisions: keep the API/);
+  assert.equal(data.tornLines, 1);
+});
