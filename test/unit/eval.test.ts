@@ -98,14 +98,27 @@ test('keel eval: always / flaky on trials 1 and 3 / never / persistent API fault
     'tasks/never.json': task('never', { policy: 'gives_up' }),
     'tasks/fault.json': task('fault', { policy: 'api_fault' }),
     // Each trial writes a file named after its own index; a shared directory would hold several.
-    'tasks/isolated.json': task(
-      'isolated',
-      {
-        policy: 'succeeds',
-        steps: [{ write: { path: 'seen/trial-{trial}.txt', content: 'trial {trial}\n' } }],
-      },
-      [{ type: 'command', run: 'test "$(ls seen | wc -l)" -eq 1 && test ! -e add.js.orig' }],
-    ),
+    // …and sees a home directory of its own (user-level state cannot leak between trials either).
+    'tasks/isolated.json': {
+      ...task(
+        'isolated',
+        {
+          policy: 'succeeds',
+          steps: [
+            { write: { path: 'seen/trial-{trial}.txt', content: 'trial {trial}\n' } },
+            { bash: 'printf %s "$HOME" > home.txt' },
+          ],
+        },
+        [
+          { type: 'command', run: 'test "$(ls seen | wc -l)" -eq 1' },
+          {
+            type: 'command',
+            run: `test "$(cat home.txt)" = "$HOME" && test "$HOME" != "${os.homedir()}" && case "$HOME" in */keel-eval-home-*) true;; *) false;; esac`,
+          },
+        ],
+      ),
+      approve: 'all',
+    },
   });
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-eval-out-'));
   const json = path.join(out, 'report.out.json');

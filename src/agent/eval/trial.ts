@@ -154,6 +154,7 @@ export async function runTrial(
   const trialDir = path.join(options.outDir, rel);
   fs.mkdirSync(trialDir, { recursive: true });
   let workspace = '';
+  let home = '';
   const base = { task: task.id, trial, attempt };
   const result = (
     r: Omit<TrialResult, 'task' | 'trial' | 'attempt' | 'durationMs' | 'workspace'>,
@@ -178,6 +179,8 @@ export async function runTrial(
   try {
     try {
       workspace = freshCopy(task.fixtureDir, task.id);
+      // A home of its own: user-level state (memory, skills, caches) cannot leak between trials.
+      home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-eval-home-')));
     } catch (error) {
       return infra(`could not prepare the fixture copy: ${(error as Error).message}`);
     }
@@ -189,6 +192,7 @@ export async function runTrial(
     const env: NodeJS.ProcessEnv = {
       ...(options.env ?? process.env),
       ...provider?.env,
+      HOME: home,
       KEEL_EVAL_TASK: task.id,
       KEEL_EVAL_TRIAL: String(trial),
     };
@@ -258,6 +262,7 @@ export async function runTrial(
     });
   } finally {
     await provider?.close().catch(() => undefined);
-    if (workspace && !options.keepWorkspaces) fs.rmSync(workspace, { recursive: true, force: true });
+    if (!options.keepWorkspaces)
+      for (const dir of [workspace, home]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
