@@ -109,21 +109,40 @@ export async function runEval(suite: EvalSuite, options: EvalOptions): Promise<E
   const retried = new Map<string, TrialResult[]>();
   const results = await Promise.all(
     pairs.map(({ task, trial }) =>
-      lane.run(async () => {
-        let r = await runTrial(task, trial, 0, options);
-        for (let attempt = 1; r.status === 'infra_error' && attempt <= options.retryInfra; attempt++) {
-          const list = retried.get(task.id) ?? [];
-          list.push(r);
-          retried.set(task.id, list);
-          if (options.signal?.aborted) break;
-          r = await runTrial(task, trial, attempt, options);
-        }
-        done++;
-        options.onTrial?.(r, done, pairs.length);
-        return r;
-      }, options.signal),
+      runOne(task, trial).catch(
+        // Interrupted while waiting for a slot: recorded, so the report still covers every trial.
+        (error: unknown): TrialResult => ({
+          task: task.id,
+          trial,
+          attempt: 0,
+          status: 'infra_error',
+          reason: `not run: ${error instanceof Error ? error.message : String(error)}`,
+          graders: [],
+          facts: undefined,
+          sessionId: undefined,
+          log: undefined,
+          exitCode: null,
+          durationMs: 0,
+          workspace: '',
+        }),
+      ),
     ),
   );
+  function runOne(task: EvalTask, trial: number): Promise<TrialResult> {
+    return lane.run(async () => {
+      let r = await runTrial(task, trial, 0, options);
+      for (let attempt = 1; r.status === 'infra_error' && attempt <= options.retryInfra; attempt++) {
+        const list = retried.get(task.id) ?? [];
+        list.push(r);
+        retried.set(task.id, list);
+        if (options.signal?.aborted) break;
+        r = await runTrial(task, trial, attempt, options);
+      }
+      done++;
+      options.onTrial?.(r, done, pairs.length);
+      return r;
+    }, options.signal);
+  }
   const taskReports: TaskReport[] = tasks.map((task) => {
     const mine = results.filter((r) => r.task === task.id);
     return {
