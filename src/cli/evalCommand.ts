@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +75,8 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   }
   const outDir = path.resolve(args.out ?? path.join('.keel', 'evals', `${suite.name}-${stamp()}`));
   const controller = new AbortController();
+  // Every trial waiting for a slot listens for the interrupt.
+  setMaxListeners(0, controller.signal);
   const onSigint = () => controller.abort();
   process.on('SIGINT', onSigint);
   try {
