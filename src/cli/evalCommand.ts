@@ -102,7 +102,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
     }
     if (args.html) {
       fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
-      fs.writeFileSync(args.html, renderReportHtml(report));
+      fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
     }
     return controller.signal.aborted ? 130 : 0;
   } finally {

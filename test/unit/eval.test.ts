@@ -200,6 +200,9 @@ test('keel eval: always / flaky on trials 1 and 3 / never / persistent API fault
   const page = fs.readFileSync(html, 'utf8');
   assert.match(page, /Keel eval: known/);
   assert.doesNotMatch(page, /<script/);
+  // Each trial links its own trace page, written next to its log.
+  assert.match(page, /href="trials\/flaky\/1\/trace\.html"/);
+  assert.match(fs.readFileSync(path.join(out, 'trials', 'flaky', '1', 'trace.html'), 'utf8'), /Keel trace/);
 });
 
 function round(x: number): number {

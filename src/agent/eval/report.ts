@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { EvalReport, TaskReport } from './runner.ts';
 
 // The eval report as text (stdout) and as one self-contained HTML page (no script, no network).
@@ -28,7 +29,12 @@ export function formatSummary(report: EvalReport): string {
 const esc = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export function renderReportHtml(report: EvalReport): string {
+/** `htmlDir`: where the page is written, so links to the trials' trace pages are relative to it. */
+export function renderReportHtml(report: EvalReport, htmlDir = report.outDir): string {
+  const traceLink = (log: string) => {
+    const rel = path.relative(htmlDir, path.join(report.outDir, path.dirname(log), 'trace.html'));
+    return ` · <a href="${esc(rel.split(path.sep).join('/'))}">trace</a>`;
+  };
   const K = Object.keys(report.overall.pass_at_k).length;
   const ksHead = Array.from({ length: K }, (_, i) => `<th>pass@${i + 1}</th><th>pass^${i + 1}</th>`).join('');
   const cells = (t: Omit<TaskReport, 'id' | 'results' | 'retried'>) =>
@@ -46,7 +52,7 @@ export function renderReportHtml(report: EvalReport): string {
         `<tr><td colspan="${9 + 2 * K}"><details><summary>${t.results.length} trial(s)</summary><ul>${t.results
           .map(
             (r) =>
-              `<li class="${r.status}"><b>trial ${r.trial}${r.attempt ? ` (retry ${r.attempt})` : ''}: ${r.status}</b> — ${esc(r.reason)}${r.log ? ` · log <code>${esc(r.log)}</code>` : ''}</li>`,
+              `<li class="${r.status}"><b>trial ${r.trial}${r.attempt ? ` (retry ${r.attempt})` : ''}: ${r.status}</b> — ${esc(r.reason)}${r.log ? ` · log <code>${esc(r.log)}</code>${traceLink(r.log)}` : ''}</li>`,
           )
           .join('')}</ul></details></td></tr>`,
     )

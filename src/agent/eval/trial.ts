@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadSession } from '../session/log.ts';
+import { traceHtml } from '../trace/html.ts';
 import { type GraderResult, runGrader, type TranscriptFacts, transcriptFacts } from './graders.ts';
 import type { EvalTask } from './schema.ts';
 
@@ -233,6 +234,12 @@ export async function runTrial(
       });
     }
     const facts = transcriptFacts(loadSession(path.join(options.outDir, logRel)).events);
+    // The trial's trace page next to its log: every figure in the report can be opened and checked.
+    try {
+      fs.writeFileSync(path.join(trialDir, 'trace.html'), await traceHtml(path.join(options.outDir, logRel)));
+    } catch {
+      // The log is the evidence; its page is a convenience.
+    }
     const common = { sessionId, log: logRel, exitCode: proc.code, facts };
     if (proc.timedOut) {
       return result({
