@@ -17,6 +17,7 @@ const benches: Bench[] = [
     fn: 'runSessionBench',
   },
   { name: 'keel trace --html of a 50 MB session log', file: './trace.ts', fn: 'runTraceBench' },
+  { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
 ];
 
 const only = process.argv[2];
