@@ -33,7 +33,14 @@ export interface WorkspacePort {
   isTrusted(): boolean;
 }
 
-export type ApprovalKind = 'command' | 'network' | 'destructive' | 'delete' | 'protected_write' | 'other';
+export type ApprovalKind =
+  | 'command'
+  | 'network'
+  | 'destructive'
+  | 'delete'
+  | 'protected_write'
+  | 'mcp'
+  | 'other';
 export type ApprovalRisk = 'low' | 'medium' | 'high';
 export type ApprovalDecision = 'allow_once' | 'allow_session' | 'deny';
 
@@ -46,6 +53,11 @@ export interface ApprovalRequest {
   readonly risk: ApprovalRisk;
   /** Stable key used for "allow for this session" (e.g. the command class + program). */
   readonly sessionKey?: string;
+  /**
+   * One occasion only: no "allow for this session" is offered and none applies (running a command
+   * outside the OS sandbox). Hosts show just "allow once" and "deny".
+   */
+  readonly once?: boolean;
 }
 
 export interface ApprovalsPort {
@@ -60,6 +72,11 @@ export interface ShellRunOptions {
   readonly signal?: AbortSignal;
   /** Streaming output, for UIs (the chat card). */
   readonly onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Confinement when the shell has a sandbox: 'on' (default), 'network' (sandboxed, with the
+   * network), 'off' (unconfined: only after the user approved exactly that).
+   */
+  readonly sandbox?: 'on' | 'network' | 'off';
 }
 
 export interface ShellRunResult {
@@ -70,11 +87,66 @@ export interface ShellRunResult {
   readonly timedOut: boolean;
   readonly aborted: boolean;
   readonly durationMs: number;
+  /** Ran inside the OS sandbox. */
+  readonly sandboxed?: boolean;
+  /** What the sandbox refused, as far as Keel can tell (its stderr patterns, its deny lists). */
+  readonly denials?: readonly SandboxDenial[];
+}
+
+/** One thing the OS sandbox refused. */
+export interface SandboxDenial {
+  readonly kind: 'write' | 'read' | 'network' | 'socket';
+  /** The path, host:port or socket that was refused ('' when the output does not say). */
+  readonly target: string;
+  readonly detail?: string;
+}
+
+/** The tier probed at session start, shown to the user (status bar, panel header, CLI stderr). */
+export interface SandboxInfo {
+  readonly tier: 'bwrap' | 'none';
+  readonly summary: string;
+  readonly reason?: string;
+  readonly fix?: string;
+  /** Commands are refused outright when no sandbox is available (keel.sandbox.failIfUnavailable). */
+  readonly failIfUnavailable?: boolean;
+}
+
+/** An argv rewritten to run inside the session's sandbox; spawn `file` with `args`. */
+export interface SandboxedArgv {
+  readonly file: string;
+  readonly args: readonly string[];
+  /** Open descriptors to pass as stdio[3], stdio[4], … (the seccomp program). */
+  readonly fds: readonly number[];
+  /** Variables to add to the child's environment (TMPDIR → the session temp dir). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Close the descriptors: call right after spawn. */
+  release(): void;
+  /** After the process exited: refusals seen on disk (a hook planted in a .git made meanwhile). */
+  settle(): SandboxDenial[];
+}
+
+export interface SandboxPort {
+  readonly info: SandboxInfo;
+  /**
+   * `argv` confined to the session's sandbox, for anything that spawns a process (background jobs,
+   * verify commands, MCP stdio servers); undefined when there is no sandbox (tier none).
+   */
+  wrap(argv: readonly string[], options: { cwd: string; network?: boolean }): SandboxedArgv | undefined;
+  /** Refusals visible in a finished command's output (stderr patterns + the deny lists). */
+  explain(output: {
+    stdout: string;
+    stderr: string;
+    command: string;
+    cwd: string;
+    network?: boolean;
+  }): SandboxDenial[];
 }
 
 export interface ShellPort {
   /** Runs `command` under a POSIX shell; abort/timeout kill the whole process tree. */
   run(options: ShellRunOptions): Promise<ShellRunResult>;
+  /** The session's OS sandbox, when the host has one (see SandboxPort.info for its tier). */
+  readonly sandbox?: SandboxPort;
 }
 
 export interface ClockPort {
@@ -106,4 +178,37 @@ export interface Host {
   /** Where ripgrep lives (the host may prefer a bundled one). Undefined = not available. */
   readonly ripgrepPath?: string;
   readonly log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+  /** MCP servers (src/agent/mcp/). Absent = the host offers none. */
+  readonly mcp?: McpPort;
+}
+
+/** A workspace-defined MCP server asks to start: the exact command line (or URL) it would run. */
+export interface McpServerApprovalRequest {
+  readonly server: string;
+  /** The config file that defines it. */
+  readonly file: string;
+  readonly commandLine: string;
+  /** sha256 of the definition: a decision is remembered per workspace + this hash. */
+  readonly hash: string;
+}
+
+export interface McpPort {
+  /** Config files the user named (CLI `--mcp-config`): their servers count as approved. */
+  readonly namedConfigFiles?: readonly string[];
+  /** User-level config (default ~/.keel/mcp.json); null = none (tests). */
+  readonly userConfigFile?: string | null;
+  /** Calls of tools the server annotates `readOnlyHint: true` run without asking (a user setting). */
+  allowReadOnlyCalls(): boolean;
+  /**
+   * May this workspace-defined server start? VS Code: a modal naming the command, remembered per
+   * workspace + hash; CLI: only with `--approve all`. Never called in an untrusted workspace.
+   */
+  approveServer(request: McpServerApprovalRequest, signal?: AbortSignal): Promise<boolean>;
+  /** The value of `${input:id}` (VS Code: prompt once, kept in SecretStorage; CLI: an env variable). */
+  resolveInput(
+    input: { readonly id: string; readonly description?: string; readonly password?: boolean },
+    signal?: AbortSignal,
+  ): Promise<string | undefined>;
+  /** How to allow a refused workspace server, in this host's words (said to the model and the user). */
+  readonly howToApprove: (server: string, file: string) => string;
 }

@@ -4,9 +4,17 @@ import { z } from 'zod';
 // The CLI contract (stable: other tools and checks drive Keel through it).
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
-           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
-  keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
-  keel trace SESSION-ID|FILE [--workspace DIR]
+           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
+           [--mcp-config FILE]... [--job-wait SECONDS] PROMPT
+  keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
+  keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
+  keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
+           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
+  keel doctor [--sandbox on|off|required]
+  keel memory search QUERY [--workspace DIR] [--json]
+  keel memory rollback [--workspace DIR]
+  run and tool also take --sandbox on|off|required (default on when available; required = refuse
+  commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
   keel restore SESSION-ID --before-prompt N [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore --stats [--workspace DIR] [--json]
@@ -14,12 +22,14 @@ export const USAGE = `Usage:
   keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
   keel task status [--workspace DIR] [--json]
 
-Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
+Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
+  KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
 
 export class UsageError extends Error {}
 
 const approve = z.enum(['never', 'safe', 'all']);
+const sandbox = z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
 const positiveInt = (name: string) =>
   z
     .string()
@@ -41,20 +51,42 @@ const runSchema = z.object({
     .optional(),
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
+  mcpConfig: z.array(z.string().min(1)),
+  jobWait: z
+    .string()
+    .regex(/^\d+$/, '--job-wait must be a whole number of seconds')
+    .transform(Number)
+    .optional(),
   prompt: z.string(),
+  sandbox: sandbox.optional(),
 });
 const toolSchema = z.object({
   command: z.literal('tool'),
-  name: z.string().min(1),
+  /** Empty: `keel tool` without arguments lists the tools. */
+  name: z.string(),
   input: z.string(),
   workspace: z.string().optional(),
   approve: approve.optional(),
+  sandbox: sandbox.optional(),
 });
+const doctorSchema = z.object({ command: z.literal('doctor'), sandbox: sandbox.optional() });
 const traceSchema = z.object({
   command: z.literal('trace'),
   target: z.string().min(1),
   workspace: z.string().optional(),
+  html: z.string().min(1).optional(),
 });
+
+const memorySchema = z.discriminatedUnion('action', [
+  z.object({
+    command: z.literal('memory'),
+    action: z.literal('search'),
+    query: z.string().trim().min(2, 'keel memory search: the QUERY needs at least 2 characters'),
+    workspace: z.string().optional(),
+    json: z.boolean(),
+  }),
+  z.object({ command: z.literal('memory'), action: z.literal('rollback'), workspace: z.string().optional() }),
+]);
 
 const restoreSchema = z.object({
   command: z.literal('restore'),
@@ -86,10 +118,75 @@ const taskSchema = z.object({
   workspace: z.string().optional(),
 });
 export type TaskArgs = z.infer<typeof taskSchema>;
+export type MemoryArgs = z.infer<typeof memorySchema>;
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | RestoreArgs | TaskArgs | { command: 'help' };
+const evalSchema = z.object({
+  command: z.literal('eval'),
+  suite: z.string().min(1),
+  trials: positiveInt('--trials').optional(),
+  concurrency: positiveInt('--concurrency').optional(),
+  model: z.string().min(1).optional(),
+  json: z.string().min(1).optional(),
+  html: z.string().min(1).optional(),
+  filter: z.string().min(1).optional(),
+  retryInfra: z.string().regex(/^\d+$/, '--retry-infra must be a whole number').transform(Number).optional(),
+  out: z.string().min(1).optional(),
+  emulator: z.boolean(),
+});
+export type EvalArgs = z.infer<typeof evalSchema>;
+
+export type DoctorArgs = z.infer<typeof doctorSchema>;
+export type CliArgs =
+  | RunArgs
+  | ToolArgs
+  | TraceArgs
+  | DoctorArgs
+  | MemoryArgs
+  | RestoreArgs
+  | TaskArgs
+  | EvalArgs
+  | { command: 'help' };
+
+function parseEval(rest: readonly string[]): EvalArgs {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        trials: { type: 'string' },
+        concurrency: { type: 'string' },
+        model: { type: 'string' },
+        json: { type: 'string' },
+        html: { type: 'string' },
+        filter: { type: 'string' },
+        'retry-infra': { type: 'string' },
+        out: { type: 'string' },
+        emulator: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
+  return check(evalSchema, {
+    command: 'eval',
+    suite: parsed.positionals[0],
+    trials: v.trials,
+    concurrency: v.concurrency,
+    model: v.model,
+    json: v.json,
+    html: v.html,
+    filter: v.filter,
+    retryInfra: v['retry-infra'],
+    out: v.out,
+    emulator: v.emulator === true,
+  });
+}
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -100,6 +197,7 @@ function check<T>(schema: z.ZodType<T>, value: unknown): T {
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === 'eval') return parseEval(rest);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -116,6 +214,10 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: { type: 'string' },
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
+        html: { type: 'string' },
+        sandbox: { type: 'string' },
+        'mcp-config': { type: 'string', multiple: true },
+        'job-wait': { type: 'string' },
         'before-prompt': { type: 'string' },
         undo: { type: 'boolean' },
         stats: { type: 'boolean' },
@@ -153,23 +255,61 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: v.resume,
         contextWindow: v['context-window'],
         demo: v.demo === true,
+        mcpConfig: v['mcp-config'] ?? [],
+        jobWait: v['job-wait'],
         prompt: pos[0] ?? '',
+        sandbox: v.sandbox,
       });
     }
     case 'tool':
-      allowedFor(['workspace', 'approve']);
-      if (pos.length !== 2) throw new UsageError("keel tool takes NAME and 'JSON-INPUT'");
+      allowedFor(['workspace', 'approve', 'sandbox']);
+      if (pos.length === 0)
+        return check(toolSchema, {
+          command,
+          name: '',
+          input: '',
+          workspace: v.workspace,
+          approve: v.approve,
+          sandbox: v.sandbox,
+        });
+      if (pos.length !== 2)
+        throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
       return check(toolSchema, {
         command,
         name: pos[0],
         input: pos[1],
         workspace: v.workspace,
         approve: v.approve,
+        sandbox: v.sandbox,
       });
+    case 'doctor':
+      allowedFor(['sandbox']);
+      if (pos.length !== 0) throw new UsageError('keel doctor takes no arguments');
+      return check(doctorSchema, { command, sandbox: v.sandbox });
     case 'trace':
-      allowedFor(['workspace']);
+      allowedFor(['workspace', 'html']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
-      return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+      return check(traceSchema, { command, target: pos[0], workspace: v.workspace, html: v.html });
+    case 'memory': {
+      const [action, ...more] = pos;
+      if (action === 'search') {
+        allowedFor(['workspace', 'json']);
+        if (more.length !== 1) throw new UsageError('keel memory search takes one QUERY (quote it)');
+        return check(memorySchema, {
+          command,
+          action,
+          query: more[0],
+          workspace: v.workspace,
+          json: v.json === true,
+        });
+      }
+      if (action === 'rollback') {
+        allowedFor(['workspace']);
+        if (more.length !== 0) throw new UsageError('keel memory rollback takes no arguments');
+        return check(memorySchema, { command, action, workspace: v.workspace });
+      }
+      throw new UsageError('keel memory takes "search QUERY" or "rollback"');
+    }
     case 'restore': {
       allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'json']);
       const modes = [v['before-prompt'] !== undefined, v.undo === true, v.stats === true].filter(

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import type { Host } from '../agent/host.ts';
+import type { Host, McpPort } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
 import { createModalApprovals } from './approvals.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
@@ -14,12 +14,17 @@ import {
 } from './editReview/reviewManager.ts';
 import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
+import { createVscodeMcpPort, registerMcpServersCommand } from './mcp.ts';
+import { registerMemoryCommands } from './memoryCommands.ts';
+import { registerEvidenceCommands } from './evidence.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
-import { readSettings } from './settings.ts';
 import { registerCheckpointCommands } from './checkpointCommands.ts';
 import { type LongTaskView, registerLongTask } from './longTask.ts';
+import { runOutsideMessage } from './sandboxUi.ts';
+import { type KeelSettings, readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
+import { createExtensionTelemetry } from './telemetry.ts';
 import {
   askPrompt,
   explainPrompt,
@@ -29,6 +34,15 @@ import {
   testsPrompt,
 } from './taskPrompts.ts';
 import { createVscodeHost, workspaceRoots } from './vscodeHost.ts';
+
+/** The settings' sandbox block as the core's sandbox settings (a custom deny list replaces the default). */
+function sandboxSettingsFor(s: KeelSettings['sandbox']) {
+  return {
+    enabled: s.enabled,
+    failIfUnavailable: s.failIfUnavailable,
+    ...(s.denyRead ? { denyRead: s.denyRead } : {}),
+  };
+}
 
 // Activation wires things up and does nothing heavy: the agent core (model client, tools) is
 // imported on the first prompt, the webview protocol validator with the first webview. Every
@@ -92,24 +106,50 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     return ripgrep.path;
   };
   let host: Host | undefined;
+  // Commands the user approved in the "Run outside the sandbox…" modal, each good for one run.
+  const outsideApproved = new Set<string>();
+  const mcpPort = createVscodeMcpPort(context, () => roots()[0]);
+  // MCP servers come from the workspace's and the user's mcp.json; the core starts them when needed.
+  const withMcp = (mcp: McpPort, base: Host): Host => Object.assign(base, { mcp });
   const getHost = () => {
-    host ??= createVscodeHost({
-      review,
-      proposals,
-      approvals: createModalApprovals({
-        policyFor: (kind) => (kind === 'other' ? 'ask' : readSettings().approvals[kind]),
-        log: (m) => write('info', m),
+    host ??= withMcp(
+      mcpPort,
+      createVscodeHost({
+        review,
+        proposals,
+        approvals: createModalApprovals({
+          policyFor: (kind) => (kind === 'other' || kind === 'mcp' ? 'ask' : readSettings().approvals[kind]),
+          log: (m) => write('info', m),
+          consumePreApproval: (request) => {
+            for (const command of outsideApproved) {
+              if (!request.detail.startsWith(`${command}\n\n`)) continue;
+              outsideApproved.delete(command);
+              return true;
+            }
+            return false;
+          },
+        }),
+        sandbox: sandboxSettingsFor(readSettings().sandbox),
+        reviewMode: () => readSettings().editReview,
+        runSignal: () => controller?.runSignal,
+        ...(getRipgrep() ? { ripgrepPath: getRipgrep() } : {}),
+        log: write,
+        revealEdits: true,
       }),
-      reviewMode: () => readSettings().editReview,
-      runSignal: () => controller?.runSignal,
-      ...(getRipgrep() ? { ripgrepPath: getRipgrep() } : {}),
-      log: write,
-      revealEdits: true,
-    });
+    );
     return host;
   };
   // Folders added or removed change the roots the path guard allows: rebuild the host lazily.
   sub(vscode.workspace.onDidChangeWorkspaceFolders(() => (host = undefined)));
+
+  /** The tier of the current host's sandbox; undefined without a folder open. */
+  const sandboxInfoNow = () => {
+    try {
+      return getHost().shell.sandbox?.info;
+    } catch {
+      return undefined;
+    }
+  };
 
   controller = createSessionController({
     host: getHost,
@@ -118,9 +158,13 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     log: write,
     memento: context.workspaceState,
     bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
+    telemetry: createExtensionTelemetry(write),
   });
   const ctl = controller;
-  sub(ctl);
+  sub(
+    ctl,
+    registerMcpServersCommand(ctl, (m) => write('warn', m)),
+  );
   // VS Code waits (a few seconds at most) for deactivate: long enough to log a cut run's end.
   shutdown = () => ctl.shutdown(2000);
 
@@ -131,6 +175,14 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     proposals,
     roots,
     log: write,
+    sandboxInfo: () => sandboxInfoNow(),
+    runOutsideSandbox: async (command) => {
+      outsideApproved.add(command);
+      await ctl.submit(runOutsideMessage(command), {
+        mentions: [],
+        idempotencyKey: `outside-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+      });
+    },
   });
   sub(chat, vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat));
 
@@ -178,8 +230,20 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   const status = createStatusBar('keel.openPanel');
   sub(
     status,
-    ctl.onDidChange((e) => e.type === 'usage' && status.update(e.usage)),
+    ctl.onDidChange((e) => {
+      if (e.type !== 'usage') return;
+      status.setSandbox(sandboxInfoNow());
+      status.update(e.usage);
+    }),
+    // The view title's Stop button shows only while a run is going.
+    ctl.onDidChange((e) => {
+      if (e.type === 'usage') return;
+      const running = e.type === 'event' ? e.event.type !== 'agent_end' : (ctl.current?.running ?? false);
+      void vscode.commands.executeCommand('setContext', 'keel.running', running);
+    }),
   );
+  // The sandbox tier is shown from the start (probing it is one short bwrap run).
+  setTimeout(() => status.setSandbox(sandboxInfoNow()), 0);
 
   const send = async (text: string, mentions: readonly string[] = []) => {
     await chat.reveal();
@@ -296,6 +360,18 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     void vscode.window.showInformationMessage(key.trim() ? 'Keel: API key saved.' : 'Keel: API key removed.');
   });
   command('keel.showLog', () => channel.show(true));
+  sub(
+    ...registerMemoryCommands({ stateDir: () => getHost().stateDir, session: () => ctl.current, log: write }),
+    ...registerEvidenceCommands({
+      controller: ctl,
+      stateDir: () => getHost().stateDir,
+      extensionPath: context.extensionPath,
+      settings: readSettings,
+      apiKey: async () =>
+        (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+      log: write,
+    }),
+  );
   command('keel.openSessionLog', async () => {
     let logPath = ctl.current?.logPath;
     if (!logPath) {

@@ -2,24 +2,31 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
 import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.ts';
+import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
+import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
+import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
+import { memoryPaths, undoChange } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
 import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { createAuditLog } from '../safety/audit.ts';
+import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
+import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
+import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
-import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
+import { createSessionLog, isValidSessionId, loadSession, type PrefixRecord, sessionLogPath } from './log.ts';
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
 
 export const MIN_CONTEXT_WINDOW = 16_000;
@@ -63,8 +70,21 @@ function interruptedResults(
 }
 
 export function createAgentSession(options: AgentSessionOptions): AgentSession {
-  // "Allow for this session" is remembered per session, whatever the host's dialog is.
-  const base = { ...options.host, approvals: withSessionMemory(options.host.approvals) };
+  // "Allow for this session" is remembered per session, whatever the host's dialog is. The time spent
+  // waiting for the user's answer is counted, so a tool's reported duration is its own work only.
+  const remembered = withSessionMemory(options.host.approvals);
+  let approvalWaitMs = 0;
+  const approvals: typeof remembered = {
+    async ask(request, signal) {
+      const asked = options.host.clock.now();
+      try {
+        return await remembered.ask(request, signal);
+      } finally {
+        approvalWaitMs += options.host.clock.now() - asked;
+      }
+    },
+  };
+  const base = { ...options.host, approvals };
   const now = () => base.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
   if (contextWindow < MIN_CONTEXT_WINDOW) {
@@ -80,6 +100,12 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   let seq = 0;
   let id: string;
   let log: ReturnType<typeof createSessionLog>;
+  // Hash of the prefix last written to the log: a prefix is logged once, and again only if it changes.
+  let loggedPrefixHash: string | undefined;
+  // Notices raised while the session is being built (small window, skill problems) reach every
+  // subscriber, however late it subscribes: no host can subscribe before the factory returns.
+  const startupNotices: AgentEvent[] = [];
+  let constructing = true;
 
   if (options.resumeId) {
     if (!isValidSessionId(options.resumeId))
@@ -89,7 +115,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     id = loaded.header.id;
     events.push(...loaded.events);
     transcript = [...loaded.messages];
-    seq = loaded.events.reduce((max, e) => Math.max(max, e.seq), 0);
+    seq = loaded.maxSeq;
+    loggedPrefixHash = loaded.prefixes.at(-1)?.hash;
     const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
     if (lastTodo?.type === 'todo') todos = lastTodo.todos;
     log = createSessionLog(base.storage, logPath);
@@ -136,6 +163,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     const event = { ...body, sessionId: id, seq: ++seq, ts: now() } as AgentEvent;
     log.append(event); // written and flushed before anyone sees it
     if (event.type !== 'message_delta' && event.type !== 'tool_update') events.push(event);
+    if (constructing && event.type === 'notice') startupNotices.push(event);
     for (const listener of listeners) {
       try {
         listener(event);
@@ -173,12 +201,26 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
   for (const problem of formatSkillProblems(skills.problems))
     emit({ type: 'notice', level: 'warn', text: problem });
+  // MCP servers: one prompt line each, started only when a tool needs them (P1, P3).
+  const { mcp, notices: mcpNotices } = setupSessionMcp(host, { readOnly });
+  for (const text of mcpNotices) emit({ type: 'notice', level: 'warn', text });
+  if (mcp) watchMcpProblems(mcp.manager, (text) => emit({ type: 'notice', level: 'warn', text }));
+  const memory = memoryPaths(host.stateDir, options.userMemoryFile);
+  // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
+  const memorySnapshot = takeMemorySnapshot(memory, guard);
+  warmMemoryIndex(host.stateDir, memory.user);
   const tools = createToolset({
     host,
     readOnly,
     skills,
+    memory: {
+      paths: memory,
+      transcript: () => transcript,
+      onChange: (change) => emit({ type: 'memory_changed', change }),
+    },
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
+    ...(mcp ? { mcp } : {}),
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -204,6 +246,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
+    ...(mcp ? { mcpServers: mcp.servers.map((s) => ({ name: s.name, description: s.description })) } : {}),
     ...(options.cacheTtl ? { longCacheTtl: options.cacheTtl } : {}),
     workspaceRoot: root,
     stateDir: host.stateDir,
@@ -212,6 +255,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     getTodos: () => todos,
     newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
+    ...(memorySnapshot ? { memory: memorySnapshot } : {}),
     summarize: async (prompt, signal) => {
       const reply = await model.stream(
         {
@@ -231,8 +275,62 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
   });
 
+  const subagents = createSubagentRunner({
+    host,
+    parentId: id,
+    model,
+    modelName: options.model,
+    contextWindow,
+    maxTokens: options.maxTokens ?? 8192,
+    maxTurns: options.maxTurns ?? 50,
+    turnsLeft: () => (options.maxTurns ?? 50) - treeTurns,
+    onTurn: () => {
+      treeTurns++;
+    },
+    readOnly,
+    now,
+    emit,
+    hasSteering: () => steering.some((m) => m.role === 'user'),
+  });
+  /** Turns the run's whole tree took (the parent's and its sub-agents'). */
+  let treeTurns = 0;
+  const jobs = createJobManager(host, now);
+  jobs.onChange((job) => emit({ type: 'job', job }));
+  let runId: string | undefined;
+  const logPrefix = (request: {
+    prefixHash: string;
+    system: readonly unknown[];
+    tools: readonly unknown[];
+  }) => {
+    if (request.prefixHash === loggedPrefixHash) return;
+    loggedPrefixHash = request.prefixHash;
+    const record: PrefixRecord = {
+      type: 'prefix',
+      seq: ++seq,
+      sessionId: id,
+      ts: now(),
+      hash: request.prefixHash,
+      system: request.system,
+      tools: request.tools,
+    };
+    log.append(record);
+  };
+  // The prefix is logged from the request about to be sent, so the log holds what the API saw.
+  const loggedEngine: typeof engine = {
+    ...engine,
+    skillInContext: (name) => engine.skillInContext(name),
+    afterTools: (transcript) => engine.afterTools(transcript),
+    prepare: async (args) => {
+      const prepared = await engine.prepare(args);
+      logPrefix(prepared.request);
+      return prepared;
+    },
+  };
+
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
+  /** Transcript length already offered to memory consolidation. */
+  let consolidatedUpTo = transcript.length;
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
@@ -245,7 +343,31 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     guard,
     audit: (entry) => audit.write({ ...entry, session: id }),
     update: (text) => emit({ type: 'tool_update', toolUseId, text }),
+    jobs,
+    subagents,
+    ...(runId ? { runId } : {}),
   });
+
+  /** Job notices become reminders, each appended once, before the next model call. */
+  const jobNotices = (): ReminderMessage[] =>
+    jobs
+      .takeNotices()
+      .map((n) => ({ role: 'reminder', id: newId('rem'), ts: now(), text: n.text, source: 'job' }));
+
+  const awaitBackground = (deadline: { at?: number }) => async (): Promise<boolean> => {
+    if (jobs.hasNotices()) return true;
+    const waitMs = options.jobWaitMs ?? 0;
+    if (waitMs <= 0 || jobs.running().length === 0 || !controller) return false;
+    deadline.at ??= now() + waitMs;
+    const left = deadline.at - now();
+    if (left <= 0) return false;
+    emit({
+      type: 'notice',
+      level: 'info',
+      text: `Waiting up to ${Math.ceil(left / 1000)} s for ${jobs.running().length} background job(s).`,
+    });
+    return jobs.waitForNotice(left, controller.signal);
+  };
 
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
     role: 'user',
@@ -261,7 +383,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     const signal = controller.signal;
     // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
     loopDetector.reset();
-    const runId = newId('run');
+    runId = newId('run');
+    treeTurns = 0;
     const promptNumber = recorder?.beginPrompt(message.text);
     emit({
       type: 'agent_start',
@@ -275,18 +398,23 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     try {
       outcome = await runLoop({
         model,
-        engine,
+        engine: loggedEngine,
         registry,
         append,
-        emit,
+        emit: (body) => {
+          if (body.type === 'turn_start') treeTurns++;
+          emit(body);
+        },
         newId,
         now,
+        approvalWaitMs: () => approvalWaitMs,
         signal,
         contextWindow,
         transcript: () => transcript,
         toolContext: (toolUseId) => toolContext(toolUseId, signal),
+        awaitBackground: awaitBackground({}),
         takeSteering: () => {
-          const drained = steering.splice(0);
+          const drained = [...steering.splice(0), ...jobNotices()];
           for (const m of drained)
             if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
           return drained;
@@ -304,12 +432,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'notice', level: 'error', text: outcome.error });
     emit({
       type: 'agent_end',
-      runId,
+      runId: runId ?? '',
       status: outcome.status,
       finalText: outcome.finalText,
       ...(outcome.error ? { error: outcome.error } : {}),
     });
     controller = undefined;
+    runId = undefined;
     return outcome;
   };
 
@@ -327,8 +456,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       return current !== undefined;
     },
     logPath: log.path,
+    ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {
       listeners.add(listener);
+      for (const notice of startupNotices) listener(notice);
       return { dispose: () => listeners.delete(listener) };
     },
     prompt(text, opts) {
@@ -356,6 +487,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     abort(reason) {
       if (!controller) return;
       emit({ type: 'notice', level: 'warn', text: `Aborted${reason ? `: ${reason}` : ''}.` });
+      // Stop ends the jobs this run started (their SIGTERM goes out now; the rest is awaited by hosts).
+      if (runId) void jobs.stopAll(runId);
       controller.abort(reason);
     },
     eventsSince: (after) => events.filter((e) => e.seq > after),
@@ -363,13 +496,58 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
     },
+    async consolidateMemory() {
+      if (readOnly || current) return;
+      const fresh = transcript.slice(consolidatedUpTo);
+      if (!consolidationDue(fresh)) return;
+      consolidatedUpTo = transcript.length;
+      await runConsolidation({
+        messages: fresh,
+        paths: memory,
+        now,
+        emit,
+        ask: async (prompt, signal) => {
+          const reply = await model.stream(
+            {
+              system: [{ type: 'text', text: CONSOLIDATION_SYSTEM }],
+              tools: [],
+              messages: [{ role: 'user', content: prompt }],
+              maxTokens: 1024,
+            },
+            signal,
+          );
+          return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+        },
+      });
+    },
+    undoMemoryChange(changeId) {
+      const change = undoChange(memory, changeId, now());
+      if (!change) return;
+      emit({ type: 'memory_changed', change });
+      session.notify(
+        `The user undid a memory change (${change.summary.replace(/^undo of: /, '')}); do not save it again unless asked.`,
+        'memory',
+      );
+    },
+    get jobs() {
+      return jobs.list();
+    },
+    async stopJob(jobId) {
+      if (jobs.get(jobId)?.status !== 'running') return false;
+      await jobs.kill(jobId);
+      return true;
+    },
+    stopJobs: (currentRunOnly) => jobs.stopAll(currentRunOnly ? (runId ?? '\0none') : undefined),
     notice(level, text) {
       emit({ type: 'notice', level, text });
     },
     dispose() {
       controller?.abort('disposed');
+      void jobs.stopAll();
       listeners.clear();
+      void mcp?.manager.shutdown();
     },
   };
+  constructing = false;
   return session;
 }

@@ -1,7 +1,9 @@
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { z } from 'zod';
-import type { ApprovalRequest } from '../host.ts';
+import type { ApprovalRequest, SandboxDenial } from '../host.ts';
 import { type CommandVerdict, classifyCommand } from '../safety/commandPolicy.ts';
+import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
 
@@ -12,20 +14,19 @@ import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResu
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 
+/** A background job's default life (timeout_ms overrides it). */
+export const JOB_DEFAULT_TIMEOUT_MS = 3_600_000;
+
 export const bashInputSchema = z.object({
-  command: z.string().min(1).describe('The command line to run.'),
-  timeout_ms: z
-    .number()
-    .int()
-    .positive()
-    .max(BASH_MAX_TIMEOUT_MS)
+  command: z.string().min(1),
+  timeout_ms: z.number().int().positive().max(BASH_MAX_TIMEOUT_MS).optional(),
+  description: z.string().max(200).optional().describe('5-10 words for the user'),
+  run_in_background: z.boolean().optional(),
+  notify_on: z.string().max(200).optional().describe('Regex: also notify on a matching line'),
+  outside_sandbox: z
+    .boolean()
     .optional()
-    .describe(`Milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}).`),
-  description: z
-    .string()
-    .max(200)
-    .optional()
-    .describe('5-10 words on what the command does, shown to the user.'),
+    .describe('After SANDBOX_DENIED, only if essential: run once unconfined (asks the user)'),
 });
 export type BashInput = z.infer<typeof bashInputSchema>;
 
@@ -39,12 +40,16 @@ export interface BashData {
   readonly timed_out: boolean;
   readonly stdout_file?: string;
   readonly stderr_file?: string;
+  /** Ran inside the OS sandbox. */
+  readonly sandboxed?: boolean;
+  /** What the sandbox refused (SANDBOX_DENIED). */
+  readonly denials?: readonly SandboxDenial[];
 }
 
-const DESCRIPTION = `Run a bash command in the workspace root. The FALLBACK tool: for tests, builds, type checks, linters, git and package scripts.
-Refused: reading, listing, searching, editing files (use Read, LS, Grep, Glob, Edit) and interactive programs (stdin is closed). Network, delete and overwrite commands ask the user; sudo, rm -rf / and the like are blocked.
-Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s (timeout_ms, max ${BASH_MAX_TIMEOUT_MS / 1000} s). Exit code, stdout and stderr come back separately; long output is truncated and saved to a file.
-Examples: {"command":"npm test"} · {"command":"git status && git diff --stat"}`;
+const DESCRIPTION = `Run a bash command in the workspace root. The FALLBACK tool: tests, builds, linters, git, package scripts.
+Refused: reading, listing, searching or editing files (use the file tools), interactive programs. Network, delete and overwrite commands ask the user; sudo, rm -rf / etc. are blocked.
+Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s; long output is cut and saved to a file. Servers, watchers, slow builds: run_in_background (then Job).
+Examples: {"command":"npm test"} · {"command":"npm run dev","run_in_background":true}`;
 
 // ---------- environment ----------
 
@@ -81,7 +86,7 @@ export function scrubEnvironment(env: Readonly<Record<string, string | undefined
 
 // ---------- rendering ----------
 
-const TAG_LIKE = /<(\s*\/?\s*)(untrusted[-_\s]*data|command[-_\s]*output)/gi;
+const TAG_LIKE = /<(\s*\/?\s*)(untrusted[-_\s]*data|command[-_\s]*output|job[-_\s]*notice)/gi;
 
 function wrapOutput(stream: 'stdout' | 'stderr', text: string): string {
   if (text.length === 0) return `(no ${stream})`;
@@ -105,6 +110,17 @@ function approvalRequest(
     detail: `${command}\n\nNeeds approval because: ${verdict.reason}`,
     risk: verdict.risk,
     ...(verdict.sessionKey ? { sessionKey: verdict.sessionKey } : {}),
+  };
+}
+
+function outsideSandboxRequest(command: string, verdict: CommandVerdict): ApprovalRequest {
+  const why = verdict.decision === 'ask' ? `\n\nThe command policy also flags it: ${verdict.reason}` : '';
+  return {
+    kind: 'command',
+    title: `Run OUTSIDE the sandbox: ${command.split('\n')[0]?.slice(0, 80) ?? ''}`,
+    detail: `${command}\n\nThe agent asks to run this one command without the OS sandbox. Unconfined, it can write anywhere you can, read your SSH keys and other secrets, use the network and local sockets.${why}`,
+    risk: 'high',
+    once: true,
   };
 }
 
@@ -155,12 +171,30 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
   }
   // Windows line endings: bash would keep the \r in every word; run (and judge) the Unix form.
   const command = input.command.replace(/\r\n/g, '\n');
-  const verdict = classifyCommand(command, { workspaceRoot: root, home: os.homedir() });
+  const sandbox = ctx.host.shell.sandbox?.info;
+  const sandboxed = sandbox?.tier === 'bwrap';
+  if (sandbox?.tier === 'none' && sandbox.failIfUnavailable) {
+    return fail(
+      'UNAVAILABLE',
+      `Not run: no OS sandbox is available (${sandbox.reason ?? 'unavailable'}) and the user requires one (keel.sandbox.failIfUnavailable).`,
+      'Do the task with the other tools, or tell the user the command that is needed.',
+      { command },
+    ) as ToolResult<BashData>;
+  }
+  const outside = sandboxed && input.outside_sandbox === true;
+  const verdict = classifyCommand(command, {
+    workspaceRoot: root,
+    home: os.homedir(),
+    sandboxed: sandboxed && !outside,
+  });
   if (verdict.decision === 'block' || verdict.decision === 'refuse') {
     return policyFailure(command, verdict, ctx) as ToolResult<BashData>;
   }
-  if (verdict.decision === 'ask') {
-    const request = approvalRequest(command, verdict, input.description);
+  if (verdict.decision === 'ask' || outside) {
+    // Outside the sandbox: one plain-words question for this one run, never remembered.
+    const request = outside
+      ? outsideSandboxRequest(command, verdict)
+      : approvalRequest(command, verdict, input.description);
     ctx.audit({
       type: 'approval_request',
       tool: 'Bash',
@@ -168,9 +202,16 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
       kind: request.kind,
       risk: request.risk,
       reason: verdict.reason,
+      ...(outside ? { outside_sandbox: true, title: request.title } : {}),
     });
     const decision = await ctx.host.approvals.ask(request, ctx.signal);
-    ctx.audit({ type: 'approval_decision', tool: 'Bash', command, decision });
+    ctx.audit({
+      type: 'approval_decision',
+      tool: 'Bash',
+      command,
+      decision,
+      ...(outside ? { outside_sandbox: true } : {}),
+    });
     if (ctx.signal.aborted)
       return fail('ABORTED', 'Aborted before the command ran.', 'Wait for the user.') as ToolResult<BashData>;
     if (decision === 'deny') {
@@ -180,6 +221,7 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     }
   }
 
+  if (input.run_in_background) return startJob(input, command, root, ctx) as ToolResult<BashData>;
   const timeoutMs = Math.min(input.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
   const result = await ctx.host.shell.run({
     command,
@@ -188,6 +230,12 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     timeoutMs,
     signal: ctx.signal,
     onOutput: (chunk) => ctx.update(chunk),
+    // Approved network commands keep the file-system confinement and get the network.
+    sandbox: outside
+      ? 'off'
+      : verdict.decision === 'ask' && verdict.approvalKind === 'network'
+        ? 'network'
+        : 'on',
   });
   ctx.audit({
     type: 'command',
@@ -196,6 +244,8 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     duration_ms: result.durationMs,
     timed_out: result.timedOut,
     aborted: result.aborted,
+    sandboxed: result.sandboxed === true,
+    ...(result.denials?.length ? { sandbox_denied: result.denials } : {}),
   });
   if (result.aborted) {
     return fail(
@@ -231,6 +281,8 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     timed_out: result.timedOut,
     ...(out.spillPath ? { stdout_file: out.spillPath } : {}),
     ...(err.spillPath ? { stderr_file: err.spillPath } : {}),
+    ...(result.sandboxed ? { sandboxed: true } : {}),
+    ...(result.denials?.length ? { denials: result.denials } : {}),
   };
   const stats = {
     time_ms: ctx.host.clock.now() - started,
@@ -238,9 +290,66 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     stdout_bytes: out.totalBytes,
     stderr_bytes: err.totalBytes,
   };
-  const ui = { command, exitCode: result.exitCode, timedOut: result.timedOut, class: verdict.class };
+  const ui = {
+    command,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    class: verdict.class,
+    ...(result.sandboxed ? { sandboxed: true } : {}),
+    ...(outside ? { outsideSandbox: true } : {}),
+    ...(result.denials?.length ? { denials: result.denials } : {}),
+  };
+  if (result.denials?.length) {
+    const message = `The OS sandbox stopped part of this command.\n${renderDenials(result.denials)}\n${text}`;
+    return {
+      status: 'error',
+      data,
+      text: message,
+      error: { code: 'SANDBOX_DENIED', message, suggestion: SANDBOX_SUGGESTION },
+      stats,
+      ui,
+    } as ToolResult<BashData>;
+  }
   const incomplete = result.timedOut || out.truncated || err.truncated;
   return incomplete ? partial(data, text, stats, ui) : ok(data, text, stats, ui);
+}
+
+function startJob(input: BashInput, command: string, root: string, ctx: ToolContext): ToolResult {
+  if (!ctx.jobs) {
+    return fail(
+      'UNAVAILABLE',
+      'Background commands are not available here.',
+      'Run the command in the foreground (without run_in_background).',
+    );
+  }
+  let notifyOn: RegExp | undefined;
+  if (input.notify_on !== undefined) {
+    try {
+      notifyOn = new RegExp(input.notify_on);
+    } catch (error) {
+      return fail(
+        'INVALID_PARAM',
+        `notify_on is not a valid regex: ${(error as Error).message}`,
+        'Fix the regex, or leave notify_on out.',
+      );
+    }
+  }
+  const job = ctx.jobs.start({
+    command,
+    cwd: root,
+    env: scrubEnvironment(process.env),
+    timeoutMs: input.timeout_ms ?? JOB_DEFAULT_TIMEOUT_MS,
+    runId: ctx.runId ?? '',
+    ...(notifyOn ? { notifyOn } : {}),
+  });
+  ctx.audit({ type: 'command', command, background: true, job: job.id });
+  const log = path.relative(root, job.logPath);
+  return ok(
+    { job_id: job.id, command, log },
+    `Started background job ${job.id}. You will get a notice when it ends${notifyOn ? ' or prints a matching line' : ''}. Job {"id":"${job.id}","action":"output"} shows new output; "kill" stops it. Log: ${log}`,
+    {},
+    { command, jobId: job.id, background: true },
+  );
 }
 
 export function createBashTool(): ToolDefinition<BashInput, BashData> {

@@ -54,6 +54,11 @@ export interface ReviewHunkView {
   readonly conflict?: boolean;
 }
 
+export interface Decisions {
+  readonly accepted: number;
+  readonly rejected: number;
+}
+
 export interface RejectionNote {
   readonly path: string;
   readonly description: string;
@@ -75,6 +80,8 @@ export interface ReviewManager extends vscode.Disposable {
   accept(path: string, hunkId?: string): Promise<boolean>;
   reject(path: string, hunkId?: string): Promise<boolean>;
   acceptAll(): Promise<number>;
+  /** How many hunks the user accepted / rejected per path (this window), for the chat's edit cards. */
+  decisions(): ReadonlyMap<string, Decisions>;
   rejectAll(): Promise<number>;
   /** Drops a file from review without touching it (e.g. the user deleted it). */
   forget(path: string): void;
@@ -143,6 +150,12 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
   const onSave = vscode.workspace.onDidSaveTextDocument((doc) => {
     if (files.has(doc.uri.fsPath)) persist();
   });
+
+  const decided = new Map<string, Decisions>();
+  const count = (p: string, kind: keyof Decisions, n: number) => {
+    const was = decided.get(p) ?? { accepted: 0, rejected: 0 };
+    decided.set(p, { ...was, [kind]: was[kind] + Math.max(n, 1) });
+  };
 
   const set = (file: PendingFile) => {
     files.set(file.path, file);
@@ -217,12 +230,14 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       state = { ...state, keel: rejectHunk(state.keel, hunk) };
       if (state.kind === 'create' && reverted === '' && state.original === '') {
         await deletePath(state.path);
+        count(state.path, 'rejected', 1);
         remove(state.path);
         undone++;
         break;
       }
       await writeContent(state.path, encodeText(reverted));
       set(state);
+      count(state.path, 'rejected', 1);
       undone++;
     }
     const left = files.has(state.path) ? ((await textHunks(state)) ?? []) : [];
@@ -303,12 +318,14 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       const file = files.get(p);
       if (!file) return false;
       if (hunkId === undefined || hunkId === FILE_HUNK) {
+        count(p, 'accepted', (await hunks(p)).length);
         remove(p);
         return true;
       }
       const hunk = (await textHunks(file))?.find((h) => h.id === hunkId);
       if (!hunk || file.original === undefined) return false;
       const original = acceptHunk(file.original, hunk);
+      count(p, 'accepted', 1);
       // Once part of a created file is accepted, rejecting the rest must keep that part: it is a modify now.
       const kind = file.kind === 'create' && original !== '' ? 'modify' : file.kind;
       const next: PendingFile = {
@@ -328,6 +345,7 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       if (hunkId === undefined || hunkId === FILE_HUNK) {
         const current = file.keel !== undefined && !file.renamedFrom ? await readCurrentText(p) : undefined;
         if (current !== undefined && current !== file.keel) return rejectAroundUserEdits(file);
+        count(p, 'rejected', (await hunks(p)).length);
         await restoreWholeFile(file);
         remove(p);
         const what =
@@ -355,6 +373,7 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       const current = await readCurrentText(p);
       if (current === undefined) return false;
       const reverted = rejectKeelHunk(current, hunk);
+      count(p, 'rejected', 1);
       const next: PendingFile =
         file.keel !== undefined ? { ...file, keel: rejectHunk(file.keel, hunk) } : file;
       if (file.kind === 'create' && reverted === '' && file.original === '') {
@@ -372,7 +391,9 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       });
       return true;
     },
+    decisions: () => decided,
     async acceptAll() {
+      for (const p of files.keys()) count(p, 'accepted', (await hunks(p)).length);
       const n = files.size;
       files.clear();
       changed();

@@ -71,6 +71,32 @@ export function renderTodos(target: HTMLElement, state: ViewState): void {
   target.replaceChildren(details);
 }
 
+/** Running background jobs, each with a Stop button. */
+export function renderJobs(target: HTMLElement, state: ViewState, post: Post): void {
+  const running = (state.jobs ?? []).filter((j) => j.status === 'running');
+  target.hidden = running.length === 0;
+  if (target.hidden) {
+    target.replaceChildren();
+    return;
+  }
+  const list = h('ul', { class: 'job-list', 'aria-label': 'Background jobs' });
+  for (const job of running) {
+    list.append(
+      h(
+        'li',
+        { class: 'job', 'data-job': job.id },
+        icon('terminal'),
+        h('span', { class: 'job-command', title: job.command }, job.command),
+        button('Stop', () => post({ type: 'stopJob', id: job.id }), { icon: 'debug-stop', secondary: true }),
+      ),
+    );
+  }
+  target.replaceChildren(
+    h('div', { class: 'panel-title' }, icon('server-process'), `Background jobs (${running.length})`),
+    list,
+  );
+}
+
 export function renderReview(target: HTMLElement, state: ViewState, post: Post): void {
   const files = state.review.filter((f) => f.hunks.length > 0);
   target.hidden = files.length === 0;
@@ -168,7 +194,7 @@ export function renderBanner(target: HTMLElement, state: ViewState): void {
 
 const STAGE_NAMES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
 
-export function renderMeter(target: HTMLElement, state: ViewState): void {
+export function renderMeter(target: HTMLElement, state: ViewState, options: { demo?: boolean } = {}): void {
   const { contextTokens, contextWindow, cacheHitPct, costUsd } = state.usage;
   // Older persisted views lack these two.
   const sessionCache = state.usage.sessionCacheHitPct ?? 0;
@@ -206,7 +232,7 @@ export function renderMeter(target: HTMLElement, state: ViewState): void {
         },
         icon('database'),
         `cache ${Math.round(cacheHitPct)}%`,
-        h('span', { class: 'meter-session' }, ` Σ ${Math.round(sessionCache)}%`),
+        h('span', { class: 'meter-session' }, ` (chat Σ ${Math.round(sessionCache)}%)`),
       ),
       stage > 0
         ? h(
@@ -219,7 +245,13 @@ export function renderMeter(target: HTMLElement, state: ViewState): void {
             `stage ${stage}`,
           )
         : null,
-      h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
+      options.demo
+        ? h(
+            'span',
+            { class: 'meter-cost demo', title: 'Demo mode: no model is called, nothing costs money' },
+            'demo',
+          )
+        : h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
       state.model ? h('span', { class: 'meter-model', title: 'Model' }, state.model) : null,
     ),
   );
