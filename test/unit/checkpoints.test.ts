@@ -95,3 +95,17 @@ test('inside an ignored folder: created files are removed, modified ones are rep
   assert.equal(fs.readFileSync(path.join(ws, 'src.txt'), 'utf8'), 's0\n');
   s.dispose();
 });
+
+test('the recording shell keeps the host shell’s OS sandbox visible to Bash', async () => {
+  const { createCheckpointRecorder } = await import('../../src/agent/checkpoints/recorder.ts');
+  const ws = tempWorkspace({ 'a.txt': 'a\n' });
+  const recorder = createCheckpointRecorder({
+    stateDir: path.join(ws, '.keel'),
+    sessionId: 's',
+    root: ws,
+    now: () => Date.now(),
+  });
+  const sandbox = { info: { tier: 'bwrap' } } as never;
+  const inner = { run: async () => ({}) as never, sandbox };
+  assert.equal(recorder.wrapShell(inner).sandbox, sandbox);
+});

@@ -246,6 +246,10 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
     },
     wrapShell(inner) {
       return {
+        // The OS sandbox (and anything else the host's shell carries) stays visible to the tools.
+        get sandbox() {
+          return inner.sandbox;
+        },
         async run(runOptions) {
           let before: Scan | undefined;
           try {
