@@ -294,7 +294,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
   /** Turns the run's whole tree took (the parent's and its sub-agents'). */
   let treeTurns = 0;
-  const jobs = createJobManager(host, now);
+  // Background jobs outlive their prompt: a before/after scan cannot attribute their changes to one,
+  // so they run on the host's own shell (their writes are not checkpointed).
+  const jobs = createJobManager({ ...host, shell: base.shell }, now);
   jobs.onChange((job) => emit({ type: 'job', job }));
   let runId: string | undefined;
   const logPrefix = (request: {
