@@ -21,6 +21,7 @@ const benches: Bench[] = [
     file: './mcp.ts',
     fn: 'runMcpBench',
   },
+  { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
 ];
 
 const only = process.argv[2];

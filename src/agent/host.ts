@@ -53,6 +53,11 @@ export interface ApprovalRequest {
   readonly risk: ApprovalRisk;
   /** Stable key used for "allow for this session" (e.g. the command class + program). */
   readonly sessionKey?: string;
+  /**
+   * One occasion only: no "allow for this session" is offered and none applies (running a command
+   * outside the OS sandbox). Hosts show just "allow once" and "deny".
+   */
+  readonly once?: boolean;
 }
 
 export interface ApprovalsPort {
@@ -67,6 +72,11 @@ export interface ShellRunOptions {
   readonly signal?: AbortSignal;
   /** Streaming output, for UIs (the chat card). */
   readonly onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Confinement when the shell has a sandbox: 'on' (default), 'network' (sandboxed, with the
+   * network), 'off' (unconfined: only after the user approved exactly that).
+   */
+  readonly sandbox?: 'on' | 'network' | 'off';
 }
 
 export interface ShellRunResult {
@@ -77,11 +87,66 @@ export interface ShellRunResult {
   readonly timedOut: boolean;
   readonly aborted: boolean;
   readonly durationMs: number;
+  /** Ran inside the OS sandbox. */
+  readonly sandboxed?: boolean;
+  /** What the sandbox refused, as far as Keel can tell (its stderr patterns, its deny lists). */
+  readonly denials?: readonly SandboxDenial[];
+}
+
+/** One thing the OS sandbox refused. */
+export interface SandboxDenial {
+  readonly kind: 'write' | 'read' | 'network' | 'socket';
+  /** The path, host:port or socket that was refused ('' when the output does not say). */
+  readonly target: string;
+  readonly detail?: string;
+}
+
+/** The tier probed at session start, shown to the user (status bar, panel header, CLI stderr). */
+export interface SandboxInfo {
+  readonly tier: 'bwrap' | 'none';
+  readonly summary: string;
+  readonly reason?: string;
+  readonly fix?: string;
+  /** Commands are refused outright when no sandbox is available (keel.sandbox.failIfUnavailable). */
+  readonly failIfUnavailable?: boolean;
+}
+
+/** An argv rewritten to run inside the session's sandbox; spawn `file` with `args`. */
+export interface SandboxedArgv {
+  readonly file: string;
+  readonly args: readonly string[];
+  /** Open descriptors to pass as stdio[3], stdio[4], … (the seccomp program). */
+  readonly fds: readonly number[];
+  /** Variables to add to the child's environment (TMPDIR → the session temp dir). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Close the descriptors: call right after spawn. */
+  release(): void;
+  /** After the process exited: refusals seen on disk (a hook planted in a .git made meanwhile). */
+  settle(): SandboxDenial[];
+}
+
+export interface SandboxPort {
+  readonly info: SandboxInfo;
+  /**
+   * `argv` confined to the session's sandbox, for anything that spawns a process (background jobs,
+   * verify commands, MCP stdio servers); undefined when there is no sandbox (tier none).
+   */
+  wrap(argv: readonly string[], options: { cwd: string; network?: boolean }): SandboxedArgv | undefined;
+  /** Refusals visible in a finished command's output (stderr patterns + the deny lists). */
+  explain(output: {
+    stdout: string;
+    stderr: string;
+    command: string;
+    cwd: string;
+    network?: boolean;
+  }): SandboxDenial[];
 }
 
 export interface ShellPort {
   /** Runs `command` under a POSIX shell; abort/timeout kill the whole process tree. */
   run(options: ShellRunOptions): Promise<ShellRunResult>;
+  /** The session's OS sandbox, when the host has one (see SandboxPort.info for its tier). */
+  readonly sandbox?: SandboxPort;
 }
 
 export interface ClockPort {

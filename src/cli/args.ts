@@ -6,8 +6,11 @@ export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--mcp-config FILE]... PROMPT
-  keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
+  keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR]
+  keel doctor [--sandbox on|off|required]
+  run and tool also take --sandbox on|off|required (default on when available; required = refuse
+  commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
@@ -16,6 +19,7 @@ Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
 export class UsageError extends Error {}
 
 const approve = z.enum(['never', 'safe', 'all']);
+const sandbox = z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
 const positiveInt = (name: string) =>
   z
     .string()
@@ -39,14 +43,18 @@ const runSchema = z.object({
   demo: z.boolean(),
   mcpConfig: z.array(z.string().min(1)),
   prompt: z.string(),
+  sandbox: sandbox.optional(),
 });
 const toolSchema = z.object({
   command: z.literal('tool'),
-  name: z.string().min(1),
+  /** Empty: `keel tool` without arguments lists the tools. */
+  name: z.string(),
   input: z.string(),
   workspace: z.string().optional(),
   approve: approve.optional(),
+  sandbox: sandbox.optional(),
 });
+const doctorSchema = z.object({ command: z.literal('doctor'), sandbox: sandbox.optional() });
 const traceSchema = z.object({
   command: z.literal('trace'),
   target: z.string().min(1),
@@ -56,7 +64,8 @@ const traceSchema = z.object({
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | { command: 'help' };
+export type DoctorArgs = z.infer<typeof doctorSchema>;
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | DoctorArgs | { command: 'help' };
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -84,6 +93,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
         'mcp-config': { type: 'string', multiple: true },
+        sandbox: { type: 'string' },
       },
     });
   } catch (error) {
@@ -117,18 +127,34 @@ export function parseCli(argv: readonly string[]): CliArgs {
         demo: v.demo === true,
         mcpConfig: v['mcp-config'] ?? [],
         prompt: pos[0] ?? '',
+        sandbox: v.sandbox,
       });
     }
     case 'tool':
-      allowedFor(['workspace', 'approve']);
-      if (pos.length !== 2) throw new UsageError("keel tool takes NAME and 'JSON-INPUT'");
+      allowedFor(['workspace', 'approve', 'sandbox']);
+      if (pos.length === 0)
+        return check(toolSchema, {
+          command,
+          name: '',
+          input: '',
+          workspace: v.workspace,
+          approve: v.approve,
+          sandbox: v.sandbox,
+        });
+      if (pos.length !== 2)
+        throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
       return check(toolSchema, {
         command,
         name: pos[0],
         input: pos[1],
         workspace: v.workspace,
         approve: v.approve,
+        sandbox: v.sandbox,
       });
+    case 'doctor':
+      allowedFor(['sandbox']);
+      if (pos.length !== 0) throw new UsageError('keel doctor takes no arguments');
+      return check(doctorSchema, { command, sandbox: v.sandbox });
     case 'trace':
       allowedFor(['workspace']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');

@@ -13,6 +13,8 @@ export interface ModalApprovalsOptions {
   /** Reads the current policy for a request's category (settings can change at any time). */
   readonly policyFor: (kind: ApprovalRequest['kind']) => ApprovalPolicy;
   readonly log?: (message: string) => void;
+  /** A one-time request the user already approved in its own modal ("Run outside the sandbox…"). */
+  readonly consumePreApproval?: (request: ApprovalRequest) => boolean;
 }
 
 export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsPort {
@@ -24,13 +26,15 @@ export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsP
         options.log?.(`approval denied by policy (${request.kind}): ${request.title}`);
         return 'deny';
       }
-      if (policy === 'allow') return 'allow_once';
+      // Running outside the sandbox is never auto-allowed by a setting nor offered for the session.
+      const preApproved = request.once && options.consumePreApproval?.(request);
+      if (preApproved) return 'allow_once';
+      if (policy === 'allow' && !request.once) return 'allow_once';
       const risk = request.risk === 'high' ? ' (high risk)' : '';
       const dialog = vscode.window.showWarningMessage(
         `Keel: ${request.title}${risk}`,
         { modal: true, detail: request.detail },
-        ALLOW_ONCE,
-        ALLOW_SESSION,
+        ...(request.once ? [ALLOW_ONCE] : [ALLOW_ONCE, ALLOW_SESSION]),
       );
       // An aborted run must not hang on a dialog nobody will answer; the dialog's later answer is ignored.
       const aborted = new Promise<undefined>((resolve) => {

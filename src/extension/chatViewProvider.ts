@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { SandboxInfo } from '../agent/host.ts';
 import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
 import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import type { Proposals } from './editReview/proposals.ts';
+import { RUN_OUTSIDE, runOutsideDialog, sandboxNotice } from './sandboxUi.ts';
 import type { SessionController } from './sessionController.ts';
 
 // The chat panel's host side: HTML with a strict nonce CSP, and a message pump that validates every
@@ -22,6 +24,10 @@ export interface ChatViewDeps {
   readonly proposals: Proposals;
   readonly roots: () => readonly string[];
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+  /** The user confirmed re-running this refused command outside the sandbox (modal already shown). */
+  readonly runOutsideSandbox?: (command: string) => Promise<void>;
+  /** The sandbox tier, for the one-time panel notice. */
+  readonly sandboxInfo?: () => SandboxInfo | undefined;
 }
 
 export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable {
@@ -67,7 +73,7 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
     <title>Keel</title>
   </head>
   <body>
-    <div id="app" data-nonce="${n}"></div>
+    <div id="app" data-nonce="${n}"${process.env.KEEL_DEMO === '1' ? ' data-demo="1"' : ''}></div>
     <script nonce="${n}" src="${asset('webview.js')}"></script>
   </body>
 </html>`;
@@ -84,6 +90,7 @@ async function fileCompletions(query: string, roots: readonly string[]): Promise
 
 export function createChatView(deps: ChatViewDeps): ChatView {
   let view: vscode.WebviewView | undefined;
+  let sandboxNoticeShown = false;
   let protocol: Promise<typeof import('../shared/webviewProtocol.ts')> | undefined;
   const disposables: vscode.Disposable[] = [];
   const abs = (rel: string) => {
@@ -120,7 +127,16 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     }
     return files;
   };
-  const postReview = async () => post({ type: 'review', files: await reviewState() });
+  const postReview = async () =>
+    post({
+      type: 'review',
+      files: await reviewState(),
+      settled: [...deps.review.decisions()].map(([p, d]) => ({
+        path: relativeTo(deps.roots(), p),
+        accepted: d.accepted,
+        rejected: d.rejected,
+      })),
+    });
   const postSessions = async () => {
     const items = await deps.controller.list();
     post({
@@ -185,6 +201,11 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         const restored = !deps.controller.current && (await deps.controller.restore(message.sessionId));
         if (!restored && deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
         postUsage();
+        const notice = sandboxNotice(deps.sandboxInfo?.());
+        if (notice && !sandboxNoticeShown) {
+          sandboxNoticeShown = true;
+          post({ type: 'hostNotice', level: 'warn', code: 'NO_SANDBOX', ...notice });
+        }
         await postReview();
         await postSessions();
         return;
@@ -265,6 +286,26 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         await editor.edit((b) => {
           for (const sel of editor.selections) b.replace(sel, message.code);
         });
+        return;
+      }
+      case 'runOutsideSandbox': {
+        // The command comes from the session's own record of the refused call, never from the webview.
+        const end = deps.controller.current
+          ?.eventsSince(0)
+          .find((e) => e.type === 'tool_end' && e.toolUseId === message.toolUseId);
+        const result = end?.type === 'tool_end' ? end.result : undefined;
+        const command = (result?.data as { command?: unknown } | undefined)?.command;
+        if (result?.error?.code !== 'SANDBOX_DENIED' || typeof command !== 'string') {
+          void vscode.window.showWarningMessage('Keel: that command is not one the sandbox refused.');
+          return;
+        }
+        const dialog = runOutsideDialog(command);
+        const choice = await vscode.window.showWarningMessage(
+          dialog.message,
+          { modal: true, detail: dialog.detail },
+          RUN_OUTSIDE,
+        );
+        if (choice === RUN_OUTSIDE) await deps.runOutsideSandbox?.(command);
         return;
       }
       case 'requestFileCompletions':

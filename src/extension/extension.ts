@@ -17,7 +17,8 @@ import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewU
 import { createVscodeMcpPort, registerMcpServersCommand } from './mcp.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
-import { readSettings } from './settings.ts';
+import { runOutsideMessage } from './sandboxUi.ts';
+import { type KeelSettings, readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
 import {
   askPrompt,
@@ -28,6 +29,15 @@ import {
   testsPrompt,
 } from './taskPrompts.ts';
 import { createVscodeHost, workspaceRoots } from './vscodeHost.ts';
+
+/** The settings' sandbox block as the core's sandbox settings (a custom deny list replaces the default). */
+function sandboxSettingsFor(s: KeelSettings['sandbox']) {
+  return {
+    enabled: s.enabled,
+    failIfUnavailable: s.failIfUnavailable,
+    ...(s.denyRead ? { denyRead: s.denyRead } : {}),
+  };
+}
 
 // Activation wires things up and does nothing heavy: the agent core (model client, tools) is
 // imported on the first prompt, the webview protocol validator with the first webview. Every
@@ -90,6 +100,8 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     return ripgrep.path;
   };
   let host: Host | undefined;
+  // Commands the user approved in the "Run outside the sandbox…" modal, each good for one run.
+  const outsideApproved = new Set<string>();
   const mcpPort = createVscodeMcpPort(context, () => roots()[0]);
   // MCP servers come from the workspace's and the user's mcp.json; the core starts them when needed.
   const withMcp = (mcp: McpPort, base: Host): Host => Object.assign(base, { mcp });
@@ -102,7 +114,16 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
         approvals: createModalApprovals({
           policyFor: (kind) => (kind === 'other' || kind === 'mcp' ? 'ask' : readSettings().approvals[kind]),
           log: (m) => write('info', m),
+          consumePreApproval: (request) => {
+            for (const command of outsideApproved) {
+              if (!request.detail.startsWith(`${command}\n\n`)) continue;
+              outsideApproved.delete(command);
+              return true;
+            }
+            return false;
+          },
         }),
+        sandbox: sandboxSettingsFor(readSettings().sandbox),
         reviewMode: () => readSettings().editReview,
         runSignal: () => controller?.runSignal,
         ...(getRipgrep() ? { ripgrepPath: getRipgrep() } : {}),
@@ -114,6 +135,15 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   };
   // Folders added or removed change the roots the path guard allows: rebuild the host lazily.
   sub(vscode.workspace.onDidChangeWorkspaceFolders(() => (host = undefined)));
+
+  /** The tier of the current host's sandbox; undefined without a folder open. */
+  const sandboxInfoNow = () => {
+    try {
+      return getHost().shell.sandbox?.info;
+    } catch {
+      return undefined;
+    }
+  };
 
   controller = createSessionController({
     host: getHost,
@@ -138,14 +168,34 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     proposals,
     roots,
     log: write,
+    sandboxInfo: () => sandboxInfoNow(),
+    runOutsideSandbox: async (command) => {
+      outsideApproved.add(command);
+      await ctl.submit(runOutsideMessage(command), {
+        mentions: [],
+        idempotencyKey: `outside-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+      });
+    },
   });
   sub(chat, vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat));
 
   const status = createStatusBar('keel.openPanel');
   sub(
     status,
-    ctl.onDidChange((e) => e.type === 'usage' && status.update(e.usage)),
+    ctl.onDidChange((e) => {
+      if (e.type !== 'usage') return;
+      status.setSandbox(sandboxInfoNow());
+      status.update(e.usage);
+    }),
+    // The view title's Stop button shows only while a run is going.
+    ctl.onDidChange((e) => {
+      if (e.type === 'usage') return;
+      const running = e.type === 'event' ? e.event.type !== 'agent_end' : (ctl.current?.running ?? false);
+      void vscode.commands.executeCommand('setContext', 'keel.running', running);
+    }),
   );
+  // The sandbox tier is shown from the start (probing it is one short bwrap run).
+  setTimeout(() => status.setSandbox(sandboxInfoNow()), 0);
 
   const send = async (text: string, mentions: readonly string[] = []) => {
     await chat.reveal();

@@ -24,6 +24,8 @@ export interface KeelSettings {
   readonly editReview: 'afterApply' | 'beforeApply';
   readonly maxTurns?: number | undefined;
   readonly contextWindow?: number | undefined;
+  /** The OS sandbox for commands (machine-scoped: a workspace cannot turn it off). */
+  readonly sandbox: { enabled: boolean; failIfUnavailable: boolean; denyRead?: string[] | undefined };
 }
 
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
@@ -55,6 +57,7 @@ export function parseSettings(raw: {
   editReview?: unknown;
   maxTurns?: unknown;
   contextWindow?: unknown;
+  sandbox?: { enabled?: unknown; failIfUnavailable?: unknown; denyRead?: unknown };
 }): KeelSettings {
   const approvals = {} as Record<ApprovalCategory, ApprovalPolicy>;
   for (const k of APPROVAL_CATEGORIES) approvals[k] = policy(raw.approvals?.[k]);
@@ -67,6 +70,14 @@ export function parseSettings(raw: {
     editReview: raw.editReview === 'beforeApply' ? 'beforeApply' : 'afterApply',
     maxTurns: positiveInt(raw.maxTurns),
     contextWindow: positiveInt(raw.contextWindow),
+    sandbox: {
+      enabled: raw.sandbox?.enabled !== false,
+      failIfUnavailable: raw.sandbox?.failIfUnavailable === true,
+      denyRead:
+        Array.isArray(raw.sandbox?.denyRead) && raw.sandbox.denyRead.every(nonEmpty)
+          ? [...raw.sandbox.denyRead]
+          : undefined,
+    },
   };
 }
 
@@ -94,5 +105,10 @@ export function readSettings(): KeelSettings {
     editReview: c.get('edits.review'),
     maxTurns: c.get('maxTurns') ?? undefined,
     contextWindow: c.get('contextWindow') ?? undefined,
+    sandbox: {
+      enabled: userValue(c, 'sandbox.enabled'),
+      failIfUnavailable: userValue(c, 'sandbox.failIfUnavailable'),
+      denyRead: userValue(c, 'sandbox.denyRead'),
+    },
   });
 }

@@ -1,4 +1,6 @@
 import * as vscode from 'vscode';
+import type { SandboxInfo } from '../agent/host.ts';
+import { sandboxTooltip } from './sandboxUi.ts';
 import type { Usage } from './sessionController.ts';
 
 // "Keel 12% · cache 87% (Σ 92%)": context used of the window, the last call's cache hit ratio and
@@ -21,15 +23,21 @@ export function formatUsage(usage: Usage): { text: string; tooltip: string } {
 
 export interface KeelStatusBar extends vscode.Disposable {
   update(usage: Usage): void;
+  /** The sandbox tier, always in the tooltip. */
+  setSandbox(info: SandboxInfo | undefined): void;
 }
 
 export function createStatusBar(openCommand: string): KeelStatusBar {
   const item = vscode.window.createStatusBarItem('keel.status', vscode.StatusBarAlignment.Right, 100);
   item.name = 'Keel';
   item.command = openCommand;
+  let sandbox: SandboxInfo | undefined;
+  let last: Usage | undefined;
   const update = (usage: Usage) => {
-    const { text, tooltip } = formatUsage(usage);
-    item.text = text;
+    last = usage;
+    const formatted = formatUsage(usage);
+    const tooltip = `${formatted.tooltip}\n${sandboxTooltip(sandbox)}`;
+    item.text = sandbox?.tier === 'none' ? `$(warning) ${formatted.text}` : formatted.text;
     item.tooltip = tooltip;
     item.accessibilityInformation = { label: tooltip, role: 'button' };
   };
@@ -42,5 +50,12 @@ export function createStatusBar(openCommand: string): KeelStatusBar {
     costUsd: 0,
   });
   item.show();
-  return { update, dispose: () => item.dispose() };
+  return {
+    update,
+    setSandbox(info) {
+      sandbox = info;
+      if (last) update(last);
+    },
+    dispose: () => item.dispose(),
+  };
 }

@@ -4,6 +4,8 @@ import * as vscode from 'vscode';
 import type { ApprovalsPort, DirEntry, FileStat, Host, WorkspacePort } from '../agent/host.ts';
 import { createNodeStorage, createNodeWorkspace, ensureStateDir } from '../agent/node/nodeHost.ts';
 import { createNodeShell } from '../agent/node/nodeShell.ts';
+import { createSandbox } from '../agent/safety/sandbox/sandbox.ts';
+import type { SandboxSettingsInput } from '../agent/safety/sandbox/settings.ts';
 import { ToolFailure } from '../agent/tools/protocol.ts';
 import {
   changedMeanwhile,
@@ -34,6 +36,8 @@ export interface VscodeHostOptions {
   readonly log?: Host['log'];
   /** Show an edited file so its decorations and CodeLens are visible (off in tests that don't care). */
   readonly revealEdits?: boolean;
+  /** Commands run in the OS sandbox with these settings (it runs where the extension host runs). */
+  readonly sandbox?: SandboxSettingsInput;
 }
 
 function notFound(p: string): Error {
@@ -181,10 +185,14 @@ export function createVscodeHost(options: VscodeHostOptions): Host {
   if (!primary) throw new Error('Keel needs a folder open in VS Code (File → Open Folder).');
   const stateDir = path.join(primary, '.keel');
   ensureStateDir(stateDir);
+  const sandbox = options.sandbox
+    ? createSandbox({ settings: options.sandbox, roots: roots.map((r) => fs.realpathSync(r)), stateDir })
+    : undefined;
+  if (sandbox) process.once('exit', () => sandbox.dispose());
   return {
     workspace: createVscodeWorkspace(roots, stateDir, options),
     approvals: options.approvals,
-    shell: createNodeShell(),
+    shell: createNodeShell(sandbox ? { sandbox } : {}),
     clock: { now: () => Date.now() },
     storage: createNodeStorage(),
     stateDir,

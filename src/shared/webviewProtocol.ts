@@ -189,6 +189,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('review'),
     /** Every file with pending (not yet accepted/rejected) agent edits; an empty list = nothing pending. */
     files: z.array(z.strictObject({ path: relPath, hunks: z.array(hunkSchema) })),
+    /** Hunks the user already accepted / rejected per path, so edit cards can say what became of them. */
+    settled: z.optional(z.array(z.strictObject({ path: relPath, accepted: count, rejected: count }))),
   }),
   z.strictObject({
     type: z.literal('usage'),
@@ -265,6 +267,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('requestFileCompletions'),
     query: z.string().check(z.maxLength(MAX_PATH)),
   }),
+  /** "Run outside the sandbox…" on a SANDBOX_DENIED card: the host asks in a modal first. */
+  z.strictObject({ type: z.literal('runOutsideSandbox'), toolUseId: id }),
 ]);
 
 // ---------- types ----------
@@ -294,6 +298,7 @@ export type WebviewMessageType = WebviewMessage['type'];
 export type SessionSummary = z.infer<typeof sessionSummarySchema>;
 export type ReviewHunk = z.infer<typeof hunkSchema>;
 export type ReviewFile = Narrow<'review'>['files'][number];
+export type SettledFile = NonNullable<Narrow<'review'>['settled']>[number];
 export type UsageMessage = Narrow<'usage'>;
 
 export type ParseResult<T> =

@@ -68,7 +68,6 @@ const ALLOW: readonly string[] = [
   'git commit -m "wip"',
   'git commit -am "fix: x"',
   'git stash list',
-  'git stash',
   'git rev-parse --abbrev-ref HEAD',
   'git blame src/a.ts',
   'mkdir -p build/out',

@@ -1,6 +1,6 @@
 import type { AgentEvent, TodoItem } from '../../src/agent/events.ts';
 import type { AgentMessage } from '../../src/agent/messages.ts';
-import type { ReviewFile, SessionSummary } from '../../src/shared/webviewProtocol.ts';
+import type { ReviewFile, SessionSummary, SettledFile } from '../../src/shared/webviewProtocol.ts';
 
 // The chat panel's view model. Pure data, built only by the reducers in reducer.ts, so the whole
 // event → view pipeline runs (and is tested) in Node without a DOM. Items that change are replaced
@@ -115,6 +115,8 @@ export interface ViewState {
   readonly todos: readonly TodoItem[];
   readonly usage: UsageView;
   readonly review: readonly ReviewFile[];
+  /** Paths whose hunks the user accepted / rejected (edit cards show it). */
+  readonly reviewSettled?: readonly SettledFile[];
   readonly sessions: readonly SessionSummary[];
   /** Host-level problem (no API key …) shown above the input until the next submit. */
   readonly banner?: {

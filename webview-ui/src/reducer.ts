@@ -348,7 +348,7 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
     case 'sessions':
       return { ...state, sessions: message.items };
     case 'review':
-      return { ...state, review: message.files };
+      return { ...state, review: message.files, reviewSettled: message.settled ?? [] };
     case 'usage':
       return {
         ...state,

@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ApprovalsPort, DirEntry, FileStat, Host, StoragePort, WorkspacePort } from '../host.ts';
+import { createSandbox } from '../safety/sandbox/sandbox.ts';
+import type { SandboxSettingsInput } from '../safety/sandbox/settings.ts';
 import { createNodeShell } from './nodeShell.ts';
 
 // Node implementations of the host ports: used by the CLI, by tests, and (storage, shell) by the
@@ -143,16 +145,22 @@ export interface NodeHostOptions {
   readonly trusted?: boolean;
   readonly ripgrepPath?: string;
   readonly log?: Host['log'];
+  /** Run commands in the OS sandbox with these settings (absent: unconfined, as in unit tests). */
+  readonly sandbox?: SandboxSettingsInput;
 }
 
 export function createNodeHost(options: NodeHostOptions): Host {
   const workspace = createNodeWorkspace([options.workspace], options.trusted ?? true);
   const stateDir = path.join(workspace.roots[0]!, '.keel');
   ensureStateDir(stateDir);
+  const sandbox = options.sandbox
+    ? createSandbox({ settings: options.sandbox, roots: workspace.roots, stateDir })
+    : undefined;
+  if (sandbox) process.once('exit', () => sandbox.dispose());
   return {
     workspace,
     approvals: options.approvals,
-    shell: createNodeShell(),
+    shell: createNodeShell(sandbox ? { sandbox } : {}),
     clock: { now: () => Date.now() },
     storage: createNodeStorage(),
     stateDir,

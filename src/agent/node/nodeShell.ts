@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import type { ShellPort, ShellRunOptions, ShellRunResult } from '../host.ts';
+import type { SandboxDenial, SandboxPort, ShellPort, ShellRunOptions, ShellRunResult } from '../host.ts';
 
 // Runs commands under bash, each in its own process group and tagged with a unique environment
 // marker. Stopping (abort, timeout, or the shell exiting with stragglers left behind) sends SIGTERM to
@@ -16,6 +16,8 @@ export interface NodeShellOptions {
   readonly maxBufferBytes?: number;
   /** After the shell exits, how long background children may keep the pipes open. */
   readonly lingerMs?: number;
+  /** The session's OS sandbox: every command runs inside it unless a run asks for 'off'. */
+  readonly sandbox?: SandboxPort;
 }
 
 export const RUN_MARKER = 'KEEL_RUN_ID';
@@ -92,17 +94,41 @@ function signalAll(groupPid: number | undefined, marker: string, signal: NodeJS.
 
 export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
   const { graceMs, maxBufferBytes, lingerMs } = { ...DEFAULTS, ...options };
+  const sandbox = options.sandbox;
   return {
+    ...(sandbox ? { sandbox } : {}),
     run(run: ShellRunOptions): Promise<ShellRunResult> {
       const started = Date.now();
       const marker = randomUUID();
-      return new Promise((resolve) => {
-        const child = spawn('/bin/bash', ['-c', run.command], {
-          cwd: run.cwd,
-          env: { ...run.env, [RUN_MARKER]: marker },
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe'],
+      const mode = run.sandbox ?? 'on';
+      if (sandbox && mode !== 'off' && sandbox.info.tier === 'none' && sandbox.info.failIfUnavailable) {
+        return Promise.resolve({
+          exitCode: 126,
+          signal: null,
+          stdout: '',
+          stderr: `keel: not run — no OS sandbox is available (${sandbox.info.reason ?? 'unavailable'}) and keel.sandbox.failIfUnavailable is set.\n`,
+          timedOut: false,
+          aborted: false,
+          durationMs: 0,
         });
+      }
+      // An argv array, never a re-quoted string: what was checked is exactly what runs.
+      const wrapped =
+        sandbox && mode !== 'off'
+          ? sandbox.wrap(['/bin/bash', '-c', run.command], { cwd: run.cwd, network: mode === 'network' })
+          : undefined;
+      return new Promise((resolve) => {
+        let child: ReturnType<typeof spawn>;
+        try {
+          child = spawn(wrapped?.file ?? '/bin/bash', wrapped ? [...wrapped.args] : ['-c', run.command], {
+            cwd: run.cwd,
+            env: { ...run.env, ...wrapped?.env, [RUN_MARKER]: marker },
+            detached: true,
+            stdio: ['ignore', 'pipe', 'pipe', ...(wrapped?.fds ?? [])],
+          });
+        } finally {
+          wrapped?.release();
+        }
         const stdout = createCappedBuffer(maxBufferBytes);
         const stderr = createCappedBuffer(maxBufferBytes);
         let timedOut = false;
@@ -134,14 +160,32 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
           child.stderr?.destroy();
           // Nothing started by this command outlives it.
           signalAll(child.pid, marker, 'SIGKILL');
+          const out = stdout.text();
+          const err = stderr.text();
+          let denials: SandboxDenial[] = [];
+          if (wrapped && sandbox) {
+            denials = wrapped.settle();
+            if (exit?.code !== 0)
+              denials.push(
+                ...sandbox.explain({
+                  stdout: out,
+                  stderr: err,
+                  command: run.command,
+                  cwd: run.cwd,
+                  network: mode === 'network',
+                }),
+              );
+          }
           resolve({
             exitCode: exit?.code ?? null,
             signal: exit?.signal ?? null,
-            stdout: stdout.text(),
-            stderr: stderr.text(),
+            stdout: out,
+            stderr: err,
             timedOut,
             aborted,
             durationMs: Date.now() - started,
+            ...(wrapped ? { sandboxed: true } : {}),
+            ...(denials.length > 0 ? { denials } : {}),
           });
         };
 

@@ -5,6 +5,10 @@ export function withSessionMemory(inner: ApprovalsPort): ApprovalsPort {
   const allowed = new Set<string>();
   return {
     async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+      if (request.once) {
+        const decision = await inner.ask(request, signal);
+        return decision === 'allow_session' ? 'allow_once' : decision;
+      }
       const key = request.sessionKey ?? `${request.kind}:${request.detail}`;
       if (allowed.has(key)) return 'allow_session';
       const decision = await inner.ask(request, signal);

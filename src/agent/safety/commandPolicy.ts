@@ -28,6 +28,11 @@ export interface ClassifyOptions {
   readonly home: string;
   /** Is there a regular file here? Defaults to the real filesystem. */
   readonly isFile?: (absolutePath: string) => boolean;
+  /**
+   * The command will run inside the OS sandbox: findings that only guess at the file-system
+   * effects of ordinary programs (paths outside the workspace, computed paths) do not ask.
+   */
+  readonly sandboxed?: boolean;
 }
 
 const MAX_COMMAND_BYTES = 100_000;
@@ -145,5 +150,9 @@ export function classifyCommand(command: string, options: ClassifyOptions): Comm
       'Simplify the command, or split it into steps.',
     );
   }
+  if (options.sandboxed)
+    findings = findings.map((f) =>
+      f.confinable && f.decision === 'ask' ? { ...f, decision: 'allow' as const, class: 'safe' as const } : f,
+    );
   return verdictFrom(findings);
 }

@@ -62,8 +62,21 @@ function interruptedResults(
 }
 
 export function createAgentSession(options: AgentSessionOptions): AgentSession {
-  // "Allow for this session" is remembered per session, whatever the host's dialog is.
-  const host = { ...options.host, approvals: withSessionMemory(options.host.approvals) };
+  // "Allow for this session" is remembered per session, whatever the host's dialog is. The time spent
+  // waiting for the user's answer is counted, so a tool's reported duration is its own work only.
+  const remembered = withSessionMemory(options.host.approvals);
+  let approvalWaitMs = 0;
+  const approvals: typeof remembered = {
+    async ask(request, signal) {
+      const asked = options.host.clock.now();
+      try {
+        return await remembered.ask(request, signal);
+      } finally {
+        approvalWaitMs += options.host.clock.now() - asked;
+      }
+    },
+  };
+  const host = { ...options.host, approvals };
   const now = () => host.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
   if (contextWindow < MIN_CONTEXT_WINDOW) {
@@ -249,6 +262,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         emit,
         newId,
         now,
+        approvalWaitMs: () => approvalWaitMs,
         signal,
         contextWindow,
         transcript: () => transcript,

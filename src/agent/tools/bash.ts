@@ -1,7 +1,8 @@
 import * as os from 'node:os';
 import { z } from 'zod';
-import type { ApprovalRequest } from '../host.ts';
+import type { ApprovalRequest, SandboxDenial } from '../host.ts';
 import { type CommandVerdict, classifyCommand } from '../safety/commandPolicy.ts';
+import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
 
@@ -26,6 +27,10 @@ export const bashInputSchema = z.object({
     .max(200)
     .optional()
     .describe('5-10 words on what the command does, shown to the user.'),
+  outside_sandbox: z
+    .boolean()
+    .optional()
+    .describe('After SANDBOX_DENIED, only if essential: run once unconfined (asks the user).'),
 });
 export type BashInput = z.infer<typeof bashInputSchema>;
 
@@ -39,6 +44,10 @@ export interface BashData {
   readonly timed_out: boolean;
   readonly stdout_file?: string;
   readonly stderr_file?: string;
+  /** Ran inside the OS sandbox. */
+  readonly sandboxed?: boolean;
+  /** What the sandbox refused (SANDBOX_DENIED). */
+  readonly denials?: readonly SandboxDenial[];
 }
 
 const DESCRIPTION = `Run a bash command in the workspace root. The FALLBACK tool: for tests, builds, type checks, linters, git and package scripts.
@@ -108,6 +117,17 @@ function approvalRequest(
   };
 }
 
+function outsideSandboxRequest(command: string, verdict: CommandVerdict): ApprovalRequest {
+  const why = verdict.decision === 'ask' ? `\n\nThe command policy also flags it: ${verdict.reason}` : '';
+  return {
+    kind: 'command',
+    title: `Run OUTSIDE the sandbox: ${command.split('\n')[0]?.slice(0, 80) ?? ''}`,
+    detail: `${command}\n\nThe agent asks to run this one command without the OS sandbox. Unconfined, it can write anywhere you can, read your SSH keys and other secrets, use the network and local sockets.${why}`,
+    risk: 'high',
+    once: true,
+  };
+}
+
 const DENIED_SUGGESTION =
   'Do not retry this command or a variant of it. Use a dedicated tool if one fits, or explain to the user what you wanted to run and why.';
 
@@ -155,12 +175,30 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
   }
   // Windows line endings: bash would keep the \r in every word; run (and judge) the Unix form.
   const command = input.command.replace(/\r\n/g, '\n');
-  const verdict = classifyCommand(command, { workspaceRoot: root, home: os.homedir() });
+  const sandbox = ctx.host.shell.sandbox?.info;
+  const sandboxed = sandbox?.tier === 'bwrap';
+  if (sandbox?.tier === 'none' && sandbox.failIfUnavailable) {
+    return fail(
+      'UNAVAILABLE',
+      `Not run: no OS sandbox is available (${sandbox.reason ?? 'unavailable'}) and the user requires one (keel.sandbox.failIfUnavailable).`,
+      'Do the task with the other tools, or tell the user the command that is needed.',
+      { command },
+    ) as ToolResult<BashData>;
+  }
+  const outside = sandboxed && input.outside_sandbox === true;
+  const verdict = classifyCommand(command, {
+    workspaceRoot: root,
+    home: os.homedir(),
+    sandboxed: sandboxed && !outside,
+  });
   if (verdict.decision === 'block' || verdict.decision === 'refuse') {
     return policyFailure(command, verdict, ctx) as ToolResult<BashData>;
   }
-  if (verdict.decision === 'ask') {
-    const request = approvalRequest(command, verdict, input.description);
+  if (verdict.decision === 'ask' || outside) {
+    // Outside the sandbox: one plain-words question for this one run, never remembered.
+    const request = outside
+      ? outsideSandboxRequest(command, verdict)
+      : approvalRequest(command, verdict, input.description);
     ctx.audit({
       type: 'approval_request',
       tool: 'Bash',
@@ -168,9 +206,16 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
       kind: request.kind,
       risk: request.risk,
       reason: verdict.reason,
+      ...(outside ? { outside_sandbox: true, title: request.title } : {}),
     });
     const decision = await ctx.host.approvals.ask(request, ctx.signal);
-    ctx.audit({ type: 'approval_decision', tool: 'Bash', command, decision });
+    ctx.audit({
+      type: 'approval_decision',
+      tool: 'Bash',
+      command,
+      decision,
+      ...(outside ? { outside_sandbox: true } : {}),
+    });
     if (ctx.signal.aborted)
       return fail('ABORTED', 'Aborted before the command ran.', 'Wait for the user.') as ToolResult<BashData>;
     if (decision === 'deny') {
@@ -188,6 +233,12 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     timeoutMs,
     signal: ctx.signal,
     onOutput: (chunk) => ctx.update(chunk),
+    // Approved network commands keep the file-system confinement and get the network.
+    sandbox: outside
+      ? 'off'
+      : verdict.decision === 'ask' && verdict.approvalKind === 'network'
+        ? 'network'
+        : 'on',
   });
   ctx.audit({
     type: 'command',
@@ -196,6 +247,8 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     duration_ms: result.durationMs,
     timed_out: result.timedOut,
     aborted: result.aborted,
+    sandboxed: result.sandboxed === true,
+    ...(result.denials?.length ? { sandbox_denied: result.denials } : {}),
   });
   if (result.aborted) {
     return fail(
@@ -231,6 +284,8 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     timed_out: result.timedOut,
     ...(out.spillPath ? { stdout_file: out.spillPath } : {}),
     ...(err.spillPath ? { stderr_file: err.spillPath } : {}),
+    ...(result.sandboxed ? { sandboxed: true } : {}),
+    ...(result.denials?.length ? { denials: result.denials } : {}),
   };
   const stats = {
     time_ms: ctx.host.clock.now() - started,
@@ -238,7 +293,26 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     stdout_bytes: out.totalBytes,
     stderr_bytes: err.totalBytes,
   };
-  const ui = { command, exitCode: result.exitCode, timedOut: result.timedOut, class: verdict.class };
+  const ui = {
+    command,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    class: verdict.class,
+    ...(result.sandboxed ? { sandboxed: true } : {}),
+    ...(outside ? { outsideSandbox: true } : {}),
+    ...(result.denials?.length ? { denials: result.denials } : {}),
+  };
+  if (result.denials?.length) {
+    const message = `The OS sandbox stopped part of this command.\n${renderDenials(result.denials)}\n${text}`;
+    return {
+      status: 'error',
+      data,
+      text: message,
+      error: { code: 'SANDBOX_DENIED', message, suggestion: SANDBOX_SUGGESTION },
+      stats,
+      ui,
+    } as ToolResult<BashData>;
+  }
   const incomplete = result.timedOut || out.truncated || err.truncated;
   return incomplete ? partial(data, text, stats, ui) : ok(data, text, stats, ui);
 }

@@ -8,6 +8,27 @@ export interface RenderContext {
   post(message: WebviewMessage): void;
   /** Pending review hunks for a path (0 = nothing to accept or reject). */
   pendingHunks(path: string): number;
+  /** What the user decided about a path's earlier hunks (accepted / rejected counts), if anything. */
+  settled?(path: string): { readonly accepted: number; readonly rejected: number } | undefined;
+}
+
+/**
+ * The user's text as typed, except fenced code blocks (what "Ask About Selection" sends), which
+ * show as code blocks rather than raw ``` fences. Plain DOM text: no Markdown, no HTML.
+ */
+export function userTextParts(text: string): (string | HTMLElement)[] {
+  const parts: (string | HTMLElement)[] = [];
+  let at = 0;
+  for (const m of text.matchAll(/^```([\w+#.-]*)[^\n]*\n([\s\S]*?)^```[ \t]*$/gm)) {
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    const code = h('code', {}, m[2]!.replace(/\n$/, ''));
+    parts.push(
+      h('div', { class: 'code-block user-code', ...(m[1] ? { 'data-lang': m[1] } : {}) }, h('pre', {}, code)),
+    );
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
 }
 
 function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
@@ -26,7 +47,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
       'You',
       item.steering ? h('span', { class: 'tag' }, 'steering') : null,
     ),
-    h('div', { class: 'msg-text' }, item.text),
+    h('div', { class: 'msg-text' }, ...userTextParts(item.text)),
     item.mentions.length > 0
       ? h(
           'div',

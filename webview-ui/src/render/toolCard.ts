@@ -122,6 +122,23 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
           : null,
       ),
     );
+    // The sandbox refused part of a command: the user (never the model alone) may re-run it outside.
+    if (item.error.code === 'SANDBOX_DENIED' && item.name === 'Bash') {
+      card.append(
+        h(
+          'div',
+          { class: 'edit-actions sandbox-actions' },
+          button(
+            'Run outside the sandbox…',
+            () => ctx.post({ type: 'runOutsideSandbox', toolUseId: item.id }),
+            {
+              icon: 'shield',
+              secondary: true,
+            },
+          ),
+        ),
+      );
+    }
   }
   if (item.diff) {
     card.append(renderDiff(item.diff));
@@ -136,11 +153,35 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
           button('Reject', () => ctx.post({ type: 'reject', path }), { icon: 'discard', secondary: true }),
         );
       }
+      const settled = pending > 0 ? undefined : ctx.settled?.(path);
+      const outcome = !settled
+        ? undefined
+        : settled.rejected === 0
+          ? 'accepted'
+          : settled.accepted === 0
+            ? 'rejected'
+            : 'mixed';
+      if (settled && outcome) {
+        const label =
+          outcome === 'accepted'
+            ? 'Accepted'
+            : outcome === 'rejected'
+              ? 'Rejected — the file is back to its earlier content'
+              : `${settled.accepted} accepted, ${settled.rejected} rejected`;
+        actions.append(
+          h(
+            'span',
+            { class: 'review-state', title: 'What you decided in the review' },
+            icon(outcome === 'rejected' ? 'discard' : 'check'),
+            label,
+          ),
+        );
+      }
       actions.append(
         button('Open diff', () => ctx.post({ type: 'openDiff', path }), { icon: 'diff', secondary: true }),
       );
       card.append(actions);
-      card.dataset['review'] = pending > 0 ? 'pending' : 'settled';
+      card.dataset['review'] = pending > 0 ? 'pending' : (outcome ?? 'settled');
     }
   }
   return card;

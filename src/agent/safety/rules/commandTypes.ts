@@ -38,6 +38,11 @@ export interface Finding {
   readonly sessionKey?: string;
   /** The command downloads or receives data from the network (for `curl … | sh`). */
   readonly fetches?: boolean;
+  /**
+   * Only a guess at where an ordinary program reads or writes: the OS sandbox confines exactly
+   * that, so inside it this finding does not ask.
+   */
+  readonly confinable?: boolean;
 }
 
 export type FindingInput = Omit<Finding, 'decision' | 'command'> & { readonly command?: string };

@@ -170,6 +170,9 @@ export const gitRule: Rule = (_program, args, rc) => {
     case 'stash':
       if (op0 === 'drop' || op0 === 'clear')
         return gitDestructive(grc, `git stash ${op0} deletes stashed work`);
+      // `git stash` / push / save: the user's uncommitted work leaves the working tree.
+      if (op0 === '' || op0 === 'push' || op0 === 'save' || op0.startsWith('-'))
+        return gitDestructive(grc, 'git stash moves uncommitted changes out of the working tree');
       return safe(grc, name);
     case 'reflog':
       if (op0 === 'expire' || op0 === 'delete')

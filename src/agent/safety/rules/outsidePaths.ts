@@ -292,6 +292,7 @@ export function judgeArgumentPaths(argv: readonly Arg[], rc: RuleContext): void 
     risk: 'high',
     program,
     reason: `${program} names a path it may read or write: ${[...new Set(problems)].slice(0, 3).join('; ')}`,
+    confinable: true,
     suggestion:
       'Only the workspace is reachable without approval. Use Read/LS/Grep for workspace files; ask the user for anything else.',
   });
@@ -314,6 +315,7 @@ export function judgePathUse(p: string, what: string, program: string, rc: RuleC
     program,
     reason: `${what} ${info.problem}`,
     suggestion: 'Only the workspace is reachable without approval.',
+    confinable: true,
   });
 }
 
@@ -335,6 +337,7 @@ export function judgeCodePaths(language: string, code: string, rc: RuleContext):
       program: language,
       reason: `inline ${language} code opens a file whose name is computed at run time`,
       sessionKey: `unknown:${language} computed path`,
+      confinable: true,
     });
   if (HOME_IN_CODE.test(code))
     rc.add({
@@ -342,6 +345,7 @@ export function judgeCodePaths(language: string, code: string, rc: RuleContext):
       risk: 'high',
       program: language,
       reason: `inline ${language} code builds paths from the home directory`,
+      confinable: true,
     });
   for (const m of code.matchAll(/(["'`])((?:\\.|(?!\1)[^\n])*)\1/g)) {
     const text = (m[2] ?? '').replace(/\\(.)/g, '$1');

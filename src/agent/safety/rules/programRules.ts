@@ -130,7 +130,7 @@ export const lister: Rule = (program, _args, rc) => useTool(rc, program, 'LS', L
 const LOOPBACK =
   /^(?:[a-z]+:\/\/)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?::\d+)?(?:[/?#].*)?$/i;
 
-/** HTTP clients: loopback URLs (a local dev server) run; anything else asks. */
+/** HTTP clients: every request asks, loopback included (its own session key). */
 /** Files a download writes: `-o/-O` of curl and wget, or (wget, curl -O) the URL's last segment. */
 function downloadTargets(program: string, args: readonly Arg[], urls: readonly Arg[]): string[] {
   const opts = parseOpts(args, {
@@ -159,9 +159,17 @@ export const httpClient: Rule = (program, args, rc) => {
     const abs = file === '-' ? undefined : resolvePath(file, rc);
     if (abs) rc.markDownload(abs);
   }
+  // Loopback asks too: a local Docker API, `kubectl proxy`, Redis or an admin panel is one request away.
   const loopback = targets.length > 0 && targets.every((a) => a.exact && LOOPBACK.test(a.value));
   if (loopback) {
-    rc.add({ class: 'safe', risk: 'low', program, reason: 'talks to a local server', fetches: true });
+    rc.add({
+      class: 'network',
+      risk: 'medium',
+      program,
+      reason: `${program} talks to a server on this machine (loopback)`,
+      fetches: true,
+      sessionKey: `network:${program} loopback`,
+    });
     return;
   }
   rc.add({

@@ -1,0 +1,82 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { z } from 'zod';
+
+// What the OS sandbox allows, as settings (VS Code: keel.sandbox.*; CLI: flags and KEEL_* variables).
+
+/** Secrets no sandboxed command may read, relative to HOME unless absolute. */
+export const DEFAULT_DENY_READ: readonly string[] = [
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.config/gh',
+  '.netrc',
+  '.git-credentials',
+  '.config/git/credentials',
+  '.docker/config.json',
+  '.kube',
+  '.config/gcloud',
+  '.azure',
+  '.oci',
+  '.npmrc',
+  '.pypirc',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.gem/credentials',
+  '.vault-token',
+  '.terraform.d/credentials.tfrc.json',
+  '.password-store',
+  '.local/share/keyrings',
+  '.mozilla',
+  '.config/google-chrome',
+  '.config/chromium',
+  '.config/BraveSoftware',
+  '.config/microsoft-edge',
+  'snap/firefox',
+];
+
+/** Files a shell runs at start-up: read-only even where they sit inside a writable folder. */
+export const SHELL_STARTUP_FILES: readonly string[] = [
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.config/fish',
+];
+
+export const sandboxSettingsSchema = z.object({
+  /** Run commands in the OS sandbox when one is available. */
+  enabled: z.boolean().default(true),
+  /** Refuse to run any command when no sandbox is available. */
+  failIfUnavailable: z.boolean().default(false),
+  /** Paths (HOME-relative or absolute) no sandboxed command can read. */
+  denyRead: z.array(z.string().min(1)).default([...DEFAULT_DENY_READ]),
+  /** The bubblewrap executable (a path, or a name looked up on PATH). */
+  bwrapPath: z.string().min(1).default('bwrap'),
+});
+export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
+export type SandboxSettingsInput = z.input<typeof sandboxSettingsSchema>;
+
+/** Settings from the environment (KEEL_SANDBOX=off, KEEL_SANDBOX_FAIL_IF_UNAVAILABLE=1, KEEL_BWRAP=path). */
+export function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxSettingsInput {
+  const out: { -readonly [K in keyof SandboxSettingsInput]: SandboxSettingsInput[K] } = {};
+  if (env.KEEL_SANDBOX && /^(0|off|false|no)$/i.test(env.KEEL_SANDBOX.trim())) out.enabled = false;
+  if (
+    env.KEEL_SANDBOX_FAIL_IF_UNAVAILABLE &&
+    /^(1|on|true|yes)$/i.test(env.KEEL_SANDBOX_FAIL_IF_UNAVAILABLE.trim())
+  )
+    out.failIfUnavailable = true;
+  if (env.KEEL_BWRAP?.trim()) out.bwrapPath = env.KEEL_BWRAP.trim();
+  return out;
+}
+
+/** Absolute form of a deny-list entry. */
+export function resolveDenyPath(entry: string, home: string = os.homedir()): string {
+  const expanded = entry.startsWith('~/') ? entry.slice(2) : entry;
+  return path.isAbsolute(expanded) ? path.normalize(expanded) : path.join(home, expanded);
+}
