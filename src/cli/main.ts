@@ -4,16 +4,31 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
+import { RestoreError } from '../agent/checkpoints/index.ts';
 import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
+import { FeatureListError } from '../agent/task/featureList.ts';
+import { GitError } from '../agent/task/git.ts';
+import { TaskError } from '../agent/task/harness.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
-import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import {
+  type CliArgs,
+  parseCli,
+  type RunArgs,
+  type TaskArgs,
+  type ToolArgs,
+  USAGE,
+  UsageError,
+} from './args.ts';
 import { createCliMcpPort } from './mcpPort.ts';
+import { memoryCommand } from './memoryCommand.ts';
 import { progressLine } from './render.ts';
+import { runRestore } from './restoreCommand.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
+import { runTaskCommand } from './taskCommand.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -37,6 +52,7 @@ function out(text: string): void {
   if (!stdoutGone) process.stdout.write(text);
 }
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
+const DEFAULT_JOB_WAIT_S = 30;
 
 /** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
 function bundledSkillsDir(): string | undefined {
@@ -56,6 +72,12 @@ function workspaceDir(dir: string | undefined): string {
   if (!fs.existsSync(resolved) || !fs.statSync(resolved).isDirectory())
     throw new UsageError(`Workspace is not a directory: ${resolved}`);
   return resolved;
+}
+
+/** KEEL_CHECKPOINT_BUDGET_MB caps the disk use of per-prompt checkpoints (default 512 MB). */
+function checkpointBudget(): { checkpoints?: { budgetBytes: number } } {
+  const mb = Number(process.env.KEEL_CHECKPOINT_BUDGET_MB);
+  return Number.isFinite(mb) && mb > 0 ? { checkpoints: { budgetBytes: mb * 1024 * 1024 } } : {};
 }
 
 function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag, mcp?: McpPort): Host {
@@ -113,6 +135,7 @@ function mentionedFiles(prompt: string, workspace: string): string[] {
 
 async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
+  let stopJobs: (() => Promise<void>) | undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
     const host = makeHost(
@@ -139,7 +162,10 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
       ...(args.resume ? { resumeId: args.resume } : {}),
+      jobWaitMs: (args.jobWait ?? DEFAULT_JOB_WAIT_S) * 1000,
+      ...checkpointBudget(),
     });
+    stopJobs = () => session.stopJobs();
     session.subscribe((event) => {
       if (args.json) out(`${JSON.stringify(event)}\n`);
       else {
@@ -153,7 +179,11 @@ async function run(args: RunArgs): Promise<number> {
     let interrupts = 0;
     const onSigint = () => {
       interrupts++;
-      if (interrupts > 1) process.exit(EXIT.aborted);
+      if (interrupts > 1) {
+        // Aborting the jobs sends their process trees SIGTERM at once, before we go.
+        void session.stopJobs();
+        process.exit(EXIT.aborted);
+      }
       process.stderr.write('\nkeel: aborting (Ctrl-C again to exit at once)\n');
       session.abort('interrupted by the user');
     };
@@ -164,6 +194,8 @@ async function run(args: RunArgs): Promise<number> {
     let outcome: RunOutcome;
     try {
       outcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+      // The session ends here: durable facts go to MEMORY.md (never blocks the exit for long, never fails it).
+      if (outcome.status === 'finished') await session.consolidateMemory();
     } finally {
       // MCP servers end with the session, before the process does.
       await session.mcp?.shutdown();
@@ -184,8 +216,32 @@ async function run(args: RunArgs): Promise<number> {
         ? EXIT.aborted
         : EXIT.failed;
   } finally {
+    // No job outlives `keel run`, however it ends (finished, Ctrl-C, error).
+    await stopJobs?.();
     await demo?.close();
   }
+}
+
+async function task(args: TaskArgs): Promise<number> {
+  const workspace = fs.realpathSync(workspaceDir(args.workspace));
+  const host = makeHost(workspace, approvalsFor(args.approve));
+  const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
+  const skills = bundledSkillsDir();
+  return runTaskCommand(args, {
+    workspace,
+    host,
+    // Each call is a NEW session: fresh context, its own log (seed 003).
+    createSession: (extra) =>
+      createAgentSession({
+        host,
+        model,
+        fallbackModels: args.fallbackModels,
+        ...(skills ? { bundledSkillsDir: skills } : {}),
+        ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+        ...checkpointBudget(),
+        ...extra,
+      }),
+  });
 }
 
 async function tool(args: ToolArgs): Promise<number> {
@@ -237,6 +293,12 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         process.stdout.write(`${report.text}\n`);
         return report.ok ? EXIT.finished : EXIT.failed;
       }
+      case 'memory':
+        return memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
+      case 'task':
+        return await task(args);
+      case 'restore':
+        return runRestore(args, workspaceDir(args.workspace), () => Date.now());
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
@@ -244,7 +306,14 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       }
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof SessionConfigError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof SessionConfigError ||
+      error instanceof RestoreError ||
+      error instanceof TaskError ||
+      error instanceof FeatureListError ||
+      error instanceof GitError
+    ) {
       process.stderr.write(`keel: ${error.message}\n`);
       return error instanceof UsageError ? EXIT.usage : EXIT.failed;
     }

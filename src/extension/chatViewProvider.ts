@@ -235,6 +235,9 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       case 'stop':
         deps.controller.stop();
         return;
+      case 'stopJob':
+        deps.controller.stopJob(message.id);
+        return;
       case 'newChat':
         deps.controller.newChat();
         return;
@@ -264,6 +267,10 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         return;
       case 'openDiff':
         await openReviewDiff(deps.review, abs(message.path));
+        return;
+      case 'memoryDecision':
+        // Keep: the change is already on disk. Undo: restore the version before it.
+        if (!message.keep) await vscode.commands.executeCommand('keel.undoMemoryChange', message.changeId);
         return;
       case 'openFile': {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs(message.path)));

@@ -56,6 +56,8 @@ export interface SessionController extends vscode.Disposable {
   ): Promise<SubmitResult>;
   /** Aborts the current run: the session's own signal, and `runSignal` (pending proposals). */
   stop(): void;
+  /** Stops one background job of the current session (the panel's job list). */
+  stopJob(id: string): void;
   /**
    * Aborted when the current run is stopped or cut (Stop, new chat, another session, shutdown). Host
    * operations the core cannot cancel itself (a proposal waiting for the user) listen to it.
@@ -95,7 +97,8 @@ const DEFAULT_WINDOW = 200_000;
 const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 1000) / 10 : 0);
 
 export function usageFrom(records: readonly ModelCallRecord[], fallbackWindow: number): Usage {
-  const last = records.at(-1);
+  // The meter shows the main conversation; a sub-agent's calls (marked `agent`) only add cost.
+  const last = records.filter((r) => !r.agent).at(-1);
   let costUsd = 0;
   let read = 0;
   let sent = 0;
@@ -195,6 +198,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
       ...(settings.maxTurns ? { maxTurns: settings.maxTurns } : {}),
       ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
       ...(resumeId ? { resumeId } : {}),
+      ...(settings.checkpointBudgetMB
+        ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
+        : {}),
       readOnly: !trusted,
       ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });
@@ -264,7 +270,11 @@ export function createSessionController(options: SessionControllerOptions): Sess
       });
       lastRun = outcome;
       outcome.then(
-        (o) => options.log('info', `run ended: ${o.status}${o.error ? ` (${o.error})` : ''}`),
+        (o) => {
+          options.log('info', `run ended: ${o.status}${o.error ? ` (${o.error})` : ''}`);
+          // Durable facts of a run that did real work go to MEMORY.md (shown as a memory card).
+          if (o.status === 'finished') void s.consolidateMemory();
+        },
         (error: unknown) => options.log('error', `run failed: ${String(error)}`),
       );
       return { ok: true, outcome };
@@ -272,6 +282,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
     stop() {
       session?.abort('stopped by the user');
       abortRun('stopped by the user');
+    },
+    stopJob(id) {
+      void session?.stopJob(id);
     },
     get runSignal() {
       runAbort ??= new AbortController();

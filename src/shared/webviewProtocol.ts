@@ -28,6 +28,11 @@ export const AGENT_EVENT_TYPES = [
   'message_appended',
   'notice',
   'error',
+  'memory_changed',
+  'job',
+  'subagent_start',
+  'subagent_tool',
+  'subagent_end',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -132,6 +137,48 @@ export const agentEventSchema = z.discriminatedUnion('type', [
   ev('message_appended', { message: z.looseObject({ id: z.string(), role: z.string() }) }),
   ev('notice', { level: z.enum(['info', 'warn', 'error']), text: z.string() }),
   ev('error', { code: z.string(), message: z.string() }),
+  ev('memory_changed', {
+    change: z.looseObject({
+      id,
+      scope: z.enum(['workspace', 'user']),
+      before: z.nullable(z.string().check(z.maxLength(MAX_CODE))),
+      after: z.nullable(z.string().check(z.maxLength(MAX_CODE))),
+      origin: z.string(),
+      summary: z.string().check(z.maxLength(MAX_TEXT)),
+    }),
+  }),
+  ev('job', {
+    job: z.looseObject({
+      id: z.string(),
+      command: z.string().check(z.maxLength(MAX_CODE)),
+      status: z.enum(['running', 'exited', 'killed', 'failed']),
+      exitCode: z.nullable(z.number()),
+      runId: z.string(),
+    }),
+  }),
+  ev('subagent_start', {
+    toolUseId: z.string(),
+    agentId: z.string(),
+    description: z.string().check(z.maxLength(MAX_TEXT)),
+    mode: z.enum(['explore', 'general']),
+    logPath: z.string(),
+  }),
+  ev('subagent_tool', {
+    toolUseId: z.string(),
+    agentId: z.string(),
+    phase: z.enum(['start', 'end']),
+    name: z.string(),
+    input: z.optional(z.unknown()),
+    status: z.optional(z.enum(['success', 'partial', 'error'])),
+    errorCode: z.optional(z.string()),
+  }),
+  ev('subagent_end', {
+    toolUseId: z.string(),
+    agentId: z.string(),
+    status: z.enum(['finished', 'failed', 'aborted', 'max_turns', 'stopped']),
+    turns: z.number(),
+    costUsd: z.number(),
+  }),
 ]);
 
 // ---------- host → webview ----------
@@ -247,6 +294,7 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     idempotencyKey: id,
   }),
   z.strictObject({ type: z.literal('stop') }),
+  z.strictObject({ type: z.literal('stopJob'), id }),
   z.strictObject({ type: z.literal('newChat') }),
   z.strictObject({ type: z.literal('openSession'), id }),
   z.strictObject({ type: z.literal('listSessions') }),
@@ -255,6 +303,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('acceptAll') }),
   z.strictObject({ type: z.literal('rejectAll') }),
   z.strictObject({ type: z.literal('openDiff'), path: relPath }),
+  /** The memory diff card's buttons: keep the change, or undo it (restores the previous version). */
+  z.strictObject({ type: z.literal('memoryDecision'), changeId: id, keep: z.boolean() }),
   /** Open a workspace file (paths in tool cards are links); line is 1-based. */
   z.strictObject({
     type: z.literal('openFile'),

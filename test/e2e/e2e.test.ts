@@ -335,6 +335,37 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.equal(fs.readFileSync(file, 'utf8'), APP_TS);
   });
 
+  it('a Memory call shows a diff card in the panel; Undo restores MEMORY.md', async () => {
+    const memory = path.join(workspace, '.keel', 'memory', 'MEMORY.md');
+    script('memory', [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Memory',
+            input: { action: 'add', heading: 'Style', text: 'Indent with tabs' },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Saved to memory.' }] },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Remember: we indent with tabs.');
+    await waitForText(frame, 'Saved to memory.');
+    await until(
+      'the entry on disk',
+      () => fs.existsSync(memory) && fs.readFileSync(memory, 'utf8').includes('Indent with tabs'),
+    );
+    // The card shows the added line and offers Keep / Undo.
+    const card = frame.locator('.memory-card').last();
+    await card.waitFor({ timeout: UI_TIMEOUT });
+    assert.match((await card.textContent()) ?? '', /\+ - \d{4}-\d{2}-\d{2}: Indent with tabs/);
+    await shot('memory-card');
+    await card.getByRole('button', { name: 'Undo' }).click();
+    await until('MEMORY.md restored (it did not exist before)', () => !fs.existsSync(memory));
+    await card.getByText('Undone').waitFor({ timeout: UI_TIMEOUT });
+  });
+
   it('a Bash command raises the native modal; closing it reaches the agent as DENIED_BY_USER', async () => {
     const before = emulator.requests.length;
     script('bash', [
@@ -363,6 +394,74 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await waitForText(frame, 'Understood: I will not run that command.');
     const sent = requestsText(before);
     assert.match(sent, /DENIED_BY_USER/);
+  });
+
+  it('a Task shows a sub-agent card with its tool calls; a background job is listed and Stop ends it', async () => {
+    const sleep = `457.${process.pid}`;
+    const sleeping = () =>
+      fs.readdirSync('/proc').filter((p) => {
+        try {
+          return /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`sleep\0${sleep}`);
+        } catch {
+          return false;
+        }
+      }).length;
+    emulator.setScenario({
+      name: 'subagent-and-job',
+      onExhausted: 'repeat_last',
+      replies: [
+        {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'Task',
+              input: { description: 'Scan the README', prompt: 'E2E-CHILD: what does README.md say?' },
+            },
+          ],
+        },
+        {
+          content: [
+            { type: 'tool_use', name: 'Bash', input: { command: `sleep ${sleep}`, run_in_background: true } },
+          ],
+        },
+        { content: [{ type: 'text', text: 'Sub-agent done and the job is running.' }] },
+      ],
+      threads: [
+        {
+          firstUserContains: 'E2E-CHILD',
+          replies: [
+            { content: [{ type: 'tool_use', name: 'Read', input: { path: 'README.md' } }] },
+            {
+              content: [
+                { type: 'text', text: '## Summary\nIt is the E2E workspace.\n## Open questions\nNone' },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const frame = await openPanel();
+    await send(frame, 'Scan the README with a sub-agent, then start a server');
+    await waitForText(frame, 'Sub-agent done and the job is running.');
+    // The Task card holds a collapsible sub-agent card listing the sub-agent's own Read.
+    const card = frame.locator('.tool-card[data-tool="Task"] details.subagent');
+    await card.waitFor({ timeout: UI_TIMEOUT });
+    assert.equal(await card.getAttribute('data-status'), 'finished');
+    // Open it if it is closed (a card the user saw open while it ran stays open).
+    if (!(await card.evaluate((d) => (d as HTMLDetailsElement).open))) await card.locator('summary').click();
+    await card
+      .locator('.subagent-call[data-tool="Read"][data-status="success"]')
+      .waitFor({ timeout: UI_TIMEOUT });
+    assert.match((await card.textContent()) ?? '', /Sub-agent: Scan the README/);
+    // The job list shows the running job; its Stop button ends the process.
+    const job = frame.locator('.jobs-panel .job');
+    await job.waitFor({ timeout: UI_TIMEOUT });
+    assert.match((await job.textContent()) ?? '', new RegExp(`sleep ${sleep.replace('.', '\\.')}`));
+    assert.ok(sleeping() > 0, 'the job runs');
+    await shot('subagent-and-job');
+    await job.getByRole('button', { name: /Stop/ }).click();
+    await until('the job process to end', () => sleeping() === 0);
+    await frame.locator('.jobs-panel').waitFor({ state: 'hidden', timeout: UI_TIMEOUT });
   });
 
   it('Ask About Selection works from the editor context menu', async () => {

@@ -68,6 +68,9 @@ export function keyArgument(name: string, input: unknown): string {
     case 'Task':
       value = field(input, 'description', 'prompt');
       break;
+    case 'Job':
+      value = field(input, 'action') && `${field(input, 'action')} ${field(input, 'id') ?? ''}`;
+      break;
     default:
       value = field(input, 'path', 'file_path', 'filePath');
   }
@@ -161,4 +164,19 @@ export function samePath(a: string, b: string): boolean {
 export function visibleRange(total: number, limit: number): { start: number; hidden: number } {
   const start = Math.max(0, total - Math.max(1, limit));
   return { start, hidden: start };
+}
+
+/** Lines removed and added between two versions of a small file (MEMORY.md), in file order. */
+export function lineChanges(
+  before: string | null,
+  after: string | null,
+): Array<{ sign: '+' | '-'; text: string }> {
+  const a = (before ?? '').split('\n').filter((l) => l.trim());
+  const b = (after ?? '').split('\n').filter((l) => l.trim());
+  const inA = new Set(a);
+  const inB = new Set(b);
+  return [
+    ...a.filter((l) => !inB.has(l)).map((text) => ({ sign: '-' as const, text })),
+    ...b.filter((l) => !inA.has(l)).map((text) => ({ sign: '+' as const, text })),
+  ];
 }

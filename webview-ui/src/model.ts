@@ -54,6 +54,34 @@ export interface ToolItem {
   readonly diff?: string;
   /** Workspace path the tool touched (edit tools), for review/accept/reject. */
   readonly path?: string;
+  /** A Task call's sub-agent: its live tool calls and cost (a collapsible card). */
+  readonly subagent?: SubagentView;
+}
+
+export interface SubagentCallView {
+  readonly name: string;
+  readonly input: unknown;
+  readonly status: ToolStatus;
+  readonly errorCode?: string;
+}
+
+export interface SubagentView {
+  readonly agentId: string;
+  readonly description: string;
+  readonly mode: 'explore' | 'general';
+  readonly status: 'running' | 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
+  readonly calls: readonly SubagentCallView[];
+  readonly costUsd: number;
+  readonly turns: number;
+  readonly logPath: string;
+}
+
+/** A background command (Bash run_in_background). */
+export interface JobView {
+  readonly id: string;
+  readonly command: string;
+  readonly status: 'running' | 'exited' | 'killed' | 'failed';
+  readonly exitCode: number | null;
 }
 
 export interface NoticeItem {
@@ -71,7 +99,19 @@ export interface ErrorItem {
   readonly suggestion?: string;
 }
 
-export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem;
+/** A MEMORY.md change made during the session: a small diff the user can keep or undo. */
+export interface MemoryItem {
+  readonly kind: 'memory';
+  /** The change id (what Undo names). */
+  readonly id: string;
+  readonly scope: 'workspace' | 'user';
+  readonly origin: string;
+  readonly summary: string;
+  readonly lines: ReadonlyArray<{ readonly sign: '+' | '-'; readonly text: string }>;
+  readonly undone: boolean;
+}
+
+export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem;
 
 /** A message the user sent that the agent has not taken in yet. */
 export interface QueuedMessage {
@@ -113,6 +153,8 @@ export interface ViewState {
   readonly items: readonly Item[];
   readonly queue: readonly QueuedMessage[];
   readonly todos: readonly TodoItem[];
+  /** Background jobs of this session, newest last. */
+  readonly jobs: readonly JobView[];
   readonly usage: UsageView;
   readonly review: readonly ReviewFile[];
   /** Paths whose hunks the user accepted / rejected (edit cards show it). */
@@ -138,6 +180,7 @@ export function initialState(): ViewState {
     items: [],
     queue: [],
     todos: [],
+    jobs: [],
     usage: {
       contextTokens: 0,
       contextWindow: 0,

@@ -18,6 +18,9 @@ const headerSchema = z.object({
   createdAt: z.number(),
   model: z.string(),
   workspace: z.string(),
+  /** A sub-agent's log names the session (and the Task call) that started it. */
+  parent: z.string().optional(),
+  parentToolUseId: z.string().optional(),
 });
 export type SessionHeader = z.infer<typeof headerSchema>;
 
@@ -127,6 +130,8 @@ export function listSessions(stateDir: string): SessionSummary[] {
     const file = path.join(dir, name);
     try {
       const loaded = loadSession(file);
+      // A sub-agent's log belongs to its parent session: not a chat of its own.
+      if (loaded.header.parent) continue;
       const firstUser = loaded.messages.find((m) => m.role === 'user');
       out.push({
         id: loaded.header.id,

@@ -6,14 +6,17 @@ import { createBashTool } from './bash.ts';
 import { createEditTool } from './edit.ts';
 import { createGlobTool } from './glob.ts';
 import { createGrepTool } from './grep.ts';
+import { createJobTool } from './job.ts';
 import { createLsTool } from './ls.ts';
 import { createMcpCallTool } from './mcpCall.ts';
 import { createMcpSearchTool } from './mcpSearch.ts';
+import { createMemoryTool, type MemoryToolOptions } from './memory.ts';
 import { createMemorySearchTool } from './memorySearch.ts';
 import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
 import { createReadTool } from './read.ts';
 import { createSkillTool } from './skill.ts';
+import { createTaskTool } from './task.ts';
 import { createTodoWriteTool } from './todoWrite.ts';
 import { createWriteTool } from './write.ts';
 
@@ -28,6 +31,8 @@ export interface ToolsetOptions {
   readonly skillInContext?: (name: string) => boolean;
   /** MCP servers are configured: McpSearch + McpCall are offered (never in an everyday session). */
   readonly mcp?: { readonly manager: McpManager; readonly port: McpPort };
+  /** Semantic memory (MEMORY.md files); absent: no Memory tool. */
+  readonly memory?: MemoryToolOptions;
 }
 
 /** Every built-in tool, one factory each. The registry sorts them (P1). */
@@ -41,8 +46,11 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createMultiEditTool(),
     createWriteTool(),
     createBashTool(),
+    createJobTool(),
     createTodoWriteTool(options.todos),
-    createMemorySearchTool(),
+    createMemorySearchTool(options.memory ? { userMemoryFile: options.memory.paths.user } : {}),
+    ...(options.memory ? [createMemoryTool(options.memory)] : []),
+    createTaskTool(),
     ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
     ...(options.mcp
       ? [createMcpSearchTool(options.mcp.manager), createMcpCallTool(options.mcp.manager, options.mcp.port)]

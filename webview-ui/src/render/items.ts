@@ -1,7 +1,7 @@
 import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
-import { h, icon } from '../dom.ts';
+import { button, h, icon } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
-import type { AssistantItem, ErrorItem, Item, NoticeItem, UserItem } from '../model.ts';
+import type { AssistantItem, ErrorItem, Item, MemoryItem, NoticeItem, UserItem } from '../model.ts';
 import { renderToolCard } from './toolCard.ts';
 
 export interface RenderContext {
@@ -135,6 +135,40 @@ export function renderError(
   );
 }
 
+function renderMemory(item: MemoryItem, ctx: RenderContext): HTMLElement {
+  const where = item.scope === 'user' ? '~/.keel/MEMORY.md' : '.keel/memory/MEMORY.md';
+  const title = item.origin === 'consolidation' ? 'Keel saved facts to memory' : 'Keel updated memory';
+  const actions = h('div', { class: 'memory-actions' });
+  if (item.undone) actions.append(h('span', { class: 'tag' }, 'Undone'));
+  else {
+    const keep = button(
+      'Keep',
+      () => {
+        ctx.post({ type: 'memoryDecision', changeId: item.id, keep: true });
+        actions.replaceChildren(h('span', { class: 'tag' }, 'Kept'));
+      },
+      { icon: 'check', secondary: true, className: 'memory-keep' },
+    );
+    const undo = button('Undo', () => ctx.post({ type: 'memoryDecision', changeId: item.id, keep: false }), {
+      icon: 'discard',
+      secondary: true,
+      className: 'memory-undo',
+    });
+    actions.append(keep, undo);
+  }
+  return h(
+    'div',
+    { class: `memory-card${item.undone ? ' undone' : ''}`, 'data-id': item.id, role: 'status' },
+    h('div', { class: 'memory-title' }, icon('bookmark'), title, h('span', { class: 'memory-file' }, where)),
+    h(
+      'pre',
+      { class: 'memory-diff' },
+      ...item.lines.map((l) => h('div', { class: l.sign === '+' ? 'add' : 'del' }, `${l.sign} ${l.text}`)),
+    ),
+    actions,
+  );
+}
+
 export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
   switch (item.kind) {
     case 'user':
@@ -147,5 +181,7 @@ export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
       return renderNotice(item);
     case 'error':
       return renderError(item, item.id);
+    case 'memory':
+      return renderMemory(item, ctx);
   }
 }
