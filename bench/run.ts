@@ -27,6 +27,7 @@ const benches: Bench[] = [
     file: './session.ts',
     fn: 'runSessionBench',
   },
+  { name: 'keel trace --html of a 50 MB session log', file: './trace.ts', fn: 'runTraceBench' },
   { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
   {
     name: 'MCP: eager vs lazy tool schemas (three real servers, 30 calls)',

@@ -7,7 +7,9 @@ export const USAGE = `Usage:
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--mcp-config FILE]... [--job-wait SECONDS] PROMPT
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
-  keel trace SESSION-ID|FILE [--workspace DIR]
+  keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
+  keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
+           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
   keel doctor [--sandbox on|off|required]
   keel memory search QUERY [--workspace DIR] [--json]
   keel memory rollback [--workspace DIR]
@@ -72,6 +74,7 @@ const traceSchema = z.object({
   command: z.literal('trace'),
   target: z.string().min(1),
   workspace: z.string().optional(),
+  html: z.string().min(1).optional(),
 });
 
 const memorySchema = z.discriminatedUnion('action', [
@@ -119,6 +122,21 @@ export type MemoryArgs = z.infer<typeof memorySchema>;
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
+const evalSchema = z.object({
+  command: z.literal('eval'),
+  suite: z.string().min(1),
+  trials: positiveInt('--trials').optional(),
+  concurrency: positiveInt('--concurrency').optional(),
+  model: z.string().min(1).optional(),
+  json: z.string().min(1).optional(),
+  html: z.string().min(1).optional(),
+  filter: z.string().min(1).optional(),
+  retryInfra: z.string().regex(/^\d+$/, '--retry-infra must be a whole number').transform(Number).optional(),
+  out: z.string().min(1).optional(),
+  emulator: z.boolean(),
+});
+export type EvalArgs = z.infer<typeof evalSchema>;
+
 export type DoctorArgs = z.infer<typeof doctorSchema>;
 export type CliArgs =
   | RunArgs
@@ -128,7 +146,47 @@ export type CliArgs =
   | MemoryArgs
   | RestoreArgs
   | TaskArgs
+  | EvalArgs
   | { command: 'help' };
+
+function parseEval(rest: readonly string[]): EvalArgs {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        trials: { type: 'string' },
+        concurrency: { type: 'string' },
+        model: { type: 'string' },
+        json: { type: 'string' },
+        html: { type: 'string' },
+        filter: { type: 'string' },
+        'retry-infra': { type: 'string' },
+        out: { type: 'string' },
+        emulator: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
+  return check(evalSchema, {
+    command: 'eval',
+    suite: parsed.positionals[0],
+    trials: v.trials,
+    concurrency: v.concurrency,
+    model: v.model,
+    json: v.json,
+    html: v.html,
+    filter: v.filter,
+    retryInfra: v['retry-infra'],
+    out: v.out,
+    emulator: v.emulator === true,
+  });
+}
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -139,6 +197,7 @@ function check<T>(schema: z.ZodType<T>, value: unknown): T {
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === 'eval') return parseEval(rest);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -155,6 +214,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: { type: 'string' },
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
+        html: { type: 'string' },
         sandbox: { type: 'string' },
         'mcp-config': { type: 'string', multiple: true },
         'job-wait': { type: 'string' },
@@ -227,9 +287,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (pos.length !== 0) throw new UsageError('keel doctor takes no arguments');
       return check(doctorSchema, { command, sandbox: v.sandbox });
     case 'trace':
-      allowedFor(['workspace']);
+      allowedFor(['workspace', 'html']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
-      return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+      return check(traceSchema, { command, target: pos[0], workspace: v.workspace, html: v.html });
     case 'memory': {
       const [action, ...more] = pos;
       if (action === 'search') {

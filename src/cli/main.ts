@@ -13,7 +13,7 @@ import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
-import { traceMetrics } from '../agent/trace/trace.ts';
+import { resolveSessionLog, traceMetrics } from '../agent/trace/trace.ts';
 import {
   type CliArgs,
   parseCli,
@@ -29,6 +29,7 @@ import { progressLine } from './render.ts';
 import { runRestore } from './restoreCommand.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { runTaskCommand } from './taskCommand.ts';
+import { attachTelemetry } from './telemetry.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -173,6 +174,7 @@ async function run(args: RunArgs): Promise<number> {
         if (line) process.stderr.write(`${line}\n`);
       }
     });
+    const flushTelemetry = await attachTelemetry(session, model);
     process.stderr.write(
       `keel: session ${session.id} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,
     );
@@ -201,6 +203,7 @@ async function run(args: RunArgs): Promise<number> {
       await session.mcp?.shutdown();
     }
     process.off('SIGINT', onSigint);
+    await flushTelemetry();
     onStdoutGone = undefined;
     if (stdoutGone) return EXIT.finished;
     if (!args.json && outcome.finalText) out(`${outcome.finalText}\n`);
@@ -262,6 +265,15 @@ async function tool(args: ToolArgs): Promise<number> {
   return result.status === 'error' ? EXIT.failed : EXIT.finished;
 }
 
+async function writeTraceHtml(target: string, stateDir: string, out: string): Promise<number> {
+  const { traceHtml } = await import('../agent/trace/html.ts');
+  const html = await traceHtml(resolveSessionLog(target, stateDir));
+  fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+  fs.writeFileSync(out, html);
+  process.stderr.write(`keel: trace written to ${out}\n`);
+  return EXIT.finished;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   watchStdout();
   const code = await dispatch(argv);
@@ -288,6 +300,10 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'eval': {
+        const { evalCommand } = await import('./evalCommand.ts');
+        return await evalCommand(args);
+      }
       case 'doctor': {
         const report = doctorReport(args.sandbox);
         process.stdout.write(`${report.text}\n`);
@@ -301,6 +317,7 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         return runRestore(args, workspaceDir(args.workspace), () => Date.now());
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
+        if (args.html) return await writeTraceHtml(args.target, stateDir, args.html);
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
         return EXIT.finished;
       }

@@ -16,6 +16,7 @@ import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { createVscodeMcpPort, registerMcpServersCommand } from './mcp.ts';
 import { registerMemoryCommands } from './memoryCommands.ts';
+import { registerEvidenceCommands } from './evidence.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
 import { registerCheckpointCommands } from './checkpointCommands.ts';
@@ -23,6 +24,7 @@ import { type LongTaskView, registerLongTask } from './longTask.ts';
 import { runOutsideMessage } from './sandboxUi.ts';
 import { type KeelSettings, readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
+import { createExtensionTelemetry } from './telemetry.ts';
 import {
   askPrompt,
   explainPrompt,
@@ -156,6 +158,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     log: write,
     memento: context.workspaceState,
     bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
+    telemetry: createExtensionTelemetry(write),
   });
   const ctl = controller;
   sub(
@@ -359,6 +362,15 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   command('keel.showLog', () => channel.show(true));
   sub(
     ...registerMemoryCommands({ stateDir: () => getHost().stateDir, session: () => ctl.current, log: write }),
+    ...registerEvidenceCommands({
+      controller: ctl,
+      stateDir: () => getHost().stateDir,
+      extensionPath: context.extensionPath,
+      settings: readSettings,
+      apiKey: async () =>
+        (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+      log: write,
+    }),
   );
   command('keel.openSessionLog', async () => {
     let logPath = ctl.current?.logPath;

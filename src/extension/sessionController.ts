@@ -4,6 +4,7 @@ import type { Host } from '../agent/host.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
 import { closeInterruptedRun, holdSession } from './interruptedRun.ts';
 import type { KeelSettings } from './settings.ts';
+import type { ExtensionTelemetry } from './telemetry.ts';
 
 // Owns the current AgentSession: creates it lazily (the core is loaded on first use, not at
 // activation), forwards its events to subscribers (chat view, status bar), switches sessions
@@ -88,6 +89,8 @@ export interface SessionControllerOptions {
   readonly memento?: vscode.Memento;
   /** The bundled skills folder inside the installed extension. */
   readonly bundledSkillsDir?: string;
+  /** OpenTelemetry export of each session's events, when configured. */
+  readonly telemetry?: ExtensionTelemetry;
 }
 
 const LAST_SESSION_KEY = 'keel.lastSessionId';
@@ -204,6 +207,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       readOnly: !trusted,
       ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });
+    await options.telemetry?.attach(created, settings.model);
     options.log(
       'info',
       `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`,
@@ -349,7 +353,10 @@ export function createSessionController(options: SessionControllerOptions): Sess
       const s = session;
       const run = lastRun;
       abortRun('VS Code is closing or reloading the window');
-      if (!s?.running || !run) return;
+      if (!s?.running || !run) {
+        await options.telemetry?.flush();
+        return;
+      }
       s.abort('VS Code is closing or reloading the window');
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
@@ -362,6 +369,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
         }),
       ]);
       clearTimeout(timer);
+      await options.telemetry?.flush();
     },
     dispose() {
       abortRun('Keel is shutting down');

@@ -26,7 +26,7 @@ import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
-import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
+import { createSessionLog, isValidSessionId, loadSession, type PrefixRecord, sessionLogPath } from './log.ts';
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
 
 export const MIN_CONTEXT_WINDOW = 16_000;
@@ -100,6 +100,12 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   let seq = 0;
   let id: string;
   let log: ReturnType<typeof createSessionLog>;
+  // Hash of the prefix last written to the log: a prefix is logged once, and again only if it changes.
+  let loggedPrefixHash: string | undefined;
+  // Notices raised while the session is being built (small window, skill problems) reach every
+  // subscriber, however late it subscribes: no host can subscribe before the factory returns.
+  const startupNotices: AgentEvent[] = [];
+  let constructing = true;
 
   if (options.resumeId) {
     if (!isValidSessionId(options.resumeId))
@@ -109,7 +115,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     id = loaded.header.id;
     events.push(...loaded.events);
     transcript = [...loaded.messages];
-    seq = loaded.events.reduce((max, e) => Math.max(max, e.seq), 0);
+    seq = loaded.maxSeq;
+    loggedPrefixHash = loaded.prefixes.at(-1)?.hash;
     const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
     if (lastTodo?.type === 'todo') todos = lastTodo.todos;
     log = createSessionLog(base.storage, logPath);
@@ -156,6 +163,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     const event = { ...body, sessionId: id, seq: ++seq, ts: now() } as AgentEvent;
     log.append(event); // written and flushed before anyone sees it
     if (event.type !== 'message_delta' && event.type !== 'tool_update') events.push(event);
+    if (constructing && event.type === 'notice') startupNotices.push(event);
     for (const listener of listeners) {
       try {
         listener(event);
@@ -289,6 +297,35 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const jobs = createJobManager(host, now);
   jobs.onChange((job) => emit({ type: 'job', job }));
   let runId: string | undefined;
+  const logPrefix = (request: {
+    prefixHash: string;
+    system: readonly unknown[];
+    tools: readonly unknown[];
+  }) => {
+    if (request.prefixHash === loggedPrefixHash) return;
+    loggedPrefixHash = request.prefixHash;
+    const record: PrefixRecord = {
+      type: 'prefix',
+      seq: ++seq,
+      sessionId: id,
+      ts: now(),
+      hash: request.prefixHash,
+      system: request.system,
+      tools: request.tools,
+    };
+    log.append(record);
+  };
+  // The prefix is logged from the request about to be sent, so the log holds what the API saw.
+  const loggedEngine: typeof engine = {
+    ...engine,
+    skillInContext: (name) => engine.skillInContext(name),
+    afterTools: (transcript) => engine.afterTools(transcript),
+    prepare: async (args) => {
+      const prepared = await engine.prepare(args);
+      logPrefix(prepared.request);
+      return prepared;
+    },
+  };
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
@@ -361,7 +398,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     try {
       outcome = await runLoop({
         model,
-        engine,
+        engine: loggedEngine,
         registry,
         append,
         emit: (body) => {
@@ -422,6 +459,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {
       listeners.add(listener);
+      for (const notice of startupNotices) listener(notice);
       return { dispose: () => listeners.delete(listener) };
     },
     prompt(text, opts) {
@@ -510,5 +548,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       void mcp?.manager.shutdown();
     },
   };
+  constructing = false;
   return session;
 }
