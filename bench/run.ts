@@ -17,6 +17,16 @@ const benches: Bench[] = [
     fn: 'runSessionBench',
   },
   { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
+  {
+    name: 'MCP: eager vs lazy tool schemas (three real servers, 30 calls)',
+    file: './mcp.ts',
+    fn: 'runMcpBench',
+  },
+  {
+    name: 'MemorySearch: 200 sessions / 50 MB history, index vs linear scan',
+    file: './memorySearch.ts',
+    fn: 'runMemorySearchBench',
+  },
 ];
 
 const only = process.argv[2];

@@ -27,6 +27,10 @@ const builds = [
     ...common,
     ...cjsImportMeta,
     entryPoints: { extension: 'src/extension/extension.ts' },
+    // zod probes `navigator` (for Cloudflare workers); in VS Code's extension host on Node 22+ touching
+    // that global logs "PendingMigrationError: navigator is now a global in nodejs". The extension
+    // never runs in a browser worker, so the probe is compiled to `typeof undefined`.
+    define: { ...cjsImportMeta.define, navigator: 'undefined' },
     // First statement of the bundle: activate() reports how long evaluating the module took.
     banner: { js: `const __keelLoadStart = performance.now();\n${cjsImportMeta.banner.js}` },
     outExtension: { '.js': '.cjs' },

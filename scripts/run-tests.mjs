@@ -2,7 +2,8 @@
 // Finds *.test.ts under the given folders and runs them with node's test runner (Node 20 has no
 // glob support in `node --test`). Exits with the runner's code; output ends in its summary.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const dirs = process.argv.slice(2);
@@ -19,9 +20,12 @@ if (files.length === 0) {
   console.error('run-tests: no test files found');
   process.exit(1);
 }
+// The tests' scratch folders (os.tmpdir() honours TMPDIR) all land in one folder removed afterwards.
+const scratch = mkdtempSync(join(tmpdir(), 'keel-unit-'));
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env: { ...process.env, TMPDIR: scratch } },
 );
+rmSync(scratch, { recursive: true, force: true });
 process.exit(result.status ?? 1);

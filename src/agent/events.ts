@@ -1,4 +1,5 @@
 import type { AgentMessage, AssistantBlock, AssistantMessage, UserMessage } from './messages.ts';
+import type { MemoryChange } from './memory/store.ts';
 import type { ToolResult } from './tools/protocol.ts';
 
 // One discriminated union for everything subscribers (CLI, webview, trace, tests) consume.
@@ -58,6 +59,8 @@ export type AgentEventBody =
   | { type: 'todo'; todos: readonly TodoItem[] }
   | { type: 'message_appended'; message: AgentMessage }
   | { type: 'notice'; level: 'info' | 'warn' | 'error'; text: string }
+  /** MEMORY.md changed (Memory tool, consolidation): on disk now, in the prompt from the next session. */
+  | { type: 'memory_changed'; change: MemoryChange }
   | { type: 'error'; code: string; message: string };
 
 export type AgentEvent = AgentEventBody & {

@@ -33,7 +33,14 @@ export interface WorkspacePort {
   isTrusted(): boolean;
 }
 
-export type ApprovalKind = 'command' | 'network' | 'destructive' | 'delete' | 'protected_write' | 'other';
+export type ApprovalKind =
+  | 'command'
+  | 'network'
+  | 'destructive'
+  | 'delete'
+  | 'protected_write'
+  | 'mcp'
+  | 'other';
 export type ApprovalRisk = 'low' | 'medium' | 'high';
 export type ApprovalDecision = 'allow_once' | 'allow_session' | 'deny';
 
@@ -171,4 +178,37 @@ export interface Host {
   /** Where ripgrep lives (the host may prefer a bundled one). Undefined = not available. */
   readonly ripgrepPath?: string;
   readonly log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+  /** MCP servers (src/agent/mcp/). Absent = the host offers none. */
+  readonly mcp?: McpPort;
+}
+
+/** A workspace-defined MCP server asks to start: the exact command line (or URL) it would run. */
+export interface McpServerApprovalRequest {
+  readonly server: string;
+  /** The config file that defines it. */
+  readonly file: string;
+  readonly commandLine: string;
+  /** sha256 of the definition: a decision is remembered per workspace + this hash. */
+  readonly hash: string;
+}
+
+export interface McpPort {
+  /** Config files the user named (CLI `--mcp-config`): their servers count as approved. */
+  readonly namedConfigFiles?: readonly string[];
+  /** User-level config (default ~/.keel/mcp.json); null = none (tests). */
+  readonly userConfigFile?: string | null;
+  /** Calls of tools the server annotates `readOnlyHint: true` run without asking (a user setting). */
+  allowReadOnlyCalls(): boolean;
+  /**
+   * May this workspace-defined server start? VS Code: a modal naming the command, remembered per
+   * workspace + hash; CLI: only with `--approve all`. Never called in an untrusted workspace.
+   */
+  approveServer(request: McpServerApprovalRequest, signal?: AbortSignal): Promise<boolean>;
+  /** The value of `${input:id}` (VS Code: prompt once, kept in SecretStorage; CLI: an env variable). */
+  resolveInput(
+    input: { readonly id: string; readonly description?: string; readonly password?: boolean },
+    signal?: AbortSignal,
+  ): Promise<string | undefined>;
+  /** How to allow a refused workspace server, in this host's words (said to the model and the user). */
+  readonly howToApprove: (server: string, file: string) => string;
 }

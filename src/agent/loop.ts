@@ -26,6 +26,8 @@ export interface LoopDeps {
   readonly hasSteering: () => boolean;
   readonly newId: (prefix: string) => string;
   readonly now: () => number;
+  /** Total time spent so far waiting for the user's approval answers (left out of tool durations). */
+  readonly approvalWaitMs?: () => number;
   readonly signal: AbortSignal;
   readonly maxTurns: number;
   readonly maxTokens: number;
@@ -164,6 +166,7 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
       }
       deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
       const started = deps.now();
+      const waitedBefore = deps.approvalWaitMs?.() ?? 0;
       const executed =
         use.invalidJson !== undefined
           ? {
@@ -182,7 +185,7 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
         toolUseId: use.id,
         name: use.name,
         result: executed.result,
-        durationMs: deps.now() - started,
+        durationMs: deps.now() - started - ((deps.approvalWaitMs?.() ?? 0) - waitedBefore),
       });
       deps.append(toolResultMessage(deps, use.id, use.name, executed.result, content));
       stopRun ??= executed.stopRun;

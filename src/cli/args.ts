@@ -4,14 +4,18 @@ import { z } from 'zod';
 // The CLI contract (stable: other tools and checks drive Keel through it).
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
-           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo] PROMPT
-  keel tool NAME 'JSON-INPUT' [--workspace DIR] [--approve never|safe|all]
+           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
+           [--mcp-config FILE]... PROMPT
+  keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR]
   keel doctor [--sandbox on|off|required]
+  keel memory search QUERY [--workspace DIR] [--json]
+  keel memory rollback [--workspace DIR]
   run and tool also take --sandbox on|off|required (default on when available; required = refuse
   commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
 
-Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL.
+Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
+  KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
 
 export class UsageError extends Error {}
@@ -39,12 +43,14 @@ const runSchema = z.object({
     .optional(),
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
+  mcpConfig: z.array(z.string().min(1)),
   prompt: z.string(),
   sandbox: sandbox.optional(),
 });
 const toolSchema = z.object({
   command: z.literal('tool'),
-  name: z.string().min(1),
+  /** Empty: `keel tool` without arguments lists the tools. */
+  name: z.string(),
   input: z.string(),
   workspace: z.string().optional(),
   approve: approve.optional(),
@@ -57,11 +63,23 @@ const traceSchema = z.object({
   workspace: z.string().optional(),
 });
 
+const memorySchema = z.discriminatedUnion('action', [
+  z.object({
+    command: z.literal('memory'),
+    action: z.literal('search'),
+    query: z.string().trim().min(2, 'keel memory search: the QUERY needs at least 2 characters'),
+    workspace: z.string().optional(),
+    json: z.boolean(),
+  }),
+  z.object({ command: z.literal('memory'), action: z.literal('rollback'), workspace: z.string().optional() }),
+]);
+
+export type MemoryArgs = z.infer<typeof memorySchema>;
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
 export type DoctorArgs = z.infer<typeof doctorSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | DoctorArgs | { command: 'help' };
+export type CliArgs = RunArgs | ToolArgs | TraceArgs | DoctorArgs | MemoryArgs | { command: 'help' };
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -89,6 +107,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
         sandbox: { type: 'string' },
+        'mcp-config': { type: 'string', multiple: true },
       },
     });
   } catch (error) {
@@ -120,13 +139,24 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: v.resume,
         contextWindow: v['context-window'],
         demo: v.demo === true,
+        mcpConfig: v['mcp-config'] ?? [],
         prompt: pos[0] ?? '',
         sandbox: v.sandbox,
       });
     }
     case 'tool':
       allowedFor(['workspace', 'approve', 'sandbox']);
-      if (pos.length !== 2) throw new UsageError("keel tool takes NAME and 'JSON-INPUT'");
+      if (pos.length === 0)
+        return check(toolSchema, {
+          command,
+          name: '',
+          input: '',
+          workspace: v.workspace,
+          approve: v.approve,
+          sandbox: v.sandbox,
+        });
+      if (pos.length !== 2)
+        throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
       return check(toolSchema, {
         command,
         name: pos[0],
@@ -143,6 +173,26 @@ export function parseCli(argv: readonly string[]): CliArgs {
       allowedFor(['workspace']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
       return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+    case 'memory': {
+      const [action, ...more] = pos;
+      if (action === 'search') {
+        allowedFor(['workspace', 'json']);
+        if (more.length !== 1) throw new UsageError('keel memory search takes one QUERY (quote it)');
+        return check(memorySchema, {
+          command,
+          action,
+          query: more[0],
+          workspace: v.workspace,
+          json: v.json === true,
+        });
+      }
+      if (action === 'rollback') {
+        allowedFor(['workspace']);
+        if (more.length !== 0) throw new UsageError('keel memory rollback takes no arguments');
+        return check(memorySchema, { command, action, workspace: v.workspace });
+      }
+      throw new UsageError('keel memory takes "search QUERY" or "rollback"');
+    }
     default:
       throw new UsageError(`Unknown command: ${command}`);
   }

@@ -1,21 +1,42 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
-import type { ApprovalsPort, Host } from '../agent/host.ts';
+import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import { traceMetrics } from '../agent/trace/trace.ts';
 import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import { createCliMcpPort } from './mcpPort.ts';
+import { memoryCommand } from './memoryCommand.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
-import { runToolOnce } from './toolCommand.ts';
+import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
 const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
+
+// `keel … | head -n 1`: once the reader has gone, stdout's EPIPE ends the run quietly (exit 0, as
+// other Unix tools do) — the session is aborted so its processes stop and its log is closed.
+let stdoutGone = false;
+let onStdoutGone: (() => void) | undefined;
+let watchingStdout = false;
+function watchStdout(): void {
+  if (watchingStdout) return;
+  watchingStdout = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutGone = true;
+    onStdoutGone?.();
+  });
+}
+function out(text: string): void {
+  if (!stdoutGone) process.stdout.write(text);
+}
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 /** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
@@ -38,28 +59,41 @@ function workspaceDir(dir: string | undefined): string {
   return resolved;
 }
 
-function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag): Host {
-  return createNodeHost({ workspace, approvals, ripgrepPath: rgPath, sandbox: sandboxSettings(sandbox) });
+function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag, mcp?: McpPort): Host {
+  const host = createNodeHost({
+    workspace,
+    approvals,
+    ripgrepPath: rgPath,
+    sandbox: sandboxSettings(sandbox),
+  });
+  return mcp ? { ...host, mcp } : host;
 }
 
 async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
   const { startEmulator } = await import('../../test/emulator/server.ts');
-  const { parseScenario } = await import('../../test/emulator/scenario.ts');
-  const demoJson = (await import('../../test/emulator/scenarios/demo.json', { with: { type: 'json' } }))
-    .default;
-  const emulator = await startEmulator({ scenario: parseScenario(demoJson) });
-  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-'));
-  fs.writeFileSync(
-    path.join(workspace, 'README.md'),
-    '# Demo project\n\nA tiny workspace created by `keel run --demo`.\n',
-  );
-  fs.mkdirSync(path.join(workspace, 'src'));
-  fs.writeFileSync(path.join(workspace, 'src', 'index.ts'), 'export const answer = 42;\n');
+  const { demoScenario } = await import('../../test/emulator/demo/scenario.ts');
+  const { createDemoWorkspace } = await import('../../test/emulator/demo/workspace.ts');
+  const emulator = await startEmulator({ scenario: demoScenario });
+  const workspace = createDemoWorkspace(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-')));
   process.stderr.write(
     `\n*** DEMO MODE: no real model. Keel is talking to its bundled API emulator at ${emulator.url}\n` +
-      `*** with a scripted conversation, in a scratch workspace ${workspace}.\n\n`,
+      `*** with scripted answers, in a scratch git repo ${workspace} (removed when the run ends).\n` +
+      '*** Try: "explain src/greet.js", "add a farewell function", "delete the build folder".\n\n',
   );
-  return { baseURL: emulator.url, workspace, close: () => emulator.close() };
+  return {
+    baseURL: emulator.url,
+    workspace,
+    close: async () => {
+      await emulator.close();
+      fs.rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The workspace's uncommitted changes as a diff (what the demo's edits did), or '' without git. */
+function gitDiff(workspace: string): string {
+  const result = spawnSync('git', ['diff', '--no-color'], { cwd: workspace, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout : '';
 }
 
 /** `@path` words naming an existing workspace file: sent as "read this" reminders, never as content (P3). */
@@ -82,7 +116,12 @@ async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
-    const host = makeHost(workspace, approvalsFor(args.approve), args.sandbox);
+    const host = makeHost(
+      workspace,
+      approvalsFor(args.approve),
+      args.sandbox,
+      createCliMcpPort(args, workspace),
+    );
     const notice = sandboxNotice(host);
     if (notice) process.stderr.write(`${notice}\n`);
     const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
@@ -103,7 +142,7 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.resume ? { resumeId: args.resume } : {}),
     });
     session.subscribe((event) => {
-      if (args.json) process.stdout.write(`${JSON.stringify(event)}\n`);
+      if (args.json) out(`${JSON.stringify(event)}\n`);
       else {
         const line = progressLine(event);
         if (line) process.stderr.write(`${line}\n`);
@@ -120,11 +159,27 @@ async function run(args: RunArgs): Promise<number> {
       session.abort('interrupted by the user');
     };
     process.on('SIGINT', onSigint);
+    onStdoutGone = () => session.abort('stdout was closed');
     const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
     const mentions = mentionedFiles(prompt, workspace);
-    const outcome: RunOutcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+    let outcome: RunOutcome;
+    try {
+      outcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
+      // The session ends here: durable facts go to MEMORY.md (never blocks the exit for long, never fails it).
+      if (outcome.status === 'finished') await session.consolidateMemory();
+    } finally {
+      // MCP servers end with the session, before the process does.
+      await session.mcp?.shutdown();
+    }
     process.off('SIGINT', onSigint);
-    if (!args.json && outcome.finalText) process.stdout.write(`${outcome.finalText}\n`);
+    onStdoutGone = undefined;
+    if (stdoutGone) return EXIT.finished;
+    if (!args.json && outcome.finalText) out(`${outcome.finalText}\n`);
+    if (demo && !args.workspace && !args.json) {
+      // The scratch workspace goes away with the run: show what the demo changed in it.
+      const diff = gitDiff(workspace);
+      if (diff) out(`\n${diff}`);
+    }
     if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);
     return outcome.status === 'finished'
       ? EXIT.finished
@@ -139,17 +194,28 @@ async function run(args: RunArgs): Promise<number> {
 async function tool(args: ToolArgs): Promise<number> {
   const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve), args.sandbox);
   const skillsDir = bundledSkillsDir();
+  if (!args.name) {
+    out(`${listTools(host, skillsDir ? { bundledSkillsDir: skillsDir } : {})}\n`);
+    out('\nRun one: keel tool NAME \'JSON-INPUT\', e.g. keel tool Read \'{"path":"README.md"}\'\n');
+    return EXIT.finished;
+  }
   const result = await runToolOnce(
     host,
     args.name,
     args.input,
     skillsDir ? { bundledSkillsDir: skillsDir } : {},
   );
-  process.stdout.write(`${JSON.stringify(result)}\n`);
+  out(`${JSON.stringify(result)}\n`);
   return result.status === 'error' ? EXIT.failed : EXIT.finished;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  watchStdout();
+  const code = await dispatch(argv);
+  return stdoutGone ? EXIT.finished : code;
+}
+
+async function dispatch(argv: readonly string[]): Promise<number> {
   let args: CliArgs;
   try {
     args = parseCli(argv);
@@ -163,7 +229,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     switch (args.command) {
       case 'help':
-        process.stdout.write(`${USAGE}\n`);
+        out(`${USAGE}\n`);
         return EXIT.finished;
       case 'run':
         return await run(args);
@@ -174,9 +240,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stdout.write(`${report.text}\n`);
         return report.ok ? EXIT.finished : EXIT.failed;
       }
+      case 'memory':
+        return memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
-        process.stdout.write(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
+        out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
         return EXIT.finished;
       }
     }

@@ -9,6 +9,33 @@ import { createToolset } from '../agent/tools/index.ts';
 import { fail, type ToolResult } from '../agent/tools/protocol.ts';
 import { createToolRegistry } from '../agent/tools/registry.ts';
 
+function toolsetFor(host: Host, bundledSkillsDir: string | undefined) {
+  let todos: readonly import('../agent/events.ts').TodoItem[] = [];
+  return createToolset({
+    host,
+    readOnly: !host.workspace.isTrusted(),
+    skills: discoverSkills({
+      bundledDir: bundledSkillsDir ?? defaultBundledSkillsDir(),
+      workspaceRoot: host.workspace.roots[0] ?? '',
+    }),
+    todos: {
+      current: () => todos,
+      onChange: (next) => {
+        todos = next;
+      },
+    },
+  });
+}
+
+/** `keel tool` alone: the tools a session offers here, one per line with the first line of its description. */
+export function listTools(host: Host, options: { bundledSkillsDir?: string } = {}): string {
+  const tools = createToolRegistry(toolsetFor(host, options.bundledSkillsDir)).apiTools;
+  const width = Math.max(...tools.map((t) => t.name.length));
+  return tools
+    .map((t) => `${t.name.padEnd(width)}  ${(t.description ?? '').split('\n')[0]!.split(/(?<=\.)\s/)[0]}`)
+    .join('\n');
+}
+
 /** `keel tool NAME JSON`: one call through the same registry, guards and policies as a session. */
 export async function runToolOnce(
   baseHost: Host,
@@ -27,21 +54,7 @@ export async function runToolOnce(
     );
   }
   const host: Host = { ...baseHost, approvals: withSessionMemory(baseHost.approvals) };
-  let todos: readonly import('../agent/events.ts').TodoItem[] = [];
-  const tools = createToolset({
-    host,
-    readOnly: !host.workspace.isTrusted(),
-    skills: discoverSkills({
-      bundledDir: options.bundledSkillsDir ?? defaultBundledSkillsDir(),
-      workspaceRoot: host.workspace.roots[0] ?? '',
-    }),
-    todos: {
-      current: () => todos,
-      onChange: (next) => {
-        todos = next;
-      },
-    },
-  });
+  const tools = toolsetFor(host, options.bundledSkillsDir);
   const registry = createToolRegistry(tools);
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), () => host.clock.now());
   const controller = new AbortController();

@@ -73,7 +73,7 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
     <title>Keel</title>
   </head>
   <body>
-    <div id="app" data-nonce="${n}"></div>
+    <div id="app" data-nonce="${n}"${process.env.KEEL_DEMO === '1' ? ' data-demo="1"' : ''}></div>
     <script nonce="${n}" src="${asset('webview.js')}"></script>
   </body>
 </html>`;
@@ -127,7 +127,16 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     }
     return files;
   };
-  const postReview = async () => post({ type: 'review', files: await reviewState() });
+  const postReview = async () =>
+    post({
+      type: 'review',
+      files: await reviewState(),
+      settled: [...deps.review.decisions()].map(([p, d]) => ({
+        path: relativeTo(deps.roots(), p),
+        accepted: d.accepted,
+        rejected: d.rejected,
+      })),
+    });
   const postSessions = async () => {
     const items = await deps.controller.list();
     post({
@@ -255,6 +264,10 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         return;
       case 'openDiff':
         await openReviewDiff(deps.review, abs(message.path));
+        return;
+      case 'memoryDecision':
+        // Keep: the change is already on disk. Undo: restore the version before it.
+        if (!message.keep) await vscode.commands.executeCommand('keel.undoMemoryChange', message.changeId);
         return;
       case 'openFile': {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs(message.path)));

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import type { Host } from '../agent/host.ts';
+import type { Host, McpPort } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
 import { createModalApprovals } from './approvals.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
@@ -14,6 +14,8 @@ import {
 } from './editReview/reviewManager.ts';
 import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
+import { createVscodeMcpPort, registerMcpServersCommand } from './mcp.ts';
+import { registerMemoryCommands } from './memoryCommands.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
 import { runOutsideMessage } from './sandboxUi.ts';
@@ -102,29 +104,35 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   let onHostCreated: ((created: Host) => void) | undefined;
   // Commands the user approved in the "Run outside the sandbox…" modal, each good for one run.
   const outsideApproved = new Set<string>();
+  const mcpPort = createVscodeMcpPort(context, () => roots()[0]);
+  // MCP servers come from the workspace's and the user's mcp.json; the core starts them when needed.
+  const withMcp = (mcp: McpPort, base: Host): Host => Object.assign(base, { mcp });
   const getHost = () => {
-    host ??= createVscodeHost({
-      review,
-      proposals,
-      approvals: createModalApprovals({
-        policyFor: (kind) => (kind === 'other' ? 'ask' : readSettings().approvals[kind]),
-        log: (m) => write('info', m),
-        consumePreApproval: (request) => {
-          for (const command of outsideApproved) {
-            if (!request.detail.startsWith(`${command}\n\n`)) continue;
-            outsideApproved.delete(command);
-            return true;
-          }
-          return false;
-        },
+    host ??= withMcp(
+      mcpPort,
+      createVscodeHost({
+        review,
+        proposals,
+        approvals: createModalApprovals({
+          policyFor: (kind) => (kind === 'other' || kind === 'mcp' ? 'ask' : readSettings().approvals[kind]),
+          log: (m) => write('info', m),
+          consumePreApproval: (request) => {
+            for (const command of outsideApproved) {
+              if (!request.detail.startsWith(`${command}\n\n`)) continue;
+              outsideApproved.delete(command);
+              return true;
+            }
+            return false;
+          },
+        }),
+        sandbox: sandboxSettingsFor(readSettings().sandbox),
+        reviewMode: () => readSettings().editReview,
+        runSignal: () => controller?.runSignal,
+        ...(getRipgrep() ? { ripgrepPath: getRipgrep() } : {}),
+        log: write,
+        revealEdits: true,
       }),
-      sandbox: sandboxSettingsFor(readSettings().sandbox),
-      reviewMode: () => readSettings().editReview,
-      runSignal: () => controller?.runSignal,
-      ...(getRipgrep() ? { ripgrepPath: getRipgrep() } : {}),
-      log: write,
-      revealEdits: true,
-    });
+    );
     onHostCreated?.(host);
     return host;
   };
@@ -149,7 +157,10 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
   });
   const ctl = controller;
-  sub(ctl);
+  sub(
+    ctl,
+    registerMcpServersCommand(ctl, (m) => write('warn', m)),
+  );
   // VS Code waits (a few seconds at most) for deactivate: long enough to log a cut run's end.
   shutdown = () => ctl.shutdown(2000);
 
@@ -178,6 +189,12 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       if (e.type !== 'usage') return;
       status.setSandbox(sandboxInfoNow());
       status.update(e.usage);
+    }),
+    // The view title's Stop button shows only while a run is going.
+    ctl.onDidChange((e) => {
+      if (e.type === 'usage') return;
+      const running = e.type === 'event' ? e.event.type !== 'agent_end' : (ctl.current?.running ?? false);
+      void vscode.commands.executeCommand('setContext', 'keel.running', running);
     }),
   );
   // The host (and its sandbox probe) is made lazily, with the first session; shown from then on.
@@ -299,6 +316,9 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     void vscode.window.showInformationMessage(key.trim() ? 'Keel: API key saved.' : 'Keel: API key removed.');
   });
   command('keel.showLog', () => channel.show(true));
+  sub(
+    ...registerMemoryCommands({ stateDir: () => getHost().stateDir, session: () => ctl.current, log: write }),
+  );
   command('keel.openSessionLog', async () => {
     let logPath = ctl.current?.logPath;
     if (!logPath) {

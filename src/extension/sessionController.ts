@@ -264,7 +264,11 @@ export function createSessionController(options: SessionControllerOptions): Sess
       });
       lastRun = outcome;
       outcome.then(
-        (o) => options.log('info', `run ended: ${o.status}${o.error ? ` (${o.error})` : ''}`),
+        (o) => {
+          options.log('info', `run ended: ${o.status}${o.error ? ` (${o.error})` : ''}`);
+          // Durable facts of a run that did real work go to MEMORY.md (shown as a memory card).
+          if (o.status === 'finished') void s.consolidateMemory();
+        },
         (error: unknown) => options.log('error', `run failed: ${String(error)}`),
       );
       return { ok: true, outcome };

@@ -28,6 +28,7 @@ export const AGENT_EVENT_TYPES = [
   'message_appended',
   'notice',
   'error',
+  'memory_changed',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -132,6 +133,16 @@ export const agentEventSchema = z.discriminatedUnion('type', [
   ev('message_appended', { message: z.looseObject({ id: z.string(), role: z.string() }) }),
   ev('notice', { level: z.enum(['info', 'warn', 'error']), text: z.string() }),
   ev('error', { code: z.string(), message: z.string() }),
+  ev('memory_changed', {
+    change: z.looseObject({
+      id,
+      scope: z.enum(['workspace', 'user']),
+      before: z.nullable(z.string().check(z.maxLength(MAX_CODE))),
+      after: z.nullable(z.string().check(z.maxLength(MAX_CODE))),
+      origin: z.string(),
+      summary: z.string().check(z.maxLength(MAX_TEXT)),
+    }),
+  }),
 ]);
 
 // ---------- host → webview ----------
@@ -189,6 +200,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('review'),
     /** Every file with pending (not yet accepted/rejected) agent edits; an empty list = nothing pending. */
     files: z.array(z.strictObject({ path: relPath, hunks: z.array(hunkSchema) })),
+    /** Hunks the user already accepted / rejected per path, so edit cards can say what became of them. */
+    settled: z.optional(z.array(z.strictObject({ path: relPath, accepted: count, rejected: count }))),
   }),
   z.strictObject({
     type: z.literal('usage'),
@@ -253,6 +266,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('acceptAll') }),
   z.strictObject({ type: z.literal('rejectAll') }),
   z.strictObject({ type: z.literal('openDiff'), path: relPath }),
+  /** The memory diff card's buttons: keep the change, or undo it (restores the previous version). */
+  z.strictObject({ type: z.literal('memoryDecision'), changeId: id, keep: z.boolean() }),
   /** Open a workspace file (paths in tool cards are links); line is 1-based. */
   z.strictObject({
     type: z.literal('openFile'),
@@ -296,6 +311,7 @@ export type WebviewMessageType = WebviewMessage['type'];
 export type SessionSummary = z.infer<typeof sessionSummarySchema>;
 export type ReviewHunk = z.infer<typeof hunkSchema>;
 export type ReviewFile = Narrow<'review'>['files'][number];
+export type SettledFile = NonNullable<Narrow<'review'>['settled']>[number];
 export type UsageMessage = Narrow<'usage'>;
 
 export type ParseResult<T> =

@@ -7,6 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { demoScenario } from '../emulator/demo/scenario.ts';
+import { DEMO_FILES } from '../emulator/demo/workspace.ts';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
 import type { ScriptedReply } from '../emulator/types.ts';
 import {
@@ -204,6 +206,8 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
 
     emulator = await startEmulator({ port: 0 });
     workspace = makeWorkspace('e2e-ws', {
+      // The demo project too, for the demo-repertoire test (the same files npm start opens).
+      ...Object.fromEntries(Object.entries(DEMO_FILES).filter(([rel]) => rel !== 'README.md')),
       'src/app.ts': APP_TS,
       'README.md': '# E2E workspace\n',
     });
@@ -220,15 +224,30 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
     });
     // Install the .vsix the way a user would, with the same code-server, and insist on no warnings.
-    const install = run(node24(), [
-      codeServerEntry(),
-      '--user-data-dir',
-      path.join(server.runDir, 'user-data'),
-      '--extensions-dir',
-      path.join(server.runDir, 'extensions'),
-      '--install-extension',
-      vsix,
-    ]);
+    // code-server keeps its config.yaml under XDG_CONFIG_HOME: in the run dir, never in ~/.config.
+    const xdg = path.join(server.runDir, 'tmp');
+    const install = run(
+      node24(),
+      [
+        codeServerEntry(),
+        '--config',
+        path.join(server.runDir, 'config.yaml'),
+        '--user-data-dir',
+        path.join(server.runDir, 'user-data'),
+        '--extensions-dir',
+        path.join(server.runDir, 'extensions'),
+        '--install-extension',
+        vsix,
+      ],
+      {
+        env: {
+          ...process.env,
+          XDG_CONFIG_HOME: path.join(xdg, 'xdg-config'),
+          XDG_DATA_HOME: path.join(xdg, 'xdg-data'),
+          XDG_CACHE_HOME: path.join(xdg, 'xdg-cache'),
+        },
+      },
+    );
     log(install.trim());
     assert.match(install, /was successfully installed/);
     assert.doesNotMatch(install, /warn|error/i, 'installing the .vsix printed a warning');
@@ -316,6 +335,37 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.equal(fs.readFileSync(file, 'utf8'), APP_TS);
   });
 
+  it('a Memory call shows a diff card in the panel; Undo restores MEMORY.md', async () => {
+    const memory = path.join(workspace, '.keel', 'memory', 'MEMORY.md');
+    script('memory', [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Memory',
+            input: { action: 'add', heading: 'Style', text: 'Indent with tabs' },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Saved to memory.' }] },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Remember: we indent with tabs.');
+    await waitForText(frame, 'Saved to memory.');
+    await until(
+      'the entry on disk',
+      () => fs.existsSync(memory) && fs.readFileSync(memory, 'utf8').includes('Indent with tabs'),
+    );
+    // The card shows the added line and offers Keep / Undo.
+    const card = frame.locator('.memory-card').last();
+    await card.waitFor({ timeout: UI_TIMEOUT });
+    assert.match((await card.textContent()) ?? '', /\+ - \d{4}-\d{2}-\d{2}: Indent with tabs/);
+    await shot('memory-card');
+    await card.getByRole('button', { name: 'Undo' }).click();
+    await until('MEMORY.md restored (it did not exist before)', () => !fs.existsSync(memory));
+    await card.getByText('Undone').waitFor({ timeout: UI_TIMEOUT });
+  });
+
   it('a Bash command raises the native modal; closing it reaches the agent as DENIED_BY_USER', async () => {
     const before = emulator.requests.length;
     script('bash', [
@@ -346,7 +396,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.match(sent, /DENIED_BY_USER/);
   });
 
-  it('Ask Keel About Selection works from the editor context menu', async () => {
+  it('Ask About Selection works from the editor context menu', async () => {
     const before = emulator.requests.length;
     script('ask', [{ content: [{ type: 'text', text: 'It returns a greeting for the given name.' }] }]);
     await openFile('src/app.ts');
@@ -356,7 +406,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await page.keyboard.press('Shift+ArrowDown');
     await page.keyboard.press('Shift+ArrowDown');
     await editor.click({ button: 'right', position: { x: 40, y: 8 } });
-    const item = page.locator('.context-view .action-item', { hasText: 'Ask Keel About Selection' }).first();
+    const item = page.locator('.context-view .action-item', { hasText: 'Ask About Selection' }).first();
     await item.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
     await item.click();
     const input = page.locator('.quick-input-widget input');
@@ -482,6 +532,33 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       await page.waitForTimeout(500); // let the webview pick up the new theme variables
       await shot(name);
     }
+  });
+
+  // Last: it opens another editor, and earlier tests select text in the first one.
+  it('the demo: "add a farewell function" edits with a pending review (CodeLens Accept/Reject) and runs the test', async () => {
+    const file = path.join(workspace, 'src', 'greet.js');
+    const original = fs.readFileSync(file, 'utf8');
+    emulator.setScenario(demoScenario);
+    const frame = await openPanel();
+    await send(frame, 'add a farewell function');
+    await waitForText(frame, 'pending review');
+    assert.match(fs.readFileSync(file, 'utf8'), /export function farewell\(name\)/);
+    assert.match(requestsText(), /# pass 1|"exit_code":0|exit code 0/, 'npm test ran and passed');
+    await openFile('src/greet.js');
+    await page
+      .locator('.codelens-decoration a', { hasText: 'Accept' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await page
+      .locator('.codelens-decoration a', { hasText: 'Reject' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await shot('demo-farewell-review');
+    await frame
+      .getByRole('button', { name: /^Reject/ })
+      .first()
+      .click();
+    await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === original);
   });
 });
 

@@ -2,11 +2,12 @@
 // The first stdout line is the base URL, so a parent process can read it and hand it to the SDK.
 import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { demoScenario } from './demo/scenario.ts';
 import { loadScenarioFile, scenarioPath } from './scenario.ts';
 import { startEmulator } from './server.ts';
 
 const USAGE = `usage: cli.ts [--scenario FILE|NAME] [--port N] [--seed N] [--context-window N] [--cache-ttl-ms N] [--min-cacheable N] [--log] [--last-request-file FILE]
-  NAME is a bundled scenario under test/emulator/scenarios (e.g. demo). Without --scenario every reply is "OK".`;
+  NAME is demo (the scripted demo repertoire, demo/scenario.ts) or a bundled scenario under test/emulator/scenarios. Without --scenario every reply is "OK".`;
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -38,8 +39,14 @@ async function main(): Promise<void> {
   if (scenarioFile !== undefined && !existsSync(scenarioFile) && existsSync(scenarioPath(scenarioFile))) {
     scenarioFile = scenarioPath(scenarioFile);
   }
+  const scenario =
+    scenarioFile === 'demo' && !existsSync(scenarioFile)
+      ? demoScenario
+      : scenarioFile !== undefined
+        ? loadScenarioFile(scenarioFile)
+        : undefined;
   const emu = await startEmulator({
-    ...(scenarioFile !== undefined ? { scenario: loadScenarioFile(scenarioFile) } : {}),
+    ...(scenario ? { scenario } : {}),
     port: intOption(values.port, 'port') ?? 0,
     chunkSeed: intOption(values.seed, 'seed'),
     contextWindow: intOption(values['context-window'], 'context-window'),

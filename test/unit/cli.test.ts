@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
 import {
   cliEnv,
+  KEEL_BIN,
   processesWith,
   readLog,
   runKeel,
@@ -362,13 +365,77 @@ describe('keel usage and guards', () => {
     assert.equal(typeof metrics.prefix_stability_ratio, 'number');
   });
 
-  test('--demo needs no API key and says loudly that it is a demo', async () => {
+  test('--demo needs no API key, says loudly that it is a demo, and cleans up its workspace', async () => {
     const env = { ...process.env };
     delete env.ANTHROPIC_API_KEY;
     delete env.ANTHROPIC_BASE_URL;
     const run = await runKeel(['run', '--demo'], env);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /DEMO MODE/);
-    assert.match(run.stdout, /demo emulator/);
+    assert.match(run.stdout, /That was the tour/);
+    assert.match(run.stdout, /scripted by the bundled emulator/);
+    const workspace = /scratch git repo (\S+)/.exec(run.stderr)?.[1];
+    assert.ok(workspace, run.stderr);
+    assert.equal(fs.existsSync(workspace), false, 'the scratch workspace is removed when the run ends');
+  });
+
+  test('--demo "add a farewell function" reads, edits, runs the tests and prints the diff', async () => {
+    const env = { ...process.env };
+    delete env.ANTHROPIC_API_KEY;
+    const run = await runKeel(['run', '--demo', 'add a farewell function'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const tools = [...run.stderr.matchAll(/^▸ (\w+)/gm)].map((m) => m[1]);
+    assert.deepEqual(tools, ['Read', 'Edit', 'Bash']);
+    assert.doesNotMatch(run.stderr, /DENIED|ignored by git/);
+    assert.match(run.stdout, /the tests pass/);
+    assert.match(run.stdout, /^\+export function farewell\(name\) \{$/m);
+    assert.match(run.stdout, /^\+\+\+ b\/src\/greet\.js$/m);
+  });
+
+  test('--demo "delete the build folder" asks for approval, and a denial runs nothing', async () => {
+    const env = { ...process.env };
+    delete env.ANTHROPIC_API_KEY;
+    const run = await runKeel(['run', '--demo', '--approve', 'never', 'delete the build folder'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /▸ Bash \{"command":"rm -r build"\}\n\s+error DENIED_BY_USER/);
+    assert.match(run.stdout, /You declined `rm -r build`, so nothing ran/);
+  });
+
+  test('a closed stdout (`keel run --demo --json | head -n 1`) ends keel quietly with exit 0', async () => {
+    const env = { ...process.env };
+    delete env.ANTHROPIC_API_KEY;
+    const child = spawn(
+      'bash',
+      ['-c', `set -o pipefail; "${process.execPath}" "${KEEL_BIN}" run --demo --json | head -n 1`],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => {
+      stdout += c;
+    });
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    const [code] = await once(child, 'close');
+    assert.equal(code, 0, stderr);
+    assert.equal(JSON.parse(stdout.trim()).type, 'agent_start');
+    assert.doesNotMatch(stderr, /EPIPE|Error:/);
+    const workspace = /scratch git repo (\S+)/.exec(stderr)?.[1];
+    assert.ok(workspace && !fs.existsSync(workspace), 'the demo workspace is removed after an EPIPE too');
+  });
+});
+
+describe('keel tool', () => {
+  test('without arguments lists the tools a session offers, one per line', async () => {
+    const ws = tempWorkspace({});
+    const run = await runKeel(['tool', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(run.code, 0, run.stderr);
+    const names = run.stdout
+      .split('\n')
+      .map((l) => /^(\w+)\s{2,}\S/.exec(l)?.[1])
+      .filter(Boolean);
+    for (const name of ['Bash', 'Edit', 'Read', 'Write', 'Grep']) assert.ok(names.includes(name), run.stdout);
+    assert.match(run.stdout, /keel tool NAME 'JSON-INPUT'/);
   });
 });

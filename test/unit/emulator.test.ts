@@ -592,41 +592,61 @@ test('aborting a slow stream ends quickly on the client and the server stops wri
   );
 });
 
-test('the demo scenario drives LS → Read → summary, and the CLI serves it on the URL it prints', async () => {
+test('the demo repertoire is keyed on what the user typed, and the CLI serves it on the URL it prints', async () => {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'test/emulator/cli.ts', '--scenario', 'demo', '--port', '0'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   try {
     const lines = createInterface({ input: child.stdout! });
     const [url] = (await once(lines, 'line')) as [string];
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const client = new Anthropic({ apiKey: 'test', baseURL: url, maxRetries: 0 });
-    const convo: Anthropic.MessageParam[] = [{ role: 'user', content: 'What is in this workspace?' }];
-    const tools: Anthropic.Tool[] = ['LS', 'Read'].map((name) => ({
+    const tools: Anthropic.Tool[] = ['LS', 'Read', 'Edit', 'Bash'].map((name) => ({
       name,
       input_schema: { type: 'object' },
     }));
-    const results = ['README.md\n', '1\t# Demo\n'];
-    const calls: string[] = [];
-    for (let turn = 0; turn < 3; turn++) {
-      const msg = await client.messages.stream(params(convo, { tools })).finalMessage();
-      convo.push({ role: 'assistant', content: msg.content as Anthropic.ContentBlockParam[] });
-      const use = msg.content.find((b) => b.type === 'tool_use');
-      if (!use) {
-        assert.match(msg.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), /demo emulator/);
-        break;
+    // One conversation, several prompts: each new prompt starts its own script.
+    const convo: Anthropic.MessageParam[] = [];
+    const ask = async (prompt: string, result: (name: string) => string) => {
+      convo.push({ role: 'user', content: prompt });
+      const calls: string[] = [];
+      for (let turn = 0; turn < 8; turn++) {
+        const msg = await client.messages.stream(params(convo, { tools })).finalMessage();
+        convo.push({ role: 'assistant', content: msg.content as Anthropic.ContentBlockParam[] });
+        const use = msg.content.find((b) => b.type === 'tool_use');
+        if (!use) return { calls, text: msg.content.map((b) => (b.type === 'text' ? b.text : '')).join('') };
+        calls.push(use.name === 'Bash' ? `Bash ${(use.input as { command: string }).command}` : use.name);
+        const denied = use.name === 'Bash' && (use.input as { command: string }).command.startsWith('rm');
+        convo.push({
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: use.id,
+              content: denied ? 'DENIED_BY_USER: The user denied running it' : result(use.name),
+              ...(denied ? { is_error: true } : {}),
+            },
+          ],
+        });
       }
-      calls.push(`${use.name} ${JSON.stringify(use.input)}`);
-      convo.push({
-        role: 'user',
-        content: [{ type: 'tool_result', tool_use_id: use.id, content: results[turn]! }],
-      });
-    }
-    assert.deepEqual(calls, ['LS {"path":"."}', 'Read {"path":"README.md"}']);
+      throw new Error('the demo script did not end');
+    };
+    const ok = (name: string) =>
+      name === 'Bash' ? '{"exit_code":0,"stdout":"# pass 1\\n# fail 0"}' : '1\texport function greet(name) {';
+    const explained = await ask('Explain src/greet.js', ok);
+    assert.deepEqual(explained.calls, ['Read']);
+    assert.match(explained.text, /src\/greet\.js:3/);
+    const added = await ask('add a farewell function', ok);
+    assert.deepEqual(added.calls, ['Read', 'Edit', 'Bash npm test']);
+    assert.match(added.text, /the tests pass[\s\S]*pending review/);
+    const deleted = await ask('delete the build folder', ok);
+    assert.deepEqual(deleted.calls, ['Bash rm -r build']);
+    assert.match(deleted.text, /You declined/);
+    const toured = await ask('hello there', ok);
+    assert.deepEqual(toured.calls, ['LS', 'Read', 'Read', 'Edit']);
+    assert.match(toured.text, /demo|scripted/i);
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit');

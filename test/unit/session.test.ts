@@ -178,3 +178,38 @@ test('circuit breaker: 3 failures open the circuit for 300 s, then a trial call 
   await s.prompt('retry');
   assert.deepEqual(codesOf(seen), ['success', 'success']);
 });
+
+test("a tool card's duration leaves out the time the approval question waited for the user", async () => {
+  let clock = 1_000_000;
+  const base = createNodeHost({
+    workspace: tempWorkspace({}),
+    // The user takes five minutes to answer (the clock moves while the question is open), then allows.
+    approvals: {
+      ask: async () => {
+        clock += 300_000;
+        return 'allow_once';
+      },
+    },
+    ripgrepPath: rgPath,
+  });
+  const s = createAgentSession({
+    host: { ...base, clock: { now: () => clock } },
+    model: 'claude-sonnet-4-6',
+    apiKey: 'k',
+    baseURL: emu.url,
+  });
+  emu.setScenario({
+    replies: [
+      { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'rm -r nothing-here' } }] },
+      { content: [{ type: 'text', text: 'done' }] },
+    ],
+  });
+  const ends: number[] = [];
+  s.subscribe((e) => {
+    if (e.type === 'tool_end') ends.push(e.durationMs);
+  });
+  const outcome = await s.prompt('remove it');
+  assert.equal(outcome.status, 'finished');
+  assert.equal(ends.length, 1);
+  assert.ok(ends[0]! >= 0 && ends[0]! < 300_000, `duration ${ends[0]} ms includes the approval wait`);
+});

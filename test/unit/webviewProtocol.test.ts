@@ -82,6 +82,19 @@ const bodies: AgentEventBody[] = [
   { type: 'message_appended', message: { id: 'n1', ts: 1, role: 'notice', level: 'info', text: 'x' } },
   { type: 'notice', level: 'warn', text: 'careful' },
   { type: 'error', code: 'RATE_LIMIT', message: 'slow down' },
+  {
+    type: 'memory_changed',
+    change: {
+      id: 'mem_1',
+      scope: 'workspace',
+      file: '/w/.keel/memory/MEMORY.md',
+      before: null,
+      after: '# Memory\n\n## Notes\n- 2026-01-01: Use pnpm\n',
+      origin: 'agent',
+      summary: 'add: Use pnpm',
+      ts: 1,
+    },
+  },
 ];
 const events: AgentEvent[] = bodies.map((b, i) => ({ ...b, sessionId: 's1', seq: i + 1, ts: 1000 + i }));
 

@@ -21,6 +21,14 @@ export function editPath(name: string, input: unknown): string | undefined {
   return isEditTool(name) ? field(input, 'path', 'file_path', 'filePath') : undefined;
 }
 
+/** The card's title: the tool's name, or `server › tool` for an MCP call. */
+export function toolDisplayName(name: string, input: unknown): string {
+  if (name !== 'McpCall') return name;
+  const server = field(input, 'server');
+  const tool = field(input, 'tool');
+  return server && tool ? `${server} › ${tool}` : name;
+}
+
 /** The one argument that says what a tool call is about (shown on the collapsed card). */
 export function keyArgument(name: string, input: unknown): string {
   let value: string | undefined;
@@ -42,8 +50,21 @@ export function keyArgument(name: string, input: unknown): string {
       value = field(input, 'name', 'skill');
       break;
     case 'MemorySearch':
+    case 'McpSearch':
       value = field(input, 'query');
       break;
+    case 'McpCall': {
+      const args =
+        typeof input === 'object' && input !== null
+          ? (input as Record<string, unknown>)['arguments']
+          : undefined;
+      value =
+        typeof args === 'object' && args !== null
+          ? Object.values(args as Record<string, unknown>).find((v): v is string => typeof v === 'string')
+          : undefined;
+      value ??= '';
+      break;
+    }
     case 'Task':
       value = field(input, 'description', 'prompt');
       break;
@@ -140,4 +161,19 @@ export function samePath(a: string, b: string): boolean {
 export function visibleRange(total: number, limit: number): { start: number; hidden: number } {
   const start = Math.max(0, total - Math.max(1, limit));
   return { start, hidden: start };
+}
+
+/** Lines removed and added between two versions of a small file (MEMORY.md), in file order. */
+export function lineChanges(
+  before: string | null,
+  after: string | null,
+): Array<{ sign: '+' | '-'; text: string }> {
+  const a = (before ?? '').split('\n').filter((l) => l.trim());
+  const b = (after ?? '').split('\n').filter((l) => l.trim());
+  const inA = new Set(a);
+  const inB = new Set(b);
+  return [
+    ...a.filter((l) => !inB.has(l)).map((text) => ({ sign: '-' as const, text })),
+    ...b.filter((l) => !inA.has(l)).map((text) => ({ sign: '+' as const, text })),
+  ];
 }

@@ -72,13 +72,25 @@ const historyButton = button('Chat history', () => toggleHistory(), {
 });
 historyButton.setAttribute('aria-controls', 'history-panel');
 historyButton.setAttribute('aria-expanded', 'false');
+// The view's own title bar already says "Keel" and has New Chat / Stop: no second header here.
+// `npm start` without an API key marks the panel as a demo (answers from the bundled emulator).
+const demo = app.dataset['demo'] === '1';
 const toolbar = h(
   'div',
   { class: 'toolbar', role: 'toolbar', 'aria-label': 'Chat' },
-  h('span', { class: 'title' }, 'Keel'),
+  demo
+    ? h(
+        'span',
+        {
+          class: 'demo-badge',
+          title:
+            "Demo mode: the answers are scripted by Keel's bundled emulator; no model is called and nothing costs money. Set an API key for real answers.",
+        },
+        'DEMO — scripted answers, no model',
+      )
+    : null,
   h('span', { class: 'status', role: 'status', id: 'run-status' }),
   historyButton,
-  button('New chat', () => post({ type: 'newChat' }), { icon: 'add', iconOnly: true, secondary: true }),
 );
 const transcript = createTranscript();
 const todos = h('div', { class: 'todos-panel' });
@@ -127,6 +139,7 @@ function closeHistory(): void {
 
 const pendingHunks = (path: string) =>
   state.review.filter((f) => samePath(f.path, path)).reduce((n, f) => n + f.hunks.length, 0);
+const settled = (path: string) => state.reviewSettled?.find((f) => samePath(f.path, path));
 
 let frame = 0;
 function schedule(): void {
@@ -138,12 +151,12 @@ function schedule(): void {
 }
 
 function render(): void {
-  transcript.render(state.items, { post, pendingHunks });
+  transcript.render(state.items, { post, pendingHunks, settled });
   renderTodos(todos, state);
   renderReview(review, state, post);
   renderQueue(queue, state);
   renderBanner(banner, state);
-  renderMeter(meter, state);
+  renderMeter(meter, state, { demo });
   if (!historyPanel.hidden) renderHistory(historyPanel, state, post, closeHistory);
   composer.setRunning(state.running);
   const status = toolbar.querySelector<HTMLElement>('#run-status')!;

@@ -1,6 +1,6 @@
 import type { AgentEvent, TodoItem } from '../../src/agent/events.ts';
 import type { AgentMessage } from '../../src/agent/messages.ts';
-import type { ReviewFile, SessionSummary } from '../../src/shared/webviewProtocol.ts';
+import type { ReviewFile, SessionSummary, SettledFile } from '../../src/shared/webviewProtocol.ts';
 
 // The chat panel's view model. Pure data, built only by the reducers in reducer.ts, so the whole
 // event → view pipeline runs (and is tested) in Node without a DOM. Items that change are replaced
@@ -71,7 +71,19 @@ export interface ErrorItem {
   readonly suggestion?: string;
 }
 
-export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem;
+/** A MEMORY.md change made during the session: a small diff the user can keep or undo. */
+export interface MemoryItem {
+  readonly kind: 'memory';
+  /** The change id (what Undo names). */
+  readonly id: string;
+  readonly scope: 'workspace' | 'user';
+  readonly origin: string;
+  readonly summary: string;
+  readonly lines: ReadonlyArray<{ readonly sign: '+' | '-'; readonly text: string }>;
+  readonly undone: boolean;
+}
+
+export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem;
 
 /** A message the user sent that the agent has not taken in yet. */
 export interface QueuedMessage {
@@ -115,6 +127,8 @@ export interface ViewState {
   readonly todos: readonly TodoItem[];
   readonly usage: UsageView;
   readonly review: readonly ReviewFile[];
+  /** Paths whose hunks the user accepted / rejected (edit cards show it). */
+  readonly reviewSettled?: readonly SettledFile[];
   readonly sessions: readonly SessionSummary[];
   /** Host-level problem (no API key …) shown above the input until the next submit. */
   readonly banner?: {

@@ -17,6 +17,7 @@ import {
   toolFromUse,
   withResult,
 } from './draft.ts';
+import { lineChanges } from './format.ts';
 import {
   type AssistantBlockView,
   initialState,
@@ -203,6 +204,23 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       }
       break;
     }
+    case 'memory_changed': {
+      const { change } = event;
+      // An undo marks the card it reverted; it is not a new card.
+      const reverted = change.undoes ? get(draft, change.undoes, 'memory') : undefined;
+      if (reverted) put(draft, { ...reverted, undone: true });
+      else if (!change.undoes)
+        put(draft, {
+          kind: 'memory',
+          id: change.id,
+          scope: change.scope,
+          origin: change.origin,
+          summary: change.summary,
+          lines: lineChanges(change.before, change.after),
+          undone: false,
+        });
+      break;
+    }
     case 'error':
       put(draft, {
         kind: 'error',
@@ -348,7 +366,7 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
     case 'sessions':
       return { ...state, sessions: message.items };
     case 'review':
-      return { ...state, review: message.files };
+      return { ...state, review: message.files, reviewSettled: message.settled ?? [] };
     case 'usage':
       return {
         ...state,

@@ -27,7 +27,7 @@ import {
   renderRecap,
 } from './recap.ts';
 import type { InContextSummarizeRequest } from './summarizeRequest.ts';
-import { buildSystemPrompt, freezeTools } from './systemPrompt.ts';
+import { buildSystemPrompt, freezeTools, type McpServerLine } from './systemPrompt.ts';
 import {
   estimateAgentMessageTokens,
   estimateSystemTokens,
@@ -82,6 +82,8 @@ export interface ContextEngineOptions {
   readonly contextWindow: number;
   /** Project rules (AGENTS.md) read once at session start. */
   readonly projectRules?: string;
+  /** Memory snapshot (MEMORY.md files) rendered once at session start. */
+  readonly memory?: string;
   /** Called for a compaction summary (a separate model call without tools). */
   readonly summarize?: (prompt: string, signal: AbortSignal) => Promise<string>;
   /**
@@ -90,6 +92,8 @@ export interface ContextEngineOptions {
    * falls back to `summarize`; so does a request that would not fit the window.
    */
   readonly summarizeInContext?: (request: InContextSummarizeRequest, signal: AbortSignal) => Promise<string>;
+  /** Configured MCP servers (one line each in the system prompt). */
+  readonly mcpServers?: readonly McpServerLine[];
   /** Skill snapshot taken at session start (index goes into the system prompt). */
   readonly skills?: SkillIndex | readonly SkillEntry[];
   readonly workspaceRoot?: string;
@@ -160,7 +164,12 @@ function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const tools = freezeTools(options.tools);
   const skills = skillList(options.skills);
-  const systemText = buildSystemPrompt({ projectRules: options.projectRules, skills });
+  const systemText = buildSystemPrompt({
+    projectRules: options.projectRules,
+    skills,
+    ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
+    ...(options.memory ? { memory: options.memory } : {}),
+  });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = requestPrefixHash({ tools, system });
   // The frozen prefix's estimate never changes (breakpoint markers do not count).

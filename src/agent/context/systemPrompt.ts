@@ -37,12 +37,33 @@ export const MAX_PROJECT_RULES_CHARS = 8000;
 export interface SystemPromptInput {
   /** AGENTS.md text, read once at session start. */
   readonly projectRules?: string;
+  /** MEMORY.md snapshot taken at session start (rendered, capped). */
+  readonly memory?: string;
   /** Skill index snapshot taken at session start. */
   readonly skills?: readonly SkillEntry[];
+  /** Configured MCP servers: one line each, never their tool schemas (those come from McpSearch). */
+  readonly mcpServers?: readonly McpServerLine[];
+}
+
+export interface McpServerLine {
+  readonly name: string;
+  readonly description?: string;
+}
+
+export const MCP_DESCRIPTION_MAX_CHARS = 120;
+
+/** One self-contained line per server, so adding a server adds exactly one line to the prefix. */
+export function mcpServerLine(server: McpServerLine): string {
+  let desc = (server.description ?? '').replace(/\s+/g, ' ').trim();
+  if (desc.length > MCP_DESCRIPTION_MAX_CHARS) desc = `${desc.slice(0, MCP_DESCRIPTION_MAX_CHARS - 1)}…`;
+  return `- MCP server "${server.name}"${desc ? ` (${desc})` : ''}: find its tools with McpSearch, call them with McpCall.`;
 }
 
 export function buildSystemPrompt(input: SystemPromptInput = {}): string {
-  const parts = [RED_LINES, HOW_TO_DECIDE, HOW_TO_RECOVER];
+  const servers = input.mcpServers ?? [];
+  const decide =
+    servers.length > 0 ? `${HOW_TO_DECIDE}\n${servers.map(mcpServerLine).join('\n')}` : HOW_TO_DECIDE;
+  const parts = [RED_LINES, decide, HOW_TO_RECOVER];
   const rules = input.projectRules?.replace(/\r\n/g, '\n').trim();
   if (rules) {
     const cut =
@@ -51,6 +72,7 @@ export function buildSystemPrompt(input: SystemPromptInput = {}): string {
         : rules;
     parts.push(`# Project rules (AGENTS.md)\n${cut}`);
   }
+  if (input.memory) parts.push(input.memory);
   const index = renderSkillIndex(input.skills ?? []);
   if (index) parts.push(index);
   return parts.join('\n\n');

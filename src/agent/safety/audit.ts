@@ -9,7 +9,13 @@ import { canonicalJson } from './guards/loopDetector.ts';
 // process loses nothing already done.
 
 export interface AuditEntry {
-  readonly type: 'approval_request' | 'approval_decision' | 'command' | 'file_change' | 'policy_block';
+  readonly type:
+    | 'approval_request'
+    | 'approval_decision'
+    | 'command'
+    | 'file_change'
+    | 'policy_block'
+    | 'mcp_call';
   readonly [key: string]: unknown;
 }
 
@@ -26,7 +32,15 @@ export type AuditRecord =
       timedOut?: boolean;
     }
   | { type: 'file_change'; action: 'create' | 'modify' | 'delete' | 'rename'; path: string; tool?: string }
-  | { type: 'policy_block'; rule: string; detail: string; tool?: string };
+  | { type: 'policy_block'; rule: string; detail: string; tool?: string }
+  | {
+      type: 'mcp_call';
+      server: string;
+      mcp_tool: string;
+      status: string;
+      duration_ms: number;
+      code?: string;
+    };
 
 export interface AuditLog {
   write(entry: AuditEntry & Record<string, unknown>): void;

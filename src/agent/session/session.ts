@@ -5,16 +5,21 @@ import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.t
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
+import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
+import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
+import { memoryPaths, undoChange } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { createAuditLog } from '../safety/audit.ts';
+import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createToolset } from '../tools/index.ts';
+import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
@@ -61,8 +66,21 @@ function interruptedResults(
 }
 
 export function createAgentSession(options: AgentSessionOptions): AgentSession {
-  // "Allow for this session" is remembered per session, whatever the host's dialog is.
-  const host = { ...options.host, approvals: withSessionMemory(options.host.approvals) };
+  // "Allow for this session" is remembered per session, whatever the host's dialog is. The time spent
+  // waiting for the user's answer is counted, so a tool's reported duration is its own work only.
+  const remembered = withSessionMemory(options.host.approvals);
+  let approvalWaitMs = 0;
+  const approvals: typeof remembered = {
+    async ask(request, signal) {
+      const asked = options.host.clock.now();
+      try {
+        return await remembered.ask(request, signal);
+      } finally {
+        approvalWaitMs += options.host.clock.now() - asked;
+      }
+    },
+  };
+  const host = { ...options.host, approvals };
   const now = () => host.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
   if (contextWindow < MIN_CONTEXT_WINDOW) {
@@ -144,12 +162,26 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
   for (const problem of formatSkillProblems(skills.problems))
     emit({ type: 'notice', level: 'warn', text: problem });
+  // MCP servers: one prompt line each, started only when a tool needs them (P1, P3).
+  const { mcp, notices: mcpNotices } = setupSessionMcp(host, { readOnly });
+  for (const text of mcpNotices) emit({ type: 'notice', level: 'warn', text });
+  if (mcp) watchMcpProblems(mcp.manager, (text) => emit({ type: 'notice', level: 'warn', text }));
+  const memory = memoryPaths(host.stateDir, options.userMemoryFile);
+  // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
+  const memorySnapshot = takeMemorySnapshot(memory, guard);
+  warmMemoryIndex(host.stateDir, memory.user);
   const tools = createToolset({
     host,
     readOnly,
     skills,
+    memory: {
+      paths: memory,
+      transcript: () => transcript,
+      onChange: (change) => emit({ type: 'memory_changed', change }),
+    },
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
+    ...(mcp ? { mcp } : {}),
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -171,6 +203,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
+    ...(mcp ? { mcpServers: mcp.servers.map((s) => ({ name: s.name, description: s.description })) } : {}),
     ...(options.cacheTtl ? { longCacheTtl: options.cacheTtl } : {}),
     workspaceRoot: root,
     stateDir: host.stateDir,
@@ -179,6 +212,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     getTodos: () => todos,
     newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
+    ...(memorySnapshot ? { memory: memorySnapshot } : {}),
     summarize: async (prompt, signal) => {
       const reply = await model.stream(
         {
@@ -200,6 +234,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
+  /** Transcript length already offered to memory consolidation. */
+  let consolidatedUpTo = transcript.length;
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
@@ -242,6 +278,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         emit,
         newId,
         now,
+        approvalWaitMs: () => approvalWaitMs,
         signal,
         contextWindow,
         transcript: () => transcript,
@@ -288,6 +325,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       return current !== undefined;
     },
     logPath: log.path,
+    ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {
       listeners.add(listener);
       return { dispose: () => listeners.delete(listener) };
@@ -324,9 +362,43 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
     },
+    async consolidateMemory() {
+      if (readOnly || current) return;
+      const fresh = transcript.slice(consolidatedUpTo);
+      if (!consolidationDue(fresh)) return;
+      consolidatedUpTo = transcript.length;
+      await runConsolidation({
+        messages: fresh,
+        paths: memory,
+        now,
+        emit,
+        ask: async (prompt, signal) => {
+          const reply = await model.stream(
+            {
+              system: [{ type: 'text', text: CONSOLIDATION_SYSTEM }],
+              tools: [],
+              messages: [{ role: 'user', content: prompt }],
+              maxTokens: 1024,
+            },
+            signal,
+          );
+          return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+        },
+      });
+    },
+    undoMemoryChange(changeId) {
+      const change = undoChange(memory, changeId, now());
+      if (!change) return;
+      emit({ type: 'memory_changed', change });
+      session.notify(
+        `The user undid a memory change (${change.summary.replace(/^undo of: /, '')}); do not save it again unless asked.`,
+        'memory',
+      );
+    },
     dispose() {
       controller?.abort('disposed');
       listeners.clear();
+      void mcp?.manager.shutdown();
     },
   };
   return session;

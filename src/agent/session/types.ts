@@ -1,5 +1,6 @@
 import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
+import type { McpManager } from '../mcp/manager.ts';
 import type { AgentMessage } from '../messages.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
@@ -27,6 +28,8 @@ export interface AgentSessionOptions {
   readonly bundledSkillsDir?: string;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
+  /** User-level memory file; `null` disables it (tests). Default: ~/.keel/MEMORY.md. */
+  readonly userMemoryFile?: string | null;
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
@@ -52,6 +55,8 @@ export interface AgentSession extends EventStream {
   readonly running: boolean;
   /** Path of the session's JSONL log. */
   readonly logPath: string;
+  /** The session's MCP servers, when any are configured (start/stop/state; shut down by dispose). */
+  readonly mcp?: McpManager;
   /**
    * Start a run with this prompt, or — while a run is in progress — queue it as a steering message
    * delivered before the next model call (P7). Resolves when the run that handles it ends.
@@ -63,5 +68,12 @@ export interface AgentSession extends EventStream {
   eventsSince(seq: number): AgentEvent[];
   /** Appends a note the model sees at its next turn (e.g. "the user rejected hunk 2 of src/a.ts"). */
   notify(text: string, source: string): void;
+  /**
+   * After real work (or a compaction): ask the model for durable facts and append them to MEMORY.md.
+   * Never throws and never blocks for long; a failure is a notice and loses nothing.
+   */
+  consolidateMemory(): Promise<void>;
+  /** The panel's Undo on a memory change: restores the version before it; the model is told. */
+  undoMemoryChange(changeId: string): void;
   dispose(): void;
 }

@@ -1,11 +1,15 @@
 import type { TodoItem } from '../events.ts';
-import type { Host } from '../host.ts';
+import type { Host, McpPort } from '../host.ts';
+import type { McpManager } from '../mcp/manager.ts';
 import type { SkillIndex } from '../skills/discover.ts';
 import { createBashTool } from './bash.ts';
 import { createEditTool } from './edit.ts';
 import { createGlobTool } from './glob.ts';
 import { createGrepTool } from './grep.ts';
 import { createLsTool } from './ls.ts';
+import { createMcpCallTool } from './mcpCall.ts';
+import { createMcpSearchTool } from './mcpSearch.ts';
+import { createMemoryTool, type MemoryToolOptions } from './memory.ts';
 import { createMemorySearchTool } from './memorySearch.ts';
 import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
@@ -23,6 +27,10 @@ export interface ToolsetOptions {
   readonly skills?: SkillIndex;
   /** Whether a skill's full guide is still in the model's context (the context engine knows). */
   readonly skillInContext?: (name: string) => boolean;
+  /** MCP servers are configured: McpSearch + McpCall are offered (never in an everyday session). */
+  readonly mcp?: { readonly manager: McpManager; readonly port: McpPort };
+  /** Semantic memory (MEMORY.md files); absent: no Memory tool. */
+  readonly memory?: MemoryToolOptions;
 }
 
 /** Every built-in tool, one factory each. The registry sorts them (P1). */
@@ -37,8 +45,12 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createWriteTool(),
     createBashTool(),
     createTodoWriteTool(options.todos),
-    createMemorySearchTool(),
+    createMemorySearchTool(options.memory ? { userMemoryFile: options.memory.paths.user } : {}),
+    ...(options.memory ? [createMemoryTool(options.memory)] : []),
     ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
+    ...(options.mcp
+      ? [createMcpSearchTool(options.mcp.manager), createMcpCallTool(options.mcp.manager, options.mcp.port)]
+      : []),
   ] as AnyToolDefinition[];
   return options.readOnly ? all.filter((t) => t.readOnly) : all;
 }

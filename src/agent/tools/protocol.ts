@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'UNAVAILABLE',
   'ABORTED',
   'INTERNAL',
+  'TOOL_ERROR',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -79,6 +80,8 @@ export interface ToolDefinition<I = unknown, D = unknown> {
   readonly inputSchema: z.ZodType<I>;
   /** Read-only tools are the only ones offered in an untrusted workspace. */
   readonly readOnly: boolean;
+  /** The circuit breaker's key for this call (default: the tool name), e.g. one per MCP server. */
+  circuitKey?(input: I): string;
   execute(input: I, context: ToolContext): Promise<ToolResult<D>>;
 }
 

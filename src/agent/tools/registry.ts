@@ -46,6 +46,7 @@ const NOT_A_TOOL_FAILURE = new Set([
   'ABORTED',
   'BINARY_FILE',
   'TOO_LARGE',
+  'TOOL_ERROR',
 ]);
 
 export function toApiTool(tool: AnyToolDefinition): Anthropic.Tool {
@@ -111,8 +112,9 @@ export function createToolRegistry(
           ),
         );
       }
-      const breaker = options.circuitBreaker?.check(name);
-      if (breaker?.open) return finish(refused(circuitOpenRefusal(name, breaker.retryInMs)));
+      const circuit = (tool as ToolDefinition<unknown>).circuitKey?.(parsed.data) ?? name;
+      const breaker = options.circuitBreaker?.check(circuit);
+      if (breaker?.open) return finish(refused(circuitOpenRefusal(circuit, breaker.retryInMs)));
       const verdict = options.loopDetector?.check(name, parsed.data);
       if (verdict?.action === 'block' || verdict?.action === 'stop') {
         const call = finish(
@@ -127,9 +129,9 @@ export function createToolRegistry(
       }
       const result = await run(tool, parsed.data, context);
       if (result.status === 'error' && result.error && !NOT_A_TOOL_FAILURE.has(result.error.code)) {
-        options.circuitBreaker?.record(name, false);
+        options.circuitBreaker?.record(circuit, false);
       } else if (result.status !== 'error') {
-        options.circuitBreaker?.record(name, true);
+        options.circuitBreaker?.record(circuit, true);
       }
       const after = options.loopDetector?.record(name, parsed.data, renderForModel(result), result.status);
       if (after && after.action !== 'allow') {

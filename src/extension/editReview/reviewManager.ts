@@ -43,6 +43,11 @@ export interface ReviewHunkView {
   readonly hunk?: Hunk;
 }
 
+export interface Decisions {
+  readonly accepted: number;
+  readonly rejected: number;
+}
+
 export interface RejectionNote {
   readonly path: string;
   readonly description: string;
@@ -62,6 +67,8 @@ export interface ReviewManager extends vscode.Disposable {
   accept(path: string, hunkId?: string): Promise<boolean>;
   reject(path: string, hunkId?: string): Promise<boolean>;
   acceptAll(): Promise<number>;
+  /** How many hunks the user accepted / rejected per path (this window), for the chat's edit cards. */
+  decisions(): ReadonlyMap<string, Decisions>;
   rejectAll(): Promise<number>;
   /** Drops a file from review without touching it (e.g. the user deleted it). */
   forget(path: string): void;
@@ -128,6 +135,12 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
   const onSave = vscode.workspace.onDidSaveTextDocument((doc) => {
     if (files.has(doc.uri.fsPath)) persist();
   });
+
+  const decided = new Map<string, Decisions>();
+  const count = (p: string, kind: keyof Decisions, n: number) => {
+    const was = decided.get(p) ?? { accepted: 0, rejected: 0 };
+    decided.set(p, { ...was, [kind]: was[kind] + Math.max(n, 1) });
+  };
 
   const set = (file: PendingFile) => {
     files.set(file.path, file);
@@ -241,12 +254,14 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       const file = files.get(p);
       if (!file) return false;
       if (hunkId === undefined || hunkId === FILE_HUNK) {
+        count(p, 'accepted', (await hunks(p)).length);
         remove(p);
         return true;
       }
       const hunk = (await textHunks(file))?.find((h) => h.id === hunkId);
       if (!hunk || file.original === undefined) return false;
       const original = acceptHunk(file.original, hunk);
+      count(p, 'accepted', 1);
       // Once part of a created file is accepted, rejecting the rest must keep that part: it is a modify now.
       const kind = file.kind === 'create' && original !== '' ? 'modify' : file.kind;
       const next: PendingFile = {
@@ -264,6 +279,7 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       if (!file) return false;
       const shown = options.display(p);
       if (hunkId === undefined || hunkId === FILE_HUNK) {
+        count(p, 'rejected', (await hunks(p)).length);
         await restoreWholeFile(file);
         remove(p);
         const what =
@@ -285,6 +301,7 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       const current = await readCurrentText(p);
       if (current === undefined) return false;
       const reverted = rejectHunk(current, hunk);
+      count(p, 'rejected', 1);
       if (file.kind === 'create' && reverted === '' && file.original === '') {
         await deletePath(p);
         remove(p);
@@ -299,7 +316,9 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       });
       return true;
     },
+    decisions: () => decided,
     async acceptAll() {
+      for (const p of files.keys()) count(p, 'accepted', (await hunks(p)).length);
       const n = files.size;
       files.clear();
       changed();

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readCurrentText } from './fileOps.ts';
@@ -9,6 +10,7 @@ import type { ReviewHunkView, ReviewManager } from './reviewManager.ts';
 // document for `vscode.diff`, and context keys that drive the editor-title buttons.
 
 const BOM = '\uFEFF';
+const stripBom = (text: string) => (text.startsWith(BOM) ? text.slice(1) : text);
 
 export const COMMANDS = {
   acceptHunk: 'keel.acceptHunk',
@@ -20,9 +22,23 @@ export function originalUri(p: string, reviewId: string): vscode.Uri {
   return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: p, query: `review=${reviewId}` });
 }
 
+/**
+ * Opens the "before Keel ↔ now" diff of a pending file. With nothing pending any more (accepted or
+ * rejected) it opens the file as it is now and says so, so "Open diff" never silently does nothing;
+ * false only when the file does not exist either.
+ */
 export async function openReviewDiff(review: ReviewManager, p: string): Promise<boolean> {
   const file = review.get(p);
-  if (!file) return false;
+  if (!file) {
+    if (!fs.existsSync(p)) return false;
+    await vscode.window.showTextDocument(vscode.Uri.file(p), { preview: true });
+    const decided = review.decisions().get(p);
+    const what = decided
+      ? `${decided.accepted} change(s) accepted, ${decided.rejected} rejected`
+      : 'nothing pending';
+    vscode.window.setStatusBarMessage(`Keel: ${path.basename(p)} has no pending changes (${what})`, 5000);
+    return true;
+  }
   const right = file.kind === 'delete' ? originalUri(p, 'deleted') : vscode.Uri.file(p);
   await vscode.commands.executeCommand(
     'vscode.diff',
@@ -38,15 +54,16 @@ interface VirtualDocs extends vscode.TextDocumentContentProvider, vscode.Disposa
   refresh(): void;
 }
 
-function originalProvider(review: ReviewManager, proposals: Proposals): VirtualDocs {
+/**
+ * One provider (and emitter) per scheme: VS Code drops, with a warning, every change event whose URI
+ * scheme is not the one its provider was registered for.
+ */
+function originalProvider(review: ReviewManager, proposals: Proposals, scheme: string): VirtualDocs {
   const emitter = new vscode.EventEmitter<vscode.Uri>();
   return {
     onDidChange: emitter.event,
     refresh() {
-      for (const doc of vscode.workspace.textDocuments) {
-        const scheme = doc.uri.scheme;
-        if (scheme === ORIGINAL_SCHEME || scheme === PROPOSED_SCHEME) emitter.fire(doc.uri);
-      }
+      for (const doc of vscode.workspace.textDocuments) if (doc.uri.scheme === scheme) emitter.fire(doc.uri);
     },
     dispose: () => emitter.dispose(),
     async provideTextDocumentContent(uri) {
@@ -54,7 +71,8 @@ function originalProvider(review: ReviewManager, proposals: Proposals): VirtualD
       const proposalId = query.get('proposal');
       if (proposalId) {
         const proposal = proposals.pending().find((x) => x.id === proposalId);
-        if (!proposal) return '';
+        // Decided (accepted, rejected, stopped): both sides show the file as it is, an empty diff.
+        if (!proposal) return stripBom((await readCurrentText(uri.fsPath)) ?? '');
         const text = uri.scheme === PROPOSED_SCHEME ? proposal.after : proposal.before;
         return text.startsWith(BOM) ? text.slice(1) : text;
       }
@@ -171,10 +189,17 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
     ),
   );
 
-  const provider = originalProvider(review, proposals);
-  disposables.push(provider);
-  disposables.push(vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, provider));
-  disposables.push(vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider));
+  const originals = originalProvider(review, proposals, ORIGINAL_SCHEME);
+  const proposed = originalProvider(review, proposals, PROPOSED_SCHEME);
+  const provider = {
+    refresh: () => {
+      originals.refresh();
+      proposed.refresh();
+    },
+  };
+  disposables.push(originals, proposed);
+  disposables.push(vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, originals));
+  disposables.push(vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposed));
 
   const updateContext = () => {
     const paths = review.pending().map((f) => f.path);

@@ -97,6 +97,87 @@ describe('Review in the running extension', () => {
   });
 });
 
+describe('Review flow: what the user sees after deciding', () => {
+  let emulator: Emulator;
+  let api: KeelApi;
+  let h: Harness;
+  const savedKey = process.env.ANTHROPIC_API_KEY;
+  const keel = () => vscode.workspace.getConfiguration('keel');
+
+  before(async () => {
+    emulator = await startEmulator({ port: 0 });
+    process.env.ANTHROPIC_API_KEY = 'test-key';
+    await keel().update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
+    api = await vscode.extensions.getExtension<KeelApi>('keel-dev.keel')!.activate();
+  });
+  after(async () => {
+    await keel().update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await keel().update('edits.review', undefined, vscode.ConfigurationTarget.Workspace);
+    if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
+    else process.env.ANTHROPIC_API_KEY = savedKey;
+    api.controller.newChat();
+    await emulator.close();
+  });
+  beforeEach(() => {
+    h = createHarness();
+  });
+  afterEach(async () => {
+    await waitFor('the run to end', () => !api.controller.current?.running, 30_000);
+    await vscode.commands.executeCommand('keel.rejectAllEdits');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await h.dispose();
+  });
+
+  it('"Open diff" on an edit that was already accepted opens the file instead of doing nothing', async () => {
+    const p = h.file('open-diff-settled.txt');
+    fs.writeFileSync(p, 'one\ntwo\n');
+    await api.host().workspace.writeFile(p, bytes('one\nTWO\n'));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('keel.acceptAllEdits');
+    await vscode.commands.executeCommand('keel.openDiff', p);
+    const editor = await waitFor('an editor on the file', () =>
+      vscode.window.activeTextEditor?.document.uri.fsPath === p ? vscode.window.activeTextEditor : undefined,
+    );
+    assert.equal(editor.document.getText(), 'one\nTWO\n');
+  });
+
+  it('after Reject all, an open proposal diff refreshes to the file as it is (an empty diff)', async () => {
+    await keel().update('edits.review', 'beforeApply', vscode.ConfigurationTarget.Workspace);
+    const p = h.file('proposal-refresh.txt');
+    fs.writeFileSync(p, 'before\n');
+    const rel = path.relative(h.root, p);
+    emulator.setScenario({
+      replies: [
+        { content: [{ type: 'tool_use', name: 'Read', input: { path: rel } }] },
+        {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'Edit',
+              input: { path: rel, old_string: 'before', new_string: 'after' },
+            },
+          ],
+        },
+        { content: [{ type: 'text', text: 'Done.' }] },
+      ],
+      onExhausted: 'repeat_last',
+    });
+    const result = await api.controller.submit('Change it', { idempotencyKey: `refresh-${Date.now()}` });
+    assert.ok(result.ok && result.outcome, result.error);
+    const proposed = await waitFor('the proposal document', () =>
+      vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'keel-proposed' && d.uri.fsPath === p),
+    );
+    assert.equal(proposed.getText(), 'after\n');
+    await vscode.commands.executeCommand('keel.rejectAllEdits');
+    await result.outcome;
+    assert.equal(disk(p), 'before\n');
+    await waitFor('the proposal side to show the file as it is', () =>
+      proposed.getText() === 'before\n' ? true : undefined,
+    );
+    await keel().update('edits.review', undefined, vscode.ConfigurationTarget.Workspace);
+  });
+});
+
 describe('Settings that only the user may set', () => {
   const settingsFile = () =>
     path.join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, '.vscode', 'settings.json');

@@ -1,13 +1,34 @@
 import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
-import { h, icon } from '../dom.ts';
+import { button, h, icon } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
-import type { AssistantItem, ErrorItem, Item, NoticeItem, UserItem } from '../model.ts';
+import type { AssistantItem, ErrorItem, Item, MemoryItem, NoticeItem, UserItem } from '../model.ts';
 import { renderToolCard } from './toolCard.ts';
 
 export interface RenderContext {
   post(message: WebviewMessage): void;
   /** Pending review hunks for a path (0 = nothing to accept or reject). */
   pendingHunks(path: string): number;
+  /** What the user decided about a path's earlier hunks (accepted / rejected counts), if anything. */
+  settled?(path: string): { readonly accepted: number; readonly rejected: number } | undefined;
+}
+
+/**
+ * The user's text as typed, except fenced code blocks (what "Ask About Selection" sends), which
+ * show as code blocks rather than raw ``` fences. Plain DOM text: no Markdown, no HTML.
+ */
+export function userTextParts(text: string): (string | HTMLElement)[] {
+  const parts: (string | HTMLElement)[] = [];
+  let at = 0;
+  for (const m of text.matchAll(/^```([\w+#.-]*)[^\n]*\n([\s\S]*?)^```[ \t]*$/gm)) {
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    const code = h('code', {}, m[2]!.replace(/\n$/, ''));
+    parts.push(
+      h('div', { class: 'code-block user-code', ...(m[1] ? { 'data-lang': m[1] } : {}) }, h('pre', {}, code)),
+    );
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
 }
 
 function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
@@ -26,7 +47,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
       'You',
       item.steering ? h('span', { class: 'tag' }, 'steering') : null,
     ),
-    h('div', { class: 'msg-text' }, item.text),
+    h('div', { class: 'msg-text' }, ...userTextParts(item.text)),
     item.mentions.length > 0
       ? h(
           'div',
@@ -114,6 +135,40 @@ export function renderError(
   );
 }
 
+function renderMemory(item: MemoryItem, ctx: RenderContext): HTMLElement {
+  const where = item.scope === 'user' ? '~/.keel/MEMORY.md' : '.keel/memory/MEMORY.md';
+  const title = item.origin === 'consolidation' ? 'Keel saved facts to memory' : 'Keel updated memory';
+  const actions = h('div', { class: 'memory-actions' });
+  if (item.undone) actions.append(h('span', { class: 'tag' }, 'Undone'));
+  else {
+    const keep = button(
+      'Keep',
+      () => {
+        ctx.post({ type: 'memoryDecision', changeId: item.id, keep: true });
+        actions.replaceChildren(h('span', { class: 'tag' }, 'Kept'));
+      },
+      { icon: 'check', secondary: true, className: 'memory-keep' },
+    );
+    const undo = button('Undo', () => ctx.post({ type: 'memoryDecision', changeId: item.id, keep: false }), {
+      icon: 'discard',
+      secondary: true,
+      className: 'memory-undo',
+    });
+    actions.append(keep, undo);
+  }
+  return h(
+    'div',
+    { class: `memory-card${item.undone ? ' undone' : ''}`, 'data-id': item.id, role: 'status' },
+    h('div', { class: 'memory-title' }, icon('bookmark'), title, h('span', { class: 'memory-file' }, where)),
+    h(
+      'pre',
+      { class: 'memory-diff' },
+      ...item.lines.map((l) => h('div', { class: l.sign === '+' ? 'add' : 'del' }, `${l.sign} ${l.text}`)),
+    ),
+    actions,
+  );
+}
+
 export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
   switch (item.kind) {
     case 'user':
@@ -126,5 +181,7 @@ export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
       return renderNotice(item);
     case 'error':
       return renderError(item, item.id);
+    case 'memory':
+      return renderMemory(item, ctx);
   }
 }

@@ -77,7 +77,9 @@ export function createTranscript(): Transcript {
   let lastCtx: RenderContext | undefined;
 
   const reviewKey = (item: Item, ctx: RenderContext) =>
-    item.kind === 'tool' && item.diff && item.path ? String(ctx.pendingHunks(item.path)) : '';
+    item.kind === 'tool' && item.diff && item.path
+      ? `${ctx.pendingHunks(item.path)}|${JSON.stringify(ctx.settled?.(item.path) ?? null)}`
+      : '';
 
   function render(items: readonly Item[], ctx: RenderContext): void {
     lastItems = items;

@@ -168,7 +168,7 @@ export function renderBanner(target: HTMLElement, state: ViewState): void {
 
 const STAGE_NAMES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
 
-export function renderMeter(target: HTMLElement, state: ViewState): void {
+export function renderMeter(target: HTMLElement, state: ViewState, options: { demo?: boolean } = {}): void {
   const { contextTokens, contextWindow, cacheHitPct, costUsd } = state.usage;
   // Older persisted views lack these two.
   const sessionCache = state.usage.sessionCacheHitPct ?? 0;
@@ -206,7 +206,7 @@ export function renderMeter(target: HTMLElement, state: ViewState): void {
         },
         icon('database'),
         `cache ${Math.round(cacheHitPct)}%`,
-        h('span', { class: 'meter-session' }, ` Σ ${Math.round(sessionCache)}%`),
+        h('span', { class: 'meter-session' }, ` (chat Σ ${Math.round(sessionCache)}%)`),
       ),
       stage > 0
         ? h(
@@ -219,7 +219,13 @@ export function renderMeter(target: HTMLElement, state: ViewState): void {
             `stage ${stage}`,
           )
         : null,
-      h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
+      options.demo
+        ? h(
+            'span',
+            { class: 'meter-cost demo', title: 'Demo mode: no model is called, nothing costs money' },
+            'demo',
+          )
+        : h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
       state.model ? h('span', { class: 'meter-model', title: 'Model' }, state.model) : null,
     ),
   );

@@ -1,5 +1,5 @@
 import { button, h, icon } from '../dom.ts';
-import { formatDuration, keyArgument, parseUnifiedDiff, toolIcon } from '../format.ts';
+import { formatDuration, keyArgument, parseUnifiedDiff, toolDisplayName, toolIcon } from '../format.ts';
 import type { ToolItem, ToolStatus } from '../model.ts';
 import type { RenderContext } from './items.ts';
 
@@ -77,19 +77,20 @@ function renderBody(item: ToolItem, body: HTMLElement): void {
 
 export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement {
   const arg = keyArgument(item.name, item.input);
+  const title = toolDisplayName(item.name, item.input);
   const card = h('div', {
     class: 'tool-card',
     'data-id': item.id,
     'data-tool': item.name,
     'data-status': item.status,
     role: 'group',
-    'aria-label': `${item.name}${arg ? `: ${arg}` : ''} (${STATUS_LABEL[item.status]})`,
+    'aria-label': `${title}${arg ? `: ${arg}` : ''} (${STATUS_LABEL[item.status]})`,
   });
   const summary = h(
     'summary',
     { class: 'tool-header' },
     icon(toolIcon(item.name), 'tool-icon'),
-    h('span', { class: 'tool-name' }, item.name),
+    h('span', { class: 'tool-name' }, title),
     h('span', { class: 'tool-arg', title: arg }, arg),
     h('span', { class: 'tool-status', title: STATUS_LABEL[item.status] }, statusGlyph(item.status)),
     h('span', { class: 'tool-duration' }, formatDuration(item.durationMs)),
@@ -152,11 +153,35 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
           button('Reject', () => ctx.post({ type: 'reject', path }), { icon: 'discard', secondary: true }),
         );
       }
+      const settled = pending > 0 ? undefined : ctx.settled?.(path);
+      const outcome = !settled
+        ? undefined
+        : settled.rejected === 0
+          ? 'accepted'
+          : settled.accepted === 0
+            ? 'rejected'
+            : 'mixed';
+      if (settled && outcome) {
+        const label =
+          outcome === 'accepted'
+            ? 'Accepted'
+            : outcome === 'rejected'
+              ? 'Rejected — the file is back to its earlier content'
+              : `${settled.accepted} accepted, ${settled.rejected} rejected`;
+        actions.append(
+          h(
+            'span',
+            { class: 'review-state', title: 'What you decided in the review' },
+            icon(outcome === 'rejected' ? 'discard' : 'check'),
+            label,
+          ),
+        );
+      }
       actions.append(
         button('Open diff', () => ctx.post({ type: 'openDiff', path }), { icon: 'diff', secondary: true }),
       );
       card.append(actions);
-      card.dataset['review'] = pending > 0 ? 'pending' : 'settled';
+      card.dataset['review'] = pending > 0 ? 'pending' : (outcome ?? 'settled');
     }
   }
   return card;

@@ -16,3 +16,10 @@ window.acquireVsCodeApi = () => ({
 const theme = new URLSearchParams(location.search).get('theme') || 'dark';
 document.body.className = 'vscode-' + theme;
 document.documentElement.dataset.theme = theme;
+// ?demo=1: the panel as `npm start` serves it without an API key (the host marks #app).
+if (new URLSearchParams(location.search).get('demo') === '1') {
+  const app = document.createElement('div');
+  app.id = 'app';
+  app.dataset.demo = '1';
+  document.body.appendChild(app);
+}

@@ -1,0 +1,375 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { z } from 'zod';
+
+// MCP server configuration in VS Code's own `mcp.json` format:
+//   {"inputs": [...], "servers": {"name": {"type": "stdio", "command", "args", "env", "cwd"}
+//                                        | {"type": "http", "url", "headers"}}}
+// Read from the workspace (`.vscode/mcp.json`, `.keel/mcp.json`), the user (`~/.keel/mcp.json`) and, in
+// the CLI, files named with `--mcp-config`. Parsing is pure and synchronous (session start freezes the
+// prefix from it); variables are substituted only when a server starts, so a secret is read only when
+// it is really needed. This module must not import the MCP SDK (sessions without MCP never load it).
+
+export type McpScope = 'workspace' | 'user' | 'named';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+const stdioSchema = z
+  .object({
+    type: z.literal('stdio').optional(),
+    command: z.string().min(1, 'command is empty'),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.union([z.string(), z.number(), z.null()])).default({}),
+    envFile: z.string().optional(),
+    cwd: z.string().optional(),
+    description: z.string().max(200).optional(),
+    timeout: z.number().int().positive().optional(),
+    startTimeout: z.number().int().positive().optional(),
+  })
+  .loose();
+const httpSchema = z
+  .object({
+    type: z.enum(['http', 'sse']),
+    url: z.url('url must be an http(s) URL'),
+    headers: z.record(z.string(), z.string()).default({}),
+    description: z.string().max(200).optional(),
+    timeout: z.number().int().positive().optional(),
+    startTimeout: z.number().int().positive().optional(),
+  })
+  .loose();
+
+const inputSchema = z
+  .object({
+    type: z.string().default('promptString'),
+    id: z.string().min(1),
+    description: z.string().optional(),
+    password: z.boolean().optional(),
+  })
+  .loose();
+
+const fileSchema = z
+  .object({
+    inputs: z.array(inputSchema).default([]),
+    servers: z.record(z.string(), z.unknown()).default({}),
+  })
+  .loose();
+
+export type McpInput = z.infer<typeof inputSchema>;
+
+export type McpTransportSpec =
+  | {
+      readonly type: 'stdio';
+      readonly command: string;
+      readonly args: readonly string[];
+      readonly env: Readonly<Record<string, string | number | null>>;
+      readonly cwd?: string;
+      /** A dotenv file whose variables come before `env` (VS Code's `envFile`). */
+      readonly envFile?: string;
+    }
+  | {
+      readonly type: 'http' | 'sse';
+      readonly url: string;
+      readonly headers: Readonly<Record<string, string>>;
+    };
+
+export interface McpServerConfig {
+  readonly name: string;
+  /** Absolute path of the file that defined it. */
+  readonly file: string;
+  /** workspace = shipped with the project (needs approval); user = ~/.keel; named = --mcp-config. */
+  readonly scope: McpScope;
+  readonly transport: McpTransportSpec;
+  readonly description?: string;
+  /** Per-call timeout in ms, when the config sets one (`timeout`). */
+  readonly timeoutMs?: number;
+  /** Startup timeout in ms, when the config sets one (`startTimeout`). */
+  readonly startTimeoutMs?: number;
+  /** `inputs` of the defining file (for `${input:id}`). */
+  readonly inputs: readonly McpInput[];
+  /** sha256 of the definition as written (before substitution): what an approval is bound to. */
+  readonly hash: string;
+}
+
+export interface McpConfigSource {
+  readonly file: string;
+  readonly scope: McpScope;
+}
+
+export interface LoadedMcpConfig {
+  readonly servers: readonly McpServerConfig[];
+  /** One sentence per problem (bad JSON, bad server entry, duplicate name); nothing is dropped silently. */
+  readonly problems: readonly string[];
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Strips `//` and `/* *\/` comments and trailing commas (VS Code's mcp.json is JSONC). */
+export function stripJsonc(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      out += c;
+      if (c === '\\') out += text[++i] ?? '';
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+      out += c;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else out += c;
+  }
+  return out.replace(/,(\s*[}\]])/g, '$1');
+}
+
+function issues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(entry)'}: ${i.message}`).join('; ');
+}
+
+/** Parses one mcp.json text. Problems name the file and the server. */
+export function parseMcpConfig(text: string, source: McpConfigSource): LoadedMcpConfig {
+  const problems: string[] = [];
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stripJsonc(text));
+  } catch (error) {
+    return { servers: [], problems: [`${source.file}: not valid JSON (${(error as Error).message}).`] };
+  }
+  const file = fileSchema.safeParse(raw);
+  if (!file.success) return { servers: [], problems: [`${source.file}: ${issues(file.error)}.`] };
+  const servers: McpServerConfig[] = [];
+  for (const [name, entry] of Object.entries(file.data.servers)) {
+    if (!NAME.test(name)) {
+      problems.push(
+        `${source.file}: server name "${name}" must be 1-64 letters, digits, '.', '_' or '-' (skipped).`,
+      );
+      continue;
+    }
+    const type = (entry as { type?: unknown } | null)?.type;
+    const isRemote =
+      type === 'http' || type === 'sse' || (type === undefined && !!(entry as { url?: unknown } | null)?.url);
+    if (!isRemote && type !== undefined && type !== 'stdio') {
+      problems.push(
+        `${source.file}: server "${name}": unknown type ${JSON.stringify(type)} (stdio, http or sse; skipped).`,
+      );
+      continue;
+    }
+    let transport: McpTransportSpec;
+    let extra: {
+      description?: string | undefined;
+      timeout?: number | undefined;
+      startTimeout?: number | undefined;
+    };
+    if (isRemote) {
+      const parsed = httpSchema.safeParse(
+        type === undefined ? { ...(entry as object), type: 'http' } : entry,
+      );
+      if (!parsed.success) {
+        problems.push(`${source.file}: server "${name}": ${issues(parsed.error)} (skipped).`);
+        continue;
+      }
+      transport = { type: parsed.data.type, url: parsed.data.url, headers: parsed.data.headers };
+      extra = parsed.data;
+    } else {
+      const parsed = stdioSchema.safeParse(entry);
+      if (!parsed.success) {
+        problems.push(`${source.file}: server "${name}": ${issues(parsed.error)} (skipped).`);
+        continue;
+      }
+      const d = parsed.data;
+      transport = {
+        type: 'stdio',
+        command: d.command,
+        args: d.args,
+        env: d.env,
+        ...(d.cwd !== undefined ? { cwd: d.cwd } : {}),
+        ...(d.envFile !== undefined ? { envFile: d.envFile } : {}),
+      };
+      extra = d;
+    }
+    const d = extra;
+    servers.push({
+      name,
+      file: source.file,
+      scope: source.scope,
+      transport,
+      ...(d.description ? { description: d.description.replace(/\s+/g, ' ').trim() } : {}),
+      ...(d.timeout ? { timeoutMs: d.timeout } : {}),
+      ...(d.startTimeout ? { startTimeoutMs: d.startTimeout } : {}),
+      inputs: file.data.inputs,
+      hash: createHash('sha256').update(canonical(transport)).digest('hex'),
+    });
+  }
+  return { servers, problems };
+}
+
+/**
+ * Loads every source in order; a later source's server replaces an earlier one of the same name (the
+ * caller orders them user → workspace → named, so what the user names last wins).
+ */
+export function loadMcpConfig(
+  sources: readonly McpConfigSource[],
+  readText: (file: string) => string | undefined,
+): LoadedMcpConfig {
+  const byName = new Map<string, McpServerConfig>();
+  const problems: string[] = [];
+  const seenFiles = new Set<string>();
+  for (const source of sources) {
+    if (seenFiles.has(source.file)) continue;
+    seenFiles.add(source.file);
+    const text = readText(source.file);
+    if (text === undefined) {
+      if (source.scope === 'named') problems.push(`${source.file}: file not found or not readable.`);
+      continue;
+    }
+    const loaded = parseMcpConfig(text, source);
+    problems.push(...loaded.problems);
+    for (const server of loaded.servers) {
+      const earlier = byName.get(server.name);
+      if (earlier)
+        problems.push(`MCP server "${server.name}" in ${server.file} replaces the one in ${earlier.file}.`);
+      byName.set(server.name, server);
+    }
+  }
+  const servers = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { servers, problems };
+}
+
+/** The usual places, lowest priority first; `named` files (CLI `--mcp-config`) come last and win. */
+export function defaultMcpSources(options: {
+  readonly workspaceRoot: string;
+  readonly userConfig?: string | null;
+  readonly named?: readonly string[];
+}): McpConfigSource[] {
+  const named = (options.named ?? []).map((f) => path.resolve(options.workspaceRoot, f));
+  const userConfig =
+    options.userConfig === null ? [] : [options.userConfig ?? path.join(os.homedir(), '.keel', 'mcp.json')];
+  const workspaceFiles = [
+    path.join(options.workspaceRoot, '.vscode', 'mcp.json'),
+    path.join(options.workspaceRoot, '.keel', 'mcp.json'),
+  ];
+  return [
+    ...userConfig.map((file) => ({ file, scope: 'user' as const })),
+    // A workspace file the user named explicitly is approved by that act (its scope is `named`).
+    ...workspaceFiles
+      .filter((f) => !named.includes(f))
+      .map((file) => ({ file, scope: 'workspace' as const })),
+    ...named.map((file) => ({ file, scope: 'named' as const })),
+  ];
+}
+
+/** The exact command line (or URL) a server runs, for approval dialogs and errors. */
+export function describeTransport(spec: McpTransportSpec): string {
+  if (spec.type !== 'stdio') return `${spec.type.toUpperCase()} ${spec.url}`;
+  const quote = (s: string) => (/^[A-Za-z0-9_./:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  return [spec.command, ...spec.args].map(quote).join(' ');
+}
+
+// ---------- variable substitution (as VS Code does) ----------
+
+export interface SubstitutionContext {
+  readonly workspaceFolder: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** `${input:id}`: VS Code asks (SecretStorage), the CLI reads an environment variable. */
+  readonly input: (input: McpInput) => Promise<string | undefined>;
+}
+
+export class McpConfigError extends Error {}
+
+const VARIABLE = /\$\{([^}]+)\}/g;
+
+async function substitute(value: string, server: McpServerConfig, ctx: SubstitutionContext): Promise<string> {
+  let out = '';
+  let last = 0;
+  for (const match of value.matchAll(VARIABLE)) {
+    out += value.slice(last, match.index);
+    last = match.index + match[0].length;
+    const name = match[1]!;
+    if (name === 'workspaceFolder') out += ctx.workspaceFolder;
+    else if (name === 'workspaceFolderBasename') out += path.basename(ctx.workspaceFolder);
+    else if (name === 'userHome') out += os.homedir();
+    else if (name === 'pathSeparator' || name === '/') out += path.sep;
+    else if (name.startsWith('env:')) out += ctx.env[name.slice(4)] ?? '';
+    else if (name.startsWith('input:')) {
+      const id = name.slice(6);
+      const input = server.inputs.find((i) => i.id === id) ?? { type: 'promptString', id };
+      const answer = await ctx.input(input);
+      if (answer === undefined)
+        throw new McpConfigError(`MCP server "${server.name}" needs the input "${id}", which was not given.`);
+      out += answer;
+    } else
+      throw new McpConfigError(
+        `MCP server "${server.name}" in ${server.file} uses the unknown variable \${${name}}.`,
+      );
+  }
+  return out + value.slice(last);
+}
+
+/** The transport with every `${…}` replaced. Throws McpConfigError naming the variable. */
+export async function resolveTransport(
+  server: McpServerConfig,
+  ctx: SubstitutionContext,
+): Promise<McpTransportSpec> {
+  const sub = (v: string) => substitute(v, server, ctx);
+  const spec = server.transport;
+  if (spec.type !== 'stdio') {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(spec.headers)) headers[k] = await sub(v);
+    return { type: spec.type, url: await sub(spec.url), headers };
+  }
+  const env: Record<string, string> = {};
+  if (spec.envFile !== undefined) {
+    const file = path.resolve(ctx.workspaceFolder, await sub(spec.envFile));
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new McpConfigError(
+        `MCP server "${server.name}": cannot read its envFile ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+      );
+    }
+    Object.assign(env, parseDotenv(text));
+  }
+  for (const [k, v] of Object.entries(spec.env)) if (v !== null) env[k] = await sub(String(v));
+  const args: string[] = [];
+  for (const a of spec.args) args.push(await sub(a));
+  const cwd =
+    spec.cwd !== undefined ? path.resolve(ctx.workspaceFolder, await sub(spec.cwd)) : ctx.workspaceFolder;
+  return { type: 'stdio', command: await sub(spec.command), args, env, cwd };
+}
+
+/** KEY=VALUE lines (optionally `export`ed, optionally quoted); `#` comments and blank lines skipped. */
+export function parseDotenv(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(raw);
+    if (!m || raw.trim().startsWith('#')) continue;
+    let value = m[2]!;
+    const quoted = /^(['"])(.*)\1$/.exec(value);
+    if (quoted) value = quoted[1] === '"' ? quoted[2]!.replace(/\\n/g, '\n') : quoted[2]!;
+    else value = value.replace(/\s+#.*$/, '');
+    out[m[1]!] = value;
+  }
+  return out;
+}
+
+/** The environment variable the CLI reads for `${input:id}`: KEEL_MCP_INPUT_<ID>. */
+export function inputEnvName(id: string): string {
+  return `KEEL_MCP_INPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}

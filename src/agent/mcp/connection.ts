@@ -1,0 +1,233 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { McpTransportSpec } from './config.ts';
+import { createStdioServerTransport, type StdioServerTransport } from './spawn.ts';
+
+// One live connection to one MCP server, on the official SDK. The manager imports this module
+// dynamically, the first time a server has to start: a session without MCP never loads the SDK.
+
+export interface McpToolInfo {
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly readOnlyHint: boolean;
+}
+
+export interface McpConnection {
+  readonly tools: readonly McpToolInfo[];
+  /** The server's `instructions` from initialize, if any. */
+  readonly instructions?: string;
+  /** undefined = valid; else the validator's message. */
+  validate(tool: McpToolInfo, args: unknown): string | undefined;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { timeoutMs: number; signal: AbortSignal; onProgress?: (text: string) => void },
+  ): Promise<CallToolResult>;
+  /** Called once when the connection ends unexpectedly (the process died, the stream closed). */
+  onLost(listener: (why: string) => void): void;
+  stderrTail(): string;
+  close(): Promise<void>;
+  classify(error: unknown): 'timeout' | 'closed' | 'other';
+}
+
+export class McpStartError extends Error {
+  constructor(
+    message: string,
+    readonly stderrTail: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+    this.name = 'McpStartError';
+  }
+}
+
+/** Why a call failed, in the terms the manager acts on. */
+export function classifyCallError(error: unknown): 'timeout' | 'closed' | 'other' {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) return 'timeout';
+    if (error.code === ErrorCode.ConnectionClosed) return 'closed';
+  }
+  return 'other';
+}
+
+const CLIENT_INFO = { name: 'keel', version: '0.1.0' };
+
+function makeTransport(spec: McpTransportSpec): Transport {
+  if (spec.type === 'stdio') {
+    return createStdioServerTransport({
+      command: spec.command,
+      args: spec.args,
+      env: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, String(v)])),
+      cwd: spec.cwd ?? process.cwd(),
+    });
+  }
+  const init = { requestInit: { headers: { ...spec.headers } } };
+  return spec.type === 'sse'
+    ? new SSEClientTransport(new URL(spec.url), init)
+    : new StreamableHTTPClientTransport(new URL(spec.url), init);
+}
+
+function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  signal: AbortSignal | undefined,
+  what: string,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new McpStartError(`${what} did not finish within ${ms} ms`, '', true)),
+      ms,
+    );
+    const onAbort = () => reject(new Error('aborted'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+export async function connectMcpServer(
+  spec: McpTransportSpec,
+  options: { startTimeoutMs: number; signal?: AbortSignal },
+): Promise<McpConnection> {
+  const transport = makeTransport(spec);
+  const stdio = spec.type === 'stdio' ? (transport as StdioServerTransport) : undefined;
+  const tail = () => stdio?.stderrTail() ?? '';
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  let closing = false;
+  let lostWhy: string | undefined;
+  const lostListeners: ((why: string) => void)[] = [];
+  const lost = (why: string) => {
+    if (closing || lostWhy !== undefined) return;
+    lostWhy = why;
+    for (const l of lostListeners) l(why);
+  };
+  client.onclose = () =>
+    lost(
+      stdio ? `the server process ${stdio.exitDescription() ?? 'closed its pipes'}` : 'the connection closed',
+    );
+
+  const listAll = async (): Promise<McpToolInfo[]> => {
+    const all: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      for (const t of page.tools) {
+        all.push({
+          name: t.name,
+          ...(t.title ? { title: t.title } : {}),
+          description: t.description ?? '',
+          inputSchema: t.inputSchema as Record<string, unknown>,
+          readOnlyHint: t.annotations?.readOnlyHint === true,
+        });
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    return all;
+  };
+  const startup = async () => {
+    await client.connect(transport);
+    return listAll();
+  };
+  let tools: McpToolInfo[];
+  try {
+    tools = await withTimeout(startup(), options.startTimeoutMs, options.signal, 'startup');
+  } catch (error) {
+    closing = true;
+    await transport.close().catch(() => undefined);
+    const timedOut = error instanceof McpStartError && error.timedOut;
+    const exited = stdio?.exitDescription();
+    const message = timedOut
+      ? `it did not finish starting within ${Math.round(options.startTimeoutMs / 1000)} s`
+      : exited
+        ? `the process ${exited}`
+        : (error as Error).message;
+    throw new McpStartError(message, tail(), timedOut);
+  }
+  // The server's tool list may change (list_changed): McpSearch and McpCall see the new one. The
+  // prompt does not move — it never held a schema.
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    try {
+      tools = await listAll();
+      compiled.clear();
+    } catch {
+      // keep the last list; the next call will say what is wrong
+    }
+  });
+  const validator = new AjvJsonSchemaValidator();
+  const compiled = new Map<string, (input: unknown) => { valid: boolean; errorMessage?: string }>();
+  const instructions = client.getInstructions();
+
+  return {
+    get tools() {
+      return tools;
+    },
+    ...(instructions ? { instructions } : {}),
+    validate(tool, args) {
+      let check = compiled.get(tool.name);
+      if (!check) {
+        try {
+          check = validator.getValidator(tool.inputSchema as never);
+        } catch {
+          // A schema the validator cannot compile: let the server judge the arguments.
+          check = () => ({ valid: true });
+        }
+        compiled.set(tool.name, check);
+      }
+      const result = check(args);
+      return result.valid ? undefined : (result.errorMessage ?? 'the arguments do not match the schema');
+    },
+    async callTool(name, args, { timeoutMs, signal, onProgress }) {
+      if (lostWhy !== undefined) throw new Error(lostWhy);
+      // A signal of its own per call: the SDK leaves its abort listener on the signal it is given, and
+      // the run's signal lives for many calls.
+      const local = new AbortController();
+      const forward = () => local.abort(signal.reason);
+      if (signal.aborted) local.abort(signal.reason);
+      else signal.addEventListener('abort', forward, { once: true });
+      const onprogress = onProgress
+        ? (p: { progress: number; total?: number; message?: string }) =>
+            onProgress(`${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`)
+        : undefined;
+      try {
+        return (await client.callTool({ name, arguments: args }, undefined, {
+          timeout: timeoutMs,
+          signal: local.signal,
+          ...(onprogress ? { onprogress } : {}),
+        })) as CallToolResult;
+      } finally {
+        signal.removeEventListener('abort', forward);
+      }
+    },
+    onLost(listener) {
+      lostListeners.push(listener);
+    },
+    stderrTail: tail,
+    classify: classifyCallError,
+    async close() {
+      closing = true;
+      await client.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+    },
+  };
+}

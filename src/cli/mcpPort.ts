@@ -1,0 +1,32 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { McpPort } from '../agent/host.ts';
+import { inputEnvName } from '../agent/mcp/config.ts';
+import type { RunArgs } from './args.ts';
+import { UsageError } from './args.ts';
+
+// MCP in the CLI. A server defined by the workspace (.vscode/mcp.json, .keel/mcp.json) starts only when
+// the user names that very file with --mcp-config or passes --approve all; `${input:id}` comes from the
+// environment variable KEEL_MCP_INPUT_<ID>; tools the server marks read-only run without asking under
+// --approve safe or all.
+
+export function createCliMcpPort(
+  args: { readonly mcpConfig: readonly string[]; readonly approve?: RunArgs['approve'] },
+  workspace: string,
+  env: NodeJS.ProcessEnv = process.env,
+): McpPort {
+  const named = args.mcpConfig.map((file) => {
+    const abs = path.resolve(file);
+    if (!fs.existsSync(abs) || !fs.statSync(abs).isFile())
+      throw new UsageError(`--mcp-config: no such file: ${abs}`);
+    return fs.realpathSync(abs);
+  });
+  return {
+    namedConfigFiles: named,
+    allowReadOnlyCalls: () => args.approve === 'safe' || args.approve === 'all',
+    approveServer: async () => args.approve === 'all',
+    resolveInput: async (input) => env[inputEnvName(input.id)],
+    howToApprove: (_server, file) =>
+      `to allow it, run keel again with --mcp-config ${path.relative(workspace, file) || file} (approves that file's servers) or with --approve all.`,
+  };
+}
