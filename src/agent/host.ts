@@ -129,7 +129,8 @@ export interface SandboxPort {
   readonly info: SandboxInfo;
   /**
    * `argv` confined to the session's sandbox, for anything that spawns a process (background jobs,
-   * verify commands, MCP stdio servers); undefined when there is no sandbox (tier none).
+   * verify commands, MCP stdio servers); undefined when there is no sandbox (tier none). Spawn it
+   * detached (its own session, no terminal), pass `fds` as stdio[3…], call release() after spawn.
    */
   wrap(argv: readonly string[], options: { cwd: string; network?: boolean }): SandboxedArgv | undefined;
   /** Refusals visible in a finished command's output (stderr patterns + the deny lists). */

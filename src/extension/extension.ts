@@ -106,6 +106,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     return ripgrep.path;
   };
   let host: Host | undefined;
+  let onHostCreated: ((created: Host) => void) | undefined;
   // Commands the user approved in the "Run outside the sandbox…" modal, each good for one run.
   const outsideApproved = new Set<string>();
   const mcpPort = createVscodeMcpPort(context, () => roots()[0]);
@@ -137,6 +138,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
         revealEdits: true,
       }),
     );
+    onHostCreated?.(host);
     return host;
   };
   // Folders added or removed change the roots the path guard allows: rebuild the host lazily.
@@ -242,8 +244,9 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       void vscode.commands.executeCommand('setContext', 'keel.running', running);
     }),
   );
-  // The sandbox tier is shown from the start (probing it is one short bwrap run).
-  setTimeout(() => status.setSandbox(sandboxInfoNow()), 0);
+  // The host (and its sandbox probe) is made lazily, with the first session; shown from then on.
+  onHostCreated = (created) => status.setSandbox(created.shell.sandbox?.info);
+  if (host) onHostCreated(host);
 
   const send = async (text: string, mentions: readonly string[] = []) => {
     await chat.reveal();

@@ -68,9 +68,15 @@ interface ToolOutput {
   data?: { exit_code?: number | null } | null;
 }
 
-async function tool(name: string, input: unknown, approve?: 'never' | 'all'): Promise<ToolOutput & CliRun> {
+async function tool(
+  name: string,
+  input: unknown,
+  approve?: 'never' | 'all',
+  sandbox?: 'off',
+): Promise<ToolOutput & CliRun> {
   const args = ['tool', name, JSON.stringify(input), '--workspace', WS];
   if (approve) args.push('--approve', approve);
+  if (sandbox) args.push('--sandbox', sandbox);
   const run = await runKeel(args, ENV);
   let parsed: ToolOutput;
   try {
@@ -143,10 +149,17 @@ describe('commands through keel tool Bash', { concurrency: 4 }, () => {
       assert.equal(code(r), 'DENIED_BY_USER', r.stdout);
       assert.ok(!r.stdout.includes(MARKER), 'no outside byte is printed');
     });
-    test(`runs under --approve all: ${command}`, async () => {
-      const r = await tool('Bash', { command }, 'all');
+    test(`runs under --approve all (sandbox off): ${command}`, async () => {
+      const r = await tool('Bash', { command }, 'all', 'off');
       assert.equal(r.status, 'success', r.stdout);
       assert.equal(typeof r.data?.exit_code, 'number', r.stdout);
+    });
+    // Approved but still sandboxed (where bwrap works): it runs, or the sandbox names what it refused.
+    test(`runs under --approve all (sandboxed where available): ${command}`, async () => {
+      const r = await tool('Bash', { command }, 'all');
+      assert.ok(r.status === 'success' || code(r) === 'SANDBOX_DENIED', r.stdout);
+      assert.equal(typeof r.data?.exit_code, 'number', r.stdout);
+      if (/\.ssh/.test(command)) assert.ok(!r.stdout.includes(MARKER), 'no secret byte is printed');
     });
   }
   for (const command of ALLOWED) {

@@ -269,6 +269,45 @@ test('controls post typed messages: reject, accept all, insert code, expand on d
   assert.deepEqual(await lastPosted(), { type: 'stop' });
 });
 
+test('a SANDBOX_DENIED card says what was blocked and offers "Run outside the sandbox…"', {
+  skip,
+}, async () => {
+  await send({
+    type: 'event',
+    event: ev({ type: 'tool_start', toolUseId: 'sbx1', name: 'Bash', input: { command: 'python3 key.py' } }),
+  });
+  const message =
+    'The OS sandbox stopped part of this command.\n<sandbox-denied>\n- refused: read /home/u/.ssh/id_ed25519 (hidden by the secrets deny list (/home/u/.ssh))\n</sandbox-denied>';
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'tool_end',
+      toolUseId: 'sbx1',
+      name: 'Bash',
+      durationMs: 40,
+      result: {
+        status: 'error',
+        data: { command: 'python3 key.py' },
+        text: message,
+        error: { code: 'SANDBOX_DENIED', message, suggestion: 'Keep the work inside the workspace.' },
+        stats: { time_ms: 40 },
+      },
+    }),
+  });
+  const card = page.locator('.tool-card[data-id="sbx1"]');
+  await card.waitFor();
+  assert.equal(await card.locator('.error-code').textContent(), 'SANDBOX_DENIED');
+  assert.match(
+    await card.locator('.error-message').textContent(),
+    /refused: read \/home\/u\/\.ssh\/id_ed25519/,
+  );
+  await card.getByRole('button', { name: 'Run outside the sandbox…' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'runOutsideSandbox', toolUseId: 'sbx1' });
+  // Other failures offer no such button.
+  const denied = page.locator('.tool-card[data-tool="Bash"][data-status="error"]').first();
+  assert.equal(await denied.getByRole('button', { name: 'Run outside the sandbox…' }).count(), 0);
+});
+
 test('an edit card says what became of its hunks once they are accepted or rejected', { skip }, async () => {
   await openPanel('dark');
   const card = page.locator('.tool-card[data-tool="Edit"]');

@@ -31,6 +31,8 @@ export interface JobStart {
   readonly runId: string;
   /** A line matching this (JS regex) also sends a notice. */
   readonly notifyOn?: RegExp;
+  /** OS sandbox mode for the job (see ShellRunOptions.sandbox); default 'on'. */
+  readonly sandbox?: 'on' | 'network' | 'off';
 }
 
 export interface JobNotice {
@@ -156,6 +158,7 @@ export function createJobManager(host: Host, now: () => number = () => host.cloc
           timeoutMs: options.timeoutMs,
           signal: controller.signal,
           onOutput,
+          ...(options.sandbox ? { sandbox: options.sandbox } : {}),
         })
         .then(
           (result) => {

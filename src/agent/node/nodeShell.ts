@@ -165,7 +165,17 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
           const err = stderr.text();
           let denials: SandboxDenial[] = [];
           if (wrapped && sandbox) {
-            denials = wrapped.settle();
+            try {
+              denials = wrapped.settle();
+            } catch (error) {
+              denials = [
+                {
+                  kind: 'write',
+                  target: '',
+                  detail: `could not check .git after the command: ${String(error)}`,
+                },
+              ];
+            }
             if (exit?.code !== 0)
               denials.push(
                 ...sandbox.explain({

@@ -221,7 +221,14 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     }
   }
 
-  if (input.run_in_background) return startJob(input, command, root, ctx) as ToolResult<BashData>;
+  // Approved network commands keep the file-system confinement and get the network.
+  const sandboxMode = outside
+    ? 'off'
+    : verdict.decision === 'ask' && verdict.approvalKind === 'network'
+      ? 'network'
+      : 'on';
+  if (input.run_in_background)
+    return startJob(input, command, root, ctx, sandboxMode) as ToolResult<BashData>;
   const timeoutMs = Math.min(input.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
   const result = await ctx.host.shell.run({
     command,
@@ -230,12 +237,7 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     timeoutMs,
     signal: ctx.signal,
     onOutput: (chunk) => ctx.update(chunk),
-    // Approved network commands keep the file-system confinement and get the network.
-    sandbox: outside
-      ? 'off'
-      : verdict.decision === 'ask' && verdict.approvalKind === 'network'
-        ? 'network'
-        : 'on',
+    sandbox: sandboxMode,
   });
   ctx.audit({
     type: 'command',
@@ -314,7 +316,13 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
   return incomplete ? partial(data, text, stats, ui) : ok(data, text, stats, ui);
 }
 
-function startJob(input: BashInput, command: string, root: string, ctx: ToolContext): ToolResult {
+function startJob(
+  input: BashInput,
+  command: string,
+  root: string,
+  ctx: ToolContext,
+  sandbox: 'on' | 'network' | 'off',
+): ToolResult {
   if (!ctx.jobs) {
     return fail(
       'UNAVAILABLE',
@@ -341,6 +349,7 @@ function startJob(input: BashInput, command: string, root: string, ctx: ToolCont
     timeoutMs: input.timeout_ms ?? JOB_DEFAULT_TIMEOUT_MS,
     runId: ctx.runId ?? '',
     ...(notifyOn ? { notifyOn } : {}),
+    sandbox,
   });
   ctx.audit({ type: 'command', command, background: true, job: job.id });
   const log = path.relative(root, job.logPath);

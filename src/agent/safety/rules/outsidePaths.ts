@@ -292,7 +292,6 @@ export function judgeArgumentPaths(argv: readonly Arg[], rc: RuleContext): void 
     risk: 'high',
     program,
     reason: `${program} names a path it may read or write: ${[...new Set(problems)].slice(0, 3).join('; ')}`,
-    confinable: true,
     suggestion:
       'Only the workspace is reachable without approval. Use Read/LS/Grep for workspace files; ask the user for anything else.',
   });
@@ -315,7 +314,6 @@ export function judgePathUse(p: string, what: string, program: string, rc: RuleC
     program,
     reason: `${what} ${info.problem}`,
     suggestion: 'Only the workspace is reachable without approval.',
-    confinable: true,
   });
 }
 
