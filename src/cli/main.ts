@@ -241,7 +241,7 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         return report.ok ? EXIT.finished : EXIT.failed;
       }
       case 'memory':
-        return memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
+        return await memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
