@@ -11,11 +11,23 @@ interface Bench {
 const benches: Bench[] = [
   { name: 'Grep tool vs raw rg (real tree ≥10k files)', file: './grep.ts', fn: 'runGrepBenches' },
   { name: 'Harness CPU per turn at ~100k tokens', file: './turnCpu.ts', fn: 'runTurnCpuBench' },
+  { name: 'Fixed prefix: cl100k tokens per tool', file: './prefix.ts', fn: 'runPrefixBench' },
+  {
+    name: 'Sub-agents: 4 Task calls in one reply vs one per reply',
+    file: './subagents.ts',
+    fn: 'runSubagentBench',
+  },
+  {
+    name: 'Checkpoint overhead per prompt (20k-file workspace)',
+    file: './checkpoints.ts',
+    fn: 'runCheckpointBench',
+  },
   {
     name: '100-turn session: prompt cache and prefix stability',
     file: './session.ts',
     fn: 'runSessionBench',
   },
+  { name: 'keel trace --html of a 50 MB session log', file: './trace.ts', fn: 'runTraceBench' },
   { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
   {
     name: 'MCP: eager vs lazy tool schemas (three real servers, 30 calls)',

@@ -15,6 +15,15 @@ const common = {
 };
 // Packages with native binaries or GopherJS runtimes stay outside the bundle.
 const nodeExternals = ['@vscode/ripgrep', '@vscode/ripgrep-*', 'mvdan-sh'];
+// The OpenTelemetry SDK and exporters are loaded from node_modules only when an endpoint is set
+// (`@opentelemetry/api`, which the Anthropic SDK imports, stays in the bundle: inert without them).
+const otelExternals = [
+  '@opentelemetry/sdk-trace',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-trace-otlp-proto',
+  '@opentelemetry/resources',
+  '@opentelemetry/core',
+];
 
 const builds = [
   {
@@ -25,7 +34,7 @@ const builds = [
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: nodeExternals,
+    external: [...nodeExternals, ...otelExternals],
     // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
     banner: {
       js: "import { createRequire as __keelCreateRequire } from 'node:module'; const require = __keelCreateRequire(import.meta.url);",

@@ -14,6 +14,8 @@ const stages = [
   { name: 'typecheck', cmd: ['npm', 'run', '-s', 'typecheck'] },
   { name: 'build', cmd: ['npm', 'run', '-s', 'build'] },
   { name: 'unit', cmd: ['npm', 'run', '-s', 'test:unit'], counts: true },
+  // keel eval over eval/regression against the emulator's scripted policies (expected.json).
+  { name: 'eval', cmd: ['npm', 'run', '-s', 'eval:regression'], counts: true },
   // The chat panel's DOM in headless Chromium under the real CSP (skips itself without Chromium).
   { name: 'webview', cmd: ['node', '--test', 'webview-ui/test/panel.browser.test.mjs'], counts: true },
   // The README's `npm start`, through npm, on a free port: the URL it prints serves VS Code with Keel.

@@ -1,5 +1,6 @@
 import type { AgentMessage, AssistantBlock, AssistantMessage, UserMessage } from './messages.ts';
 import type { MemoryChange } from './memory/store.ts';
+import type { JobInfo } from './jobs/manager.ts';
 import type { ToolResult } from './tools/protocol.ts';
 
 // One discriminated union for everything subscribers (CLI, webview, trace, tests) consume.
@@ -20,6 +21,8 @@ export interface ModelCallRecord {
   readonly cost_usd: number;
   readonly context_window: number;
   readonly ok: boolean;
+  /** Set on a sub-agent's call (its id): counted in the session's totals, not in its context. */
+  readonly agent?: string;
 }
 
 export interface TodoItem {
@@ -29,7 +32,12 @@ export interface TodoItem {
 }
 
 export type AgentEventBody =
-  | { type: 'agent_start'; runId: string; prompt: string }
+  | {
+      type: 'agent_start';
+      runId: string;
+      prompt: string /** Checkpoint number (`keel restore --before-prompt`). */;
+      promptNumber?: number;
+    }
   | { type: 'turn_start'; turn: number }
   | { type: 'message_start'; messageId: string; model: string }
   | {
@@ -57,6 +65,36 @@ export type AgentEventBody =
   /** A partial reply that was thrown away (the stream failed and was retried). Logged, never sent to the model. */
   | { type: 'discarded'; model: string; content: readonly AssistantBlock[]; reason: string }
   | { type: 'todo'; todos: readonly TodoItem[] }
+  /** A background job started, ended or was stopped. */
+  | { type: 'job'; job: JobInfo }
+  /** A Task call started a sub-agent; its own log is `logPath`. */
+  | {
+      type: 'subagent_start';
+      toolUseId: string;
+      agentId: string;
+      description: string;
+      mode: 'explore' | 'general';
+      logPath: string;
+    }
+  /** One of the sub-agent's own tool calls (the panel card and the CLI show them under the Task). */
+  | {
+      type: 'subagent_tool';
+      toolUseId: string;
+      agentId: string;
+      phase: 'start' | 'end';
+      name: string;
+      input?: unknown;
+      status?: 'success' | 'partial' | 'error';
+      errorCode?: string;
+    }
+  | {
+      type: 'subagent_end';
+      toolUseId: string;
+      agentId: string;
+      status: 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
+      turns: number;
+      costUsd: number;
+    }
   | { type: 'message_appended'; message: AgentMessage }
   | { type: 'notice'; level: 'info' | 'warn' | 'error'; text: string }
   /** MEMORY.md changed (Memory tool, consolidation): on disk now, in the prompt from the next session. */

@@ -24,6 +24,8 @@ export interface LoopDeps {
   /** Steering messages the user sent during the run and host notes (P7), drained once. */
   readonly takeSteering: () => AgentMessage[];
   readonly hasSteering: () => boolean;
+  /** The model ended its turn: wait for background work; true = a notice is ready, keep going. */
+  readonly awaitBackground?: () => Promise<boolean>;
   readonly newId: (prefix: string) => string;
   readonly now: () => number;
   /** Total time spent so far waiting for the user's approval answers (left out of tool durations). */
@@ -62,6 +64,41 @@ const skipped = (): ToolResult => ({
   text: '[Skipped] The user sent a new message before this call ran.',
   stats: { time_ms: 0 },
 });
+
+async function runTool(
+  deps: LoopDeps,
+  use: ReturnType<typeof toolUses>[number],
+): Promise<{ result: ToolResult; content: string; stopRun: string | undefined }> {
+  deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
+  const started = deps.now();
+  const waitedBefore = deps.approvalWaitMs?.() ?? 0;
+  const executed =
+    use.invalidJson !== undefined
+      ? {
+          result: fail(
+            'INVALID_PARAM',
+            `The input for ${use.name} was not valid JSON: ${use.invalidJson.slice(0, 200)}`,
+            'Send the tool input again as one valid JSON object.',
+          ),
+          content: '',
+          stopRun: undefined,
+        }
+      : await deps.registry.execute(use.name, use.input, deps.toolContext(use.id));
+  deps.emit({
+    type: 'tool_end',
+    toolUseId: use.id,
+    name: use.name,
+    result: executed.result,
+    // The time an approval question waited for the user is not the tool's (concurrent siblings'
+    // waits overlap it, so a batch may under-count; never over-count).
+    durationMs: Math.max(0, deps.now() - started - ((deps.approvalWaitMs?.() ?? 0) - waitedBefore)),
+  });
+  return {
+    result: executed.result,
+    content: executed.content || renderForModel(executed.result),
+    stopRun: executed.stopRun,
+  };
+}
 
 export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
   let lastCallAt: number | undefined;
@@ -153,42 +190,33 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     if (uses.length === 0) {
       deps.emit({ type: 'turn_end', turn, stopReason: reply.stopReason });
       if (deps.hasSteering()) continue;
+      if (!deps.signal.aborted && (await deps.awaitBackground?.())) continue;
       return { status: 'finished', finalText };
     }
     let stopRun: string | undefined;
-    for (const use of uses) {
+    // Calls run in order, except that consecutive calls of a concurrent tool (Task: sub-agents) run
+    // together; their results are still appended in the order the model asked for them (P2).
+    for (let i = 0; i < uses.length; ) {
+      let end = i + 1;
+      if (deps.registry.get(uses[i]!.name)?.concurrent)
+        while (end < uses.length && deps.registry.get(uses[end]!.name)?.concurrent) end++;
+      const batch = uses.slice(i, end);
+      i = end;
       if (deps.hasSteering() || deps.signal.aborted || stopRun) {
-        const result = deps.signal.aborted
-          ? fail('ABORTED', 'The run was aborted before this call ran.', 'Wait for the user.')
-          : skipped();
-        deps.append(toolResultMessage(deps, use.id, use.name, result, renderForModel(result)));
+        for (const use of batch) {
+          const result = deps.signal.aborted
+            ? fail('ABORTED', 'The run was aborted before this call ran.', 'Wait for the user.')
+            : skipped();
+          deps.append(toolResultMessage(deps, use.id, use.name, result, renderForModel(result)));
+        }
         continue;
       }
-      deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
-      const started = deps.now();
-      const waitedBefore = deps.approvalWaitMs?.() ?? 0;
-      const executed =
-        use.invalidJson !== undefined
-          ? {
-              result: fail(
-                'INVALID_PARAM',
-                `The input for ${use.name} was not valid JSON: ${use.invalidJson.slice(0, 200)}`,
-                'Send the tool input again as one valid JSON object.',
-              ),
-              content: '',
-              stopRun: undefined,
-            }
-          : await deps.registry.execute(use.name, use.input, deps.toolContext(use.id));
-      const content = executed.content || renderForModel(executed.result);
-      deps.emit({
-        type: 'tool_end',
-        toolUseId: use.id,
-        name: use.name,
-        result: executed.result,
-        durationMs: deps.now() - started - ((deps.approvalWaitMs?.() ?? 0) - waitedBefore),
+      const executed = await Promise.all(batch.map((use) => runTool(deps, use)));
+      batch.forEach((use, k) => {
+        const call = executed[k]!;
+        deps.append(toolResultMessage(deps, use.id, use.name, call.result, call.content));
+        stopRun ??= call.stopRun;
       });
-      deps.append(toolResultMessage(deps, use.id, use.name, executed.result, content));
-      stopRun ??= executed.stopRun;
     }
     for (const reminder of deps.engine.afterTools(deps.transcript())) deps.append(reminder);
     deps.emit({ type: 'turn_end', turn, stopReason: reply.stopReason });

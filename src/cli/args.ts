@@ -5,14 +5,22 @@ import { z } from 'zod';
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
-           [--mcp-config FILE]... PROMPT
+           [--mcp-config FILE]... [--job-wait SECONDS] PROMPT
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
-  keel trace SESSION-ID|FILE [--workspace DIR]
+  keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
+  keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
+           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
   keel doctor [--sandbox on|off|required]
   keel memory search QUERY [--workspace DIR] [--json]
   keel memory rollback [--workspace DIR]
   run and tool also take --sandbox on|off|required (default on when available; required = refuse
   commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
+  keel restore SESSION-ID --before-prompt N [--workspace DIR] [--dry-run] [--force] [--json]
+  keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
+  keel restore --stats [--workspace DIR] [--json]
+  keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
+  keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
+  keel task status [--workspace DIR] [--json]
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
@@ -44,6 +52,11 @@ const runSchema = z.object({
   contextWindow: positiveInt('--context-window').optional(),
   demo: z.boolean(),
   mcpConfig: z.array(z.string().min(1)),
+  jobWait: z
+    .string()
+    .regex(/^\d+$/, '--job-wait must be a whole number of seconds')
+    .transform(Number)
+    .optional(),
   prompt: z.string(),
   sandbox: sandbox.optional(),
 });
@@ -61,6 +74,7 @@ const traceSchema = z.object({
   command: z.literal('trace'),
   target: z.string().min(1),
   workspace: z.string().optional(),
+  html: z.string().min(1).optional(),
 });
 
 const memorySchema = z.discriminatedUnion('action', [
@@ -74,12 +88,105 @@ const memorySchema = z.discriminatedUnion('action', [
   z.object({ command: z.literal('memory'), action: z.literal('rollback'), workspace: z.string().optional() }),
 ]);
 
+const restoreSchema = z.object({
+  command: z.literal('restore'),
+  sessionId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,80}$/, 'keel restore takes a session id (letters, digits, - and _)')
+    .optional(),
+  beforePrompt: positiveInt('--before-prompt').optional(),
+  undo: z.boolean(),
+  stats: z.boolean(),
+  dryRun: z.boolean(),
+  force: z.boolean(),
+  json: z.boolean(),
+  workspace: z.string().optional(),
+});
+
+export type RestoreArgs = z.infer<typeof restoreSchema>;
+
+const taskSchema = z.object({
+  command: z.literal('task'),
+  action: z.enum(['init', 'run', 'status']),
+  spec: z.string().optional(),
+  sessions: positiveInt('--sessions').optional(),
+  maxTurns: positiveInt('--max-turns').optional(),
+  model: z.string().min(1).optional(),
+  fallbackModels: z.array(z.string().min(1)),
+  approve: approve.optional(),
+  json: z.boolean(),
+  workspace: z.string().optional(),
+});
+export type TaskArgs = z.infer<typeof taskSchema>;
 export type MemoryArgs = z.infer<typeof memorySchema>;
 export type RunArgs = z.infer<typeof runSchema>;
 export type ToolArgs = z.infer<typeof toolSchema>;
 export type TraceArgs = z.infer<typeof traceSchema>;
+const evalSchema = z.object({
+  command: z.literal('eval'),
+  suite: z.string().min(1),
+  trials: positiveInt('--trials').optional(),
+  concurrency: positiveInt('--concurrency').optional(),
+  model: z.string().min(1).optional(),
+  json: z.string().min(1).optional(),
+  html: z.string().min(1).optional(),
+  filter: z.string().min(1).optional(),
+  retryInfra: z.string().regex(/^\d+$/, '--retry-infra must be a whole number').transform(Number).optional(),
+  out: z.string().min(1).optional(),
+  emulator: z.boolean(),
+});
+export type EvalArgs = z.infer<typeof evalSchema>;
+
 export type DoctorArgs = z.infer<typeof doctorSchema>;
-export type CliArgs = RunArgs | ToolArgs | TraceArgs | DoctorArgs | MemoryArgs | { command: 'help' };
+export type CliArgs =
+  | RunArgs
+  | ToolArgs
+  | TraceArgs
+  | DoctorArgs
+  | MemoryArgs
+  | RestoreArgs
+  | TaskArgs
+  | EvalArgs
+  | { command: 'help' };
+
+function parseEval(rest: readonly string[]): EvalArgs {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        trials: { type: 'string' },
+        concurrency: { type: 'string' },
+        model: { type: 'string' },
+        json: { type: 'string' },
+        html: { type: 'string' },
+        filter: { type: 'string' },
+        'retry-infra': { type: 'string' },
+        out: { type: 'string' },
+        emulator: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
+  return check(evalSchema, {
+    command: 'eval',
+    suite: parsed.positionals[0],
+    trials: v.trials,
+    concurrency: v.concurrency,
+    model: v.model,
+    json: v.json,
+    html: v.html,
+    filter: v.filter,
+    retryInfra: v['retry-infra'],
+    out: v.out,
+    emulator: v.emulator === true,
+  });
+}
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -90,6 +197,7 @@ function check<T>(schema: z.ZodType<T>, value: unknown): T {
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === 'eval') return parseEval(rest);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -106,8 +214,16 @@ export function parseCli(argv: readonly string[]): CliArgs {
         resume: { type: 'string' },
         'context-window': { type: 'string' },
         demo: { type: 'boolean' },
+        html: { type: 'string' },
         sandbox: { type: 'string' },
         'mcp-config': { type: 'string', multiple: true },
+        'job-wait': { type: 'string' },
+        'before-prompt': { type: 'string' },
+        undo: { type: 'boolean' },
+        stats: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        force: { type: 'boolean' },
+        sessions: { type: 'string' },
       },
     });
   } catch (error) {
@@ -140,6 +256,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         contextWindow: v['context-window'],
         demo: v.demo === true,
         mcpConfig: v['mcp-config'] ?? [],
+        jobWait: v['job-wait'],
         prompt: pos[0] ?? '',
         sandbox: v.sandbox,
       });
@@ -170,9 +287,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (pos.length !== 0) throw new UsageError('keel doctor takes no arguments');
       return check(doctorSchema, { command, sandbox: v.sandbox });
     case 'trace':
-      allowedFor(['workspace']);
+      allowedFor(['workspace', 'html']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
-      return check(traceSchema, { command, target: pos[0], workspace: v.workspace });
+      return check(traceSchema, { command, target: pos[0], workspace: v.workspace, html: v.html });
     case 'memory': {
       const [action, ...more] = pos;
       if (action === 'search') {
@@ -192,6 +309,58 @@ export function parseCli(argv: readonly string[]): CliArgs {
         return check(memorySchema, { command, action, workspace: v.workspace });
       }
       throw new UsageError('keel memory takes "search QUERY" or "rollback"');
+    }
+    case 'restore': {
+      allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'json']);
+      const modes = [v['before-prompt'] !== undefined, v.undo === true, v.stats === true].filter(
+        Boolean,
+      ).length;
+      if (modes !== 1)
+        throw new UsageError('keel restore takes exactly one of --before-prompt N, --undo, --stats');
+      if (v.stats !== true && pos.length !== 1) throw new UsageError('keel restore takes one SESSION-ID');
+      if (v.stats === true && pos.length > 0)
+        throw new UsageError('keel restore --stats takes no SESSION-ID');
+      return check(restoreSchema, {
+        command,
+        sessionId: pos[0],
+        beforePrompt: v['before-prompt'],
+        undo: v.undo === true,
+        stats: v.stats === true,
+        dryRun: v['dry-run'] === true,
+        force: v.force === true,
+        json: v.json === true,
+        workspace: v.workspace,
+      });
+    }
+    case 'task': {
+      const action = pos[0];
+      if (action !== 'init' && action !== 'run' && action !== 'status')
+        throw new UsageError('keel task takes init "SPEC", run or status');
+      const common = ['workspace', 'json'];
+      const session = ['model', 'fallback-model', 'approve', 'max-turns'];
+      allowedFor(
+        action === 'status'
+          ? common
+          : action === 'init'
+            ? [...common, ...session]
+            : [...common, ...session, 'sessions'],
+      );
+      if (action === 'init' && (pos.length !== 2 || pos[1]!.trim() === ''))
+        throw new UsageError('keel task init takes one non-empty "SPEC" (quote it)');
+      if (action !== 'init' && pos.length !== 1)
+        throw new UsageError(`keel task ${action} takes no other arguments`);
+      return check(taskSchema, {
+        command,
+        action,
+        spec: pos[1],
+        sessions: v.sessions,
+        maxTurns: v['max-turns'],
+        model: v.model,
+        fallbackModels: v['fallback-model'] ?? [],
+        approve: v.approve,
+        json: v.json === true,
+        workspace: v.workspace,
+      });
     }
     default:
       throw new UsageError(`Unknown command: ${command}`);

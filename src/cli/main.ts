@@ -4,17 +4,32 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
+import { RestoreError } from '../agent/checkpoints/index.ts';
 import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
+import { FeatureListError } from '../agent/task/featureList.ts';
+import { GitError } from '../agent/task/git.ts';
+import { TaskError } from '../agent/task/harness.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
-import { traceMetrics } from '../agent/trace/trace.ts';
-import { type CliArgs, parseCli, type RunArgs, type ToolArgs, USAGE, UsageError } from './args.ts';
+import { resolveSessionLog, traceMetrics } from '../agent/trace/trace.ts';
+import {
+  type CliArgs,
+  parseCli,
+  type RunArgs,
+  type TaskArgs,
+  type ToolArgs,
+  USAGE,
+  UsageError,
+} from './args.ts';
 import { createCliMcpPort } from './mcpPort.ts';
 import { memoryCommand } from './memoryCommand.ts';
 import { progressLine } from './render.ts';
+import { runRestore } from './restoreCommand.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
+import { runTaskCommand } from './taskCommand.ts';
+import { attachTelemetry } from './telemetry.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -38,6 +53,7 @@ function out(text: string): void {
   if (!stdoutGone) process.stdout.write(text);
 }
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
+const DEFAULT_JOB_WAIT_S = 30;
 
 /** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
 function bundledSkillsDir(): string | undefined {
@@ -57,6 +73,12 @@ function workspaceDir(dir: string | undefined): string {
   if (!fs.existsSync(resolved) || !fs.statSync(resolved).isDirectory())
     throw new UsageError(`Workspace is not a directory: ${resolved}`);
   return resolved;
+}
+
+/** KEEL_CHECKPOINT_BUDGET_MB caps the disk use of per-prompt checkpoints (default 512 MB). */
+function checkpointBudget(): { checkpoints?: { budgetBytes: number } } {
+  const mb = Number(process.env.KEEL_CHECKPOINT_BUDGET_MB);
+  return Number.isFinite(mb) && mb > 0 ? { checkpoints: { budgetBytes: mb * 1024 * 1024 } } : {};
 }
 
 function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag, mcp?: McpPort): Host {
@@ -114,6 +136,7 @@ function mentionedFiles(prompt: string, workspace: string): string[] {
 
 async function run(args: RunArgs): Promise<number> {
   const demo = args.demo ? await startDemo() : undefined;
+  let stopJobs: (() => Promise<void>) | undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
     const host = makeHost(
@@ -140,7 +163,10 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
       ...(args.resume ? { resumeId: args.resume } : {}),
+      jobWaitMs: (args.jobWait ?? DEFAULT_JOB_WAIT_S) * 1000,
+      ...checkpointBudget(),
     });
+    stopJobs = () => session.stopJobs();
     session.subscribe((event) => {
       if (args.json) out(`${JSON.stringify(event)}\n`);
       else {
@@ -148,13 +174,18 @@ async function run(args: RunArgs): Promise<number> {
         if (line) process.stderr.write(`${line}\n`);
       }
     });
+    const flushTelemetry = await attachTelemetry(session, model);
     process.stderr.write(
       `keel: session ${session.id} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,
     );
     let interrupts = 0;
     const onSigint = () => {
       interrupts++;
-      if (interrupts > 1) process.exit(EXIT.aborted);
+      if (interrupts > 1) {
+        // Aborting the jobs sends their process trees SIGTERM at once, before we go.
+        void session.stopJobs();
+        process.exit(EXIT.aborted);
+      }
       process.stderr.write('\nkeel: aborting (Ctrl-C again to exit at once)\n');
       session.abort('interrupted by the user');
     };
@@ -172,6 +203,7 @@ async function run(args: RunArgs): Promise<number> {
       await session.mcp?.shutdown();
     }
     process.off('SIGINT', onSigint);
+    await flushTelemetry();
     onStdoutGone = undefined;
     if (stdoutGone) return EXIT.finished;
     if (!args.json && outcome.finalText) out(`${outcome.finalText}\n`);
@@ -187,8 +219,32 @@ async function run(args: RunArgs): Promise<number> {
         ? EXIT.aborted
         : EXIT.failed;
   } finally {
+    // No job outlives `keel run`, however it ends (finished, Ctrl-C, error).
+    await stopJobs?.();
     await demo?.close();
   }
+}
+
+async function task(args: TaskArgs): Promise<number> {
+  const workspace = fs.realpathSync(workspaceDir(args.workspace));
+  const host = makeHost(workspace, approvalsFor(args.approve));
+  const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
+  const skills = bundledSkillsDir();
+  return runTaskCommand(args, {
+    workspace,
+    host,
+    // Each call is a NEW session: fresh context, its own log (seed 003).
+    createSession: (extra) =>
+      createAgentSession({
+        host,
+        model,
+        fallbackModels: args.fallbackModels,
+        ...(skills ? { bundledSkillsDir: skills } : {}),
+        ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+        ...checkpointBudget(),
+        ...extra,
+      }),
+  });
 }
 
 async function tool(args: ToolArgs): Promise<number> {
@@ -207,6 +263,15 @@ async function tool(args: ToolArgs): Promise<number> {
   );
   out(`${JSON.stringify(result)}\n`);
   return result.status === 'error' ? EXIT.failed : EXIT.finished;
+}
+
+async function writeTraceHtml(target: string, stateDir: string, out: string): Promise<number> {
+  const { traceHtml } = await import('../agent/trace/html.ts');
+  const html = await traceHtml(resolveSessionLog(target, stateDir));
+  fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+  fs.writeFileSync(out, html);
+  process.stderr.write(`keel: trace written to ${out}\n`);
+  return EXIT.finished;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -235,6 +300,10 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         return await run(args);
       case 'tool':
         return await tool(args);
+      case 'eval': {
+        const { evalCommand } = await import('./evalCommand.ts');
+        return await evalCommand(args);
+      }
       case 'doctor': {
         const report = doctorReport(args.sandbox);
         process.stdout.write(`${report.text}\n`);
@@ -242,14 +311,26 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       }
       case 'memory':
         return await memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
+      case 'task':
+        return await task(args);
+      case 'restore':
+        return runRestore(args, workspaceDir(args.workspace), () => Date.now());
       case 'trace': {
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
+        if (args.html) return await writeTraceHtml(args.target, stateDir, args.html);
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
         return EXIT.finished;
       }
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof SessionConfigError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof SessionConfigError ||
+      error instanceof RestoreError ||
+      error instanceof TaskError ||
+      error instanceof FeatureListError ||
+      error instanceof GitError
+    ) {
       process.stderr.write(`keel: ${error.message}\n`);
       return error instanceof UsageError ? EXIT.usage : EXIT.failed;
     }

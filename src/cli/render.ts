@@ -12,6 +12,22 @@ export function progressLine(event: AgentEvent): string | undefined {
       const code = r.error ? ` ${r.error.code}` : '';
       return `  ${r.status}${code} (${event.durationMs} ms)`;
     }
+    case 'subagent_start':
+      return `  ↳ sub-agent ${event.agentId} (${event.mode}): ${event.description}`;
+    case 'subagent_tool': {
+      // Parallel sub-agents interleave: each line names its sub-agent.
+      const tag = `[${event.agentId.slice(event.agentId.lastIndexOf('sub-'))}]`;
+      if (event.phase === 'end')
+        return `      ${event.status}${event.errorCode ? ` ${event.errorCode}` : ''} ${tag}`;
+      const input = JSON.stringify(event.input);
+      return `    ▸ ${event.name} ${input.length > 100 ? `${input.slice(0, 97)}...` : input} ${tag}`;
+    }
+    case 'subagent_end':
+      return `  ↳ sub-agent ${event.agentId} ${event.status} after ${event.turns} turn(s), $${event.costUsd.toFixed(4)}`;
+    case 'job':
+      return event.job.status === 'running'
+        ? `⚙ job ${event.job.id} started: ${event.job.command.slice(0, 100)}`
+        : `⚙ job ${event.job.id} ${event.job.status}${event.job.exitCode !== null ? ` (exit ${event.job.exitCode})` : ''}`;
     case 'retry':
       return `↻ retry ${event.attempt} in ${event.delayMs} ms on ${event.model}: ${event.reason}`;
     case 'notice':

@@ -235,6 +235,9 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       case 'stop':
         deps.controller.stop();
         return;
+      case 'stopJob':
+        deps.controller.stopJob(message.id);
+        return;
       case 'newChat':
         deps.controller.newChat();
         return;

@@ -16,11 +16,15 @@ import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { createVscodeMcpPort, registerMcpServersCommand } from './mcp.ts';
 import { registerMemoryCommands } from './memoryCommands.ts';
+import { registerEvidenceCommands } from './evidence.ts';
 import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
+import { registerCheckpointCommands } from './checkpointCommands.ts';
+import { type LongTaskView, registerLongTask } from './longTask.ts';
 import { runOutsideMessage } from './sandboxUi.ts';
 import { type KeelSettings, readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
+import { createExtensionTelemetry } from './telemetry.ts';
 import {
   askPrompt,
   explainPrompt,
@@ -57,6 +61,7 @@ export interface KeelApi {
   /** Evaluating the extension's bundle (before activate was called). */
   readonly moduleLoadMs: number;
   host(): Host;
+  readonly longTask: LongTaskView;
 }
 
 let log: vscode.LogOutputChannel | undefined;
@@ -153,6 +158,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     log: write,
     memento: context.workspaceState,
     bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
+    telemetry: createExtensionTelemetry(write),
   });
   const ctl = controller;
   sub(
@@ -179,6 +185,47 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     },
   });
   sub(chat, vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat));
+
+  sub(
+    registerCheckpointCommands({
+      stateDir: () => (roots()[0] ? path.join(roots()[0]!, '.keel') : undefined),
+      root: () => roots()[0],
+      currentSessionId: () => ctl.current?.id,
+      review,
+      display,
+      log: write,
+    }),
+  );
+
+  const apiKey = async () =>
+    (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined;
+  const longTask = registerLongTask({
+    root: () => roots()[0],
+    host: getHost,
+    log: write,
+    // Each long-task session is a new session with the same settings as a chat (not shown in the panel).
+    createSession: async (extra) => {
+      const { createAgentSession } = await import('../agent/session/session.ts');
+      const settings = readSettings();
+      const key = await apiKey();
+      return createAgentSession({
+        host: getHost(),
+        model: settings.model,
+        fallbackModels: settings.fallbackModels,
+        ...(key ? { apiKey: key } : {}),
+        ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),
+        ...(settings.maxTurns ? { maxTurns: settings.maxTurns } : {}),
+        ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
+        ...(settings.checkpointBudgetMB
+          ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
+          : {}),
+        readOnly: !vscode.workspace.isTrusted,
+        bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
+        ...extra,
+      });
+    },
+  });
+  sub(longTask);
 
   const status = createStatusBar('keel.openPanel');
   sub(
@@ -315,6 +362,15 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   command('keel.showLog', () => channel.show(true));
   sub(
     ...registerMemoryCommands({ stateDir: () => getHost().stateDir, session: () => ctl.current, log: write }),
+    ...registerEvidenceCommands({
+      controller: ctl,
+      stateDir: () => getHost().stateDir,
+      extensionPath: context.extensionPath,
+      settings: readSettings,
+      apiKey: async () =>
+        (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+      log: write,
+    }),
   );
   command('keel.openSessionLog', async () => {
     let logPath = ctl.current?.logPath;
@@ -358,7 +414,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       'warn',
       `no ripgrep found under ${vscode.env.appRoot}: Grep will answer UNAVAILABLE (Glob and Read still work)`,
     );
-  return { controller: ctl, activationMs, moduleLoadMs, host: getHost };
+  return { controller: ctl, activationMs, moduleLoadMs, host: getHost, longTask };
 }
 
 /** `git status --porcelain` of the folder; undefined when it is not a repository or git is missing. */

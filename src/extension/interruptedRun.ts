@@ -83,7 +83,7 @@ export function closeInterruptedRun(
   const loaded = loadSession(logPath, { repair: true });
   const open = danglingRun(loaded.events);
   if (!open) return undefined;
-  const seq = loaded.events.reduce((max, e) => Math.max(max, e.seq), 0) + 1;
+  const seq = loaded.maxSeq + 1;
   const end: AgentEvent = {
     type: 'agent_end',
     runId: open.runId,

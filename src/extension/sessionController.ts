@@ -4,6 +4,7 @@ import type { Host } from '../agent/host.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
 import { closeInterruptedRun, holdSession } from './interruptedRun.ts';
 import type { KeelSettings } from './settings.ts';
+import type { ExtensionTelemetry } from './telemetry.ts';
 
 // Owns the current AgentSession: creates it lazily (the core is loaded on first use, not at
 // activation), forwards its events to subscribers (chat view, status bar), switches sessions
@@ -56,6 +57,8 @@ export interface SessionController extends vscode.Disposable {
   ): Promise<SubmitResult>;
   /** Aborts the current run: the session's own signal, and `runSignal` (pending proposals). */
   stop(): void;
+  /** Stops one background job of the current session (the panel's job list). */
+  stopJob(id: string): void;
   /**
    * Aborted when the current run is stopped or cut (Stop, new chat, another session, shutdown). Host
    * operations the core cannot cancel itself (a proposal waiting for the user) listen to it.
@@ -86,6 +89,8 @@ export interface SessionControllerOptions {
   readonly memento?: vscode.Memento;
   /** The bundled skills folder inside the installed extension. */
   readonly bundledSkillsDir?: string;
+  /** OpenTelemetry export of each session's events, when configured. */
+  readonly telemetry?: ExtensionTelemetry;
 }
 
 const LAST_SESSION_KEY = 'keel.lastSessionId';
@@ -95,7 +100,8 @@ const DEFAULT_WINDOW = 200_000;
 const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 1000) / 10 : 0);
 
 export function usageFrom(records: readonly ModelCallRecord[], fallbackWindow: number): Usage {
-  const last = records.at(-1);
+  // The meter shows the main conversation; a sub-agent's calls (marked `agent`) only add cost.
+  const last = records.filter((r) => !r.agent).at(-1);
   let costUsd = 0;
   let read = 0;
   let sent = 0;
@@ -195,9 +201,13 @@ export function createSessionController(options: SessionControllerOptions): Sess
       ...(settings.maxTurns ? { maxTurns: settings.maxTurns } : {}),
       ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
       ...(resumeId ? { resumeId } : {}),
+      ...(settings.checkpointBudgetMB
+        ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
+        : {}),
       readOnly: !trusted,
       ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });
+    await options.telemetry?.attach(created, settings.model);
     options.log(
       'info',
       `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`,
@@ -277,6 +287,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
       session?.abort('stopped by the user');
       abortRun('stopped by the user');
     },
+    stopJob(id) {
+      void session?.stopJob(id);
+    },
     get runSignal() {
       runAbort ??= new AbortController();
       return runAbort.signal;
@@ -340,7 +353,10 @@ export function createSessionController(options: SessionControllerOptions): Sess
       const s = session;
       const run = lastRun;
       abortRun('VS Code is closing or reloading the window');
-      if (!s?.running || !run) return;
+      if (!s?.running || !run) {
+        await options.telemetry?.flush();
+        return;
+      }
       s.abort('VS Code is closing or reloading the window');
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
@@ -353,6 +369,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
         }),
       ]);
       clearTimeout(timer);
+      await options.telemetry?.flush();
     },
     dispose() {
       abortRun('Keel is shutting down');

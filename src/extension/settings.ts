@@ -26,6 +26,8 @@ export interface KeelSettings {
   readonly contextWindow?: number | undefined;
   /** The OS sandbox for commands (machine-scoped: a workspace cannot turn it off). */
   readonly sandbox: { enabled: boolean; failIfUnavailable: boolean; denyRead?: string[] | undefined };
+  /** Disk budget for per-prompt checkpoints; older sessions' checkpoints are pruned past it. */
+  readonly checkpointBudgetMB?: number | undefined;
 }
 
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
@@ -58,6 +60,7 @@ export function parseSettings(raw: {
   maxTurns?: unknown;
   contextWindow?: unknown;
   sandbox?: { enabled?: unknown; failIfUnavailable?: unknown; denyRead?: unknown };
+  checkpointBudgetMB?: unknown;
 }): KeelSettings {
   const approvals = {} as Record<ApprovalCategory, ApprovalPolicy>;
   for (const k of APPROVAL_CATEGORIES) approvals[k] = policy(raw.approvals?.[k]);
@@ -78,6 +81,7 @@ export function parseSettings(raw: {
           ? [...raw.sandbox.denyRead]
           : undefined,
     },
+    checkpointBudgetMB: positiveInt(raw.checkpointBudgetMB),
   };
 }
 
@@ -110,5 +114,6 @@ export function readSettings(): KeelSettings {
       failIfUnavailable: userValue(c, 'sandbox.failIfUnavailable'),
       denyRead: userValue(c, 'sandbox.denyRead'),
     },
+    checkpointBudgetMB: c.get('checkpoints.budgetMB') ?? undefined,
   });
 }

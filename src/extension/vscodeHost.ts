@@ -157,6 +157,7 @@ export function createVscodeWorkspace(
       } finally {
         options.review.changed();
       }
+      options.review.afterWrite(p, content);
       if (options.reviewMode() === 'afterApply') await reveal(p);
     },
     async deleteFile(p) {

@@ -29,6 +29,10 @@ export const AGENT_EVENT_TYPES = [
   'notice',
   'error',
   'memory_changed',
+  'job',
+  'subagent_start',
+  'subagent_tool',
+  'subagent_end',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -142,6 +146,38 @@ export const agentEventSchema = z.discriminatedUnion('type', [
       origin: z.string(),
       summary: z.string().check(z.maxLength(MAX_TEXT)),
     }),
+  }),
+  ev('job', {
+    job: z.looseObject({
+      id: z.string(),
+      command: z.string().check(z.maxLength(MAX_CODE)),
+      status: z.enum(['running', 'exited', 'killed', 'failed']),
+      exitCode: z.nullable(z.number()),
+      runId: z.string(),
+    }),
+  }),
+  ev('subagent_start', {
+    toolUseId: z.string(),
+    agentId: z.string(),
+    description: z.string().check(z.maxLength(MAX_TEXT)),
+    mode: z.enum(['explore', 'general']),
+    logPath: z.string(),
+  }),
+  ev('subagent_tool', {
+    toolUseId: z.string(),
+    agentId: z.string(),
+    phase: z.enum(['start', 'end']),
+    name: z.string(),
+    input: z.optional(z.unknown()),
+    status: z.optional(z.enum(['success', 'partial', 'error'])),
+    errorCode: z.optional(z.string()),
+  }),
+  ev('subagent_end', {
+    toolUseId: z.string(),
+    agentId: z.string(),
+    status: z.enum(['finished', 'failed', 'aborted', 'max_turns', 'stopped']),
+    turns: z.number(),
+    costUsd: z.number(),
   }),
 ]);
 
@@ -258,6 +294,7 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     idempotencyKey: id,
   }),
   z.strictObject({ type: z.literal('stop') }),
+  z.strictObject({ type: z.literal('stopJob'), id }),
   z.strictObject({ type: z.literal('newChat') }),
   z.strictObject({ type: z.literal('openSession'), id }),
   z.strictObject({ type: z.literal('listSessions') }),

@@ -396,6 +396,74 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.match(sent, /DENIED_BY_USER/);
   });
 
+  it('a Task shows a sub-agent card with its tool calls; a background job is listed and Stop ends it', async () => {
+    const sleep = `457.${process.pid}`;
+    const sleeping = () =>
+      fs.readdirSync('/proc').filter((p) => {
+        try {
+          return /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`sleep\0${sleep}`);
+        } catch {
+          return false;
+        }
+      }).length;
+    emulator.setScenario({
+      name: 'subagent-and-job',
+      onExhausted: 'repeat_last',
+      replies: [
+        {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'Task',
+              input: { description: 'Scan the README', prompt: 'E2E-CHILD: what does README.md say?' },
+            },
+          ],
+        },
+        {
+          content: [
+            { type: 'tool_use', name: 'Bash', input: { command: `sleep ${sleep}`, run_in_background: true } },
+          ],
+        },
+        { content: [{ type: 'text', text: 'Sub-agent done and the job is running.' }] },
+      ],
+      threads: [
+        {
+          firstUserContains: 'E2E-CHILD',
+          replies: [
+            { content: [{ type: 'tool_use', name: 'Read', input: { path: 'README.md' } }] },
+            {
+              content: [
+                { type: 'text', text: '## Summary\nIt is the E2E workspace.\n## Open questions\nNone' },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const frame = await openPanel();
+    await send(frame, 'Scan the README with a sub-agent, then start a server');
+    await waitForText(frame, 'Sub-agent done and the job is running.');
+    // The Task card holds a collapsible sub-agent card listing the sub-agent's own Read.
+    const card = frame.locator('.tool-card[data-tool="Task"] details.subagent');
+    await card.waitFor({ timeout: UI_TIMEOUT });
+    assert.equal(await card.getAttribute('data-status'), 'finished');
+    // Open it if it is closed (a card the user saw open while it ran stays open).
+    if (!(await card.evaluate((d) => (d as HTMLDetailsElement).open))) await card.locator('summary').click();
+    await card
+      .locator('.subagent-call[data-tool="Read"][data-status="success"]')
+      .waitFor({ timeout: UI_TIMEOUT });
+    assert.match((await card.textContent()) ?? '', /Sub-agent: Scan the README/);
+    // The job list shows the running job; its Stop button ends the process.
+    const job = frame.locator('.jobs-panel .job');
+    await job.waitFor({ timeout: UI_TIMEOUT });
+    assert.match((await job.textContent()) ?? '', new RegExp(`sleep ${sleep.replace('.', '\\.')}`));
+    assert.ok(sleeping() > 0, 'the job runs');
+    await shot('subagent-and-job');
+    await job.getByRole('button', { name: /Stop/ }).click();
+    await until('the job process to end', () => sleeping() === 0);
+    await frame.locator('.jobs-panel').waitFor({ state: 'hidden', timeout: UI_TIMEOUT });
+  });
+
   it('Ask About Selection works from the editor context menu', async () => {
     const before = emulator.requests.length;
     script('ask', [{ content: [{ type: 'text', text: 'It returns a greeting for the given name.' }] }]);

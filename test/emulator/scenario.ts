@@ -52,10 +52,15 @@ export const ScriptedReplySchema = z
   .refine((r) => r.fault?.type !== 'invalid_tool_json' || r.content?.some((b) => b.type === 'tool_use'), {
     message: 'an invalid_tool_json fault needs a tool_use block to corrupt',
   });
+const ThreadSchema = z.strictObject({
+  firstUserContains: z.string().min(1),
+  replies: z.array(ScriptedReplySchema),
+});
 export const ScenarioFileSchema = z.strictObject({
   name: z.string().optional(),
   replies: z.array(ScriptedReplySchema),
   onExhausted: z.enum(['error', 'repeat_last', 'echo']).optional(),
+  threads: z.array(ThreadSchema).optional(),
 });
 
 /** Parses a JSON scenario (the file form: scripted replies only). Throws with the offending path. */
@@ -89,7 +94,33 @@ export interface ReplyCursor {
   peek(req: MessagesRequest): Pick;
 }
 
+/** The text of a request's first user message: what tells one conversation (a sub-agent's) from another. */
+export function firstUserText(req: MessagesRequest): string {
+  const first = req.messages.find((m) => m.role === 'user');
+  return first ? textOf(blocksOf(first.content)) : '';
+}
+
 export function createReplyCursor(scenario: Scenario | undefined): ReplyCursor {
+  // Each thread (a conversation whose first user message contains its marker, e.g. a sub-agent's
+  // task) has its own cursor; every other request takes the main replies.
+  if (scenario && 'replies' in scenario && scenario.threads?.length) {
+    const { threads, ...main } = scenario;
+    const mainCursor = createReplyCursor(main);
+    const cursors = threads.map((t) => ({
+      marker: t.firstUserContains,
+      cursor: createReplyCursor({
+        name: `${scenario.name ?? 'scenario'} thread "${t.firstUserContains}"`,
+        replies: t.replies,
+      }),
+    }));
+    return {
+      peek(req) {
+        const first = firstUserText(req);
+        const thread = cursors.find((c) => first.includes(c.marker));
+        return (thread?.cursor ?? mainCursor).peek(req);
+      },
+    };
+  }
   let next = 0;
   const consume = () => {
     next++;

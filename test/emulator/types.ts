@@ -58,7 +58,13 @@ export interface ScriptedReply {
 }
 
 export type Scenario =
-  | { name?: string; replies: ScriptedReply[]; onExhausted?: 'error' | 'repeat_last' | 'echo' }
+  | {
+      name?: string;
+      replies: ScriptedReply[];
+      onExhausted?: 'error' | 'repeat_last' | 'echo';
+      /** Conversations told apart by their first user message (sub-agents), each with its own replies. */
+      threads?: { firstUserContains: string; replies: ScriptedReply[] }[];
+    }
   | { name?: string; respond: (req: MessagesRequest, index: number) => ScriptedReply };
 
 export interface UsageOut {

@@ -318,6 +318,7 @@ describe('keel usage and guards', () => {
       ['bogus'],
       ['run', '--max-turns', 'ten', 'x'],
       ['tool', 'Read'],
+      ['run', '--job-wait', 'soon', 'x'],
     ]) {
       const run = await runKeel(args, env);
       assert.equal(run.code, 2, `${args.join(' ')} → ${run.code}`);

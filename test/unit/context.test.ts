@@ -18,8 +18,6 @@ import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { createPathGuard } from '../../src/agent/safety/paths/pathGuard.ts';
 import { discoverSkills } from '../../src/agent/skills/discover.ts';
-import { createToolset } from '../../src/agent/tools/index.ts';
-import { createMemorySearchTool } from '../../src/agent/tools/memorySearch.ts';
 import type { AnyToolDefinition, ToolContext } from '../../src/agent/tools/protocol.ts';
 import { renderForModel } from '../../src/agent/tools/protocol.ts';
 import { toApiTool } from '../../src/agent/tools/registry.ts';
@@ -318,30 +316,6 @@ test('breakpoints: at most 4, system end + front summary + previous end + last b
     const uses = Array.from({ length: 12 }, () => toolTurn('Read', { path: `f${i}.ts` }, `content ${i}`));
     transcript.push({ ...uses[0]![0], content: uses.flatMap(([a]) => a.content) }, ...uses.map(([, r]) => r));
   }
-});
-
-test('the fixed prefix (all tools + system, no skills) stays within 3,000 tokens', () => {
-  const root = tempDir();
-  const host = createNodeHost({ workspace: root, approvals: createPolicyApprovals('never') });
-  const tools = [
-    ...createToolset({ host, readOnly: false, todos: { current: () => [], onChange: () => {} } }),
-    createSkillTool({ skills: [], problems: [] }) as unknown as AnyToolDefinition,
-    createMemorySearchTool() as unknown as AnyToolDefinition,
-  ];
-  const names = tools.map((t) => t.name);
-  for (const expected of ['Read', 'Edit', 'Grep', 'Glob', 'Skill', 'MemorySearch', 'TodoWrite']) {
-    assert.ok(names.includes(expected), `toolset includes ${expected}`);
-  }
-  const engine = createContextEngine({ tools: tools.map(toApiTool), contextWindow: 200_000 });
-  const request = {
-    model: 'm',
-    max_tokens: 1,
-    tools: tools.map(toApiTool),
-    system: [{ type: 'text', text: engine.systemText }],
-    messages: [],
-  };
-  const fixed = countInputTokens(request as unknown as MessagesRequest);
-  assert.ok(fixed <= 3000, `tools + system = ${fixed} tokens; the budget is 3000`);
 });
 
 test('@file mentions become a reminder to read the file, never its content', async () => {

@@ -661,3 +661,35 @@ test('cut stream on a non-streaming request drops the connection', async () => {
     },
   );
 });
+
+test('scenario threads: a conversation is routed by its first user message, each with its own replies', async () => {
+  const { parseScenario } = await import('../emulator/scenario.ts');
+  const scenario = parseScenario({
+    replies: [
+      { content: [{ type: 'text', text: 'main 1' }] },
+      { content: [{ type: 'text', text: 'main 2' }] },
+    ],
+    threads: [{ firstUserContains: 'CHILD', replies: [{ content: [{ type: 'text', text: 'child 1' }] }] }],
+  });
+  await withEmu({ scenario }, async (_emu, client) => {
+    const ask = async (first: string, more: Anthropic.MessageParam[] = []) => {
+      const m = await client.messages.create(params([{ role: 'user', content: first }, ...more]));
+      return m.content[0]?.type === 'text' ? m.content[0].text : '';
+    };
+    assert.equal(await ask('parent task'), 'main 1');
+    // The child's first user message decides, not its latest one.
+    assert.equal(await ask('CHILD: look'), 'child 1');
+    assert.equal(
+      await ask('parent task', [
+        { role: 'assistant', content: 'ok' },
+        { role: 'user', content: 'CHILD mentioned later' },
+      ]),
+      'main 2',
+    );
+    await rejectsWith(ask('CHILD again'), apiError(400, /scenario exhausted/));
+  });
+  assert.throws(
+    () => parseScenario({ replies: [], threads: [{ firstUserContains: '', replies: [] }] }),
+    /threads/,
+  );
+});

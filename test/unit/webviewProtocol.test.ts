@@ -95,6 +95,50 @@ const bodies: AgentEventBody[] = [
       ts: 1,
     },
   },
+  {
+    type: 'job',
+    job: {
+      id: 'job_abc123',
+      command: 'npm run dev',
+      status: 'running',
+      exitCode: null,
+      startedAt: 1,
+      logPath: '/w/.keel/jobs/job_abc123.log',
+      runId: 'run_1',
+    },
+  },
+  {
+    type: 'subagent_start',
+    toolUseId: 't1',
+    agentId: 's1-sub-abc',
+    description: 'Find auth',
+    mode: 'explore',
+    logPath: '.keel/sessions/s1-sub-abc.jsonl',
+  },
+  {
+    type: 'subagent_tool',
+    toolUseId: 't1',
+    agentId: 's1-sub-abc',
+    phase: 'start',
+    name: 'Read',
+    input: { path: 'a' },
+  },
+  {
+    type: 'subagent_tool',
+    toolUseId: 't1',
+    agentId: 's1-sub-abc',
+    phase: 'end',
+    name: 'Read',
+    status: 'success',
+  },
+  {
+    type: 'subagent_end',
+    toolUseId: 't1',
+    agentId: 's1-sub-abc',
+    status: 'finished',
+    turns: 2,
+    costUsd: 0.01,
+  },
 ];
 const events: AgentEvent[] = bodies.map((b, i) => ({ ...b, sessionId: 's1', seq: i + 1, ts: 1000 + i }));
 

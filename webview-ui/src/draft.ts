@@ -14,6 +14,7 @@ export interface Draft {
   items: Item[];
   queue: QueuedMessage[];
   todos: ViewState['todos'];
+  jobs: ViewState['jobs'];
   usage: ViewState['usage'];
   review: ViewState['review'];
   sessions: ViewState['sessions'];

@@ -68,6 +68,9 @@ export function keyArgument(name: string, input: unknown): string {
     case 'Task':
       value = field(input, 'description', 'prompt');
       break;
+    case 'Job':
+      value = field(input, 'action') && `${field(input, 'action')} ${field(input, 'id') ?? ''}`;
+      break;
     default:
       value = field(input, 'path', 'file_path', 'filePath');
   }

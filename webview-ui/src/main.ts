@@ -27,6 +27,7 @@ import {
   renderMeter,
   renderQueue,
   renderReview,
+  renderJobs,
   renderTodos,
 } from './render/panels.ts';
 import { restoreSaved, type Saved, toSaved } from './persist.ts';
@@ -94,6 +95,7 @@ const toolbar = h(
 );
 const transcript = createTranscript();
 const todos = h('div', { class: 'todos-panel' });
+const jobs = h('div', { class: 'jobs-panel', role: 'region', 'aria-label': 'Background jobs' });
 const review = h('div', { class: 'review', role: 'region', 'aria-label': 'Pending changes' });
 const queue = h('div', { class: 'queue', 'aria-label': 'Queued messages' });
 const banner = h('div', { class: 'banner' });
@@ -116,7 +118,7 @@ app.replaceChildren(
   toolbar,
   historyPanel,
   transcript.element,
-  h('div', { class: 'footer' }, todos, review, queue, banner, composer.element, meter),
+  h('div', { class: 'footer' }, todos, jobs, review, queue, banner, composer.element, meter),
 );
 
 function toggleHistory(): void {
@@ -153,6 +155,7 @@ function schedule(): void {
 function render(): void {
   transcript.render(state.items, { post, pendingHunks, settled });
   renderTodos(todos, state);
+  renderJobs(jobs, state, post);
   renderReview(review, state, post);
   renderQueue(queue, state);
   renderBanner(banner, state);

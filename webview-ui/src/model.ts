@@ -54,6 +54,34 @@ export interface ToolItem {
   readonly diff?: string;
   /** Workspace path the tool touched (edit tools), for review/accept/reject. */
   readonly path?: string;
+  /** A Task call's sub-agent: its live tool calls and cost (a collapsible card). */
+  readonly subagent?: SubagentView;
+}
+
+export interface SubagentCallView {
+  readonly name: string;
+  readonly input: unknown;
+  readonly status: ToolStatus;
+  readonly errorCode?: string;
+}
+
+export interface SubagentView {
+  readonly agentId: string;
+  readonly description: string;
+  readonly mode: 'explore' | 'general';
+  readonly status: 'running' | 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
+  readonly calls: readonly SubagentCallView[];
+  readonly costUsd: number;
+  readonly turns: number;
+  readonly logPath: string;
+}
+
+/** A background command (Bash run_in_background). */
+export interface JobView {
+  readonly id: string;
+  readonly command: string;
+  readonly status: 'running' | 'exited' | 'killed' | 'failed';
+  readonly exitCode: number | null;
 }
 
 export interface NoticeItem {
@@ -125,6 +153,8 @@ export interface ViewState {
   readonly items: readonly Item[];
   readonly queue: readonly QueuedMessage[];
   readonly todos: readonly TodoItem[];
+  /** Background jobs of this session, newest last. */
+  readonly jobs: readonly JobView[];
   readonly usage: UsageView;
   readonly review: readonly ReviewFile[];
   /** Paths whose hunks the user accepted / rejected (edit cards show it). */
@@ -150,6 +180,7 @@ export function initialState(): ViewState {
     items: [],
     queue: [],
     todos: [],
+    jobs: [],
     usage: {
       contextTokens: 0,
       contextWindow: 0,

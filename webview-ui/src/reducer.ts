@@ -155,6 +155,15 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     }
     case 'model_call': {
       const r = event.record;
+      if (r.agent) {
+        // A sub-agent's call: it costs the session, but the meter shows the main conversation.
+        draft.usage = {
+          ...draft.usage,
+          costUsd: draft.usage.costUsd + (Number.isFinite(r.cost_usd) ? r.cost_usd : 0),
+          calls: draft.usage.calls + 1,
+        };
+        break;
+      }
       const prompt = r.input + r.cache_read + r.cache_write;
       draft.model = r.model || draft.model;
       const promptTokens = (draft.usage.promptTokens ?? 0) + prompt;
@@ -179,6 +188,65 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     case 'todo':
       draft.todos = event.todos;
       break;
+    case 'job': {
+      const { id, command, status, exitCode } = event.job;
+      const view = { id, command, status, exitCode };
+      const at = (draft.jobs ?? []).findIndex((j) => j.id === id);
+      draft.jobs = at >= 0 ? draft.jobs.map((j, i) => (i === at ? view : j)) : [...(draft.jobs ?? []), view];
+      break;
+    }
+    case 'subagent_start': {
+      const card = get(draft, event.toolUseId, 'tool') ?? toolFromUse(event.toolUseId, 'Task', undefined);
+      put(draft, {
+        ...card,
+        subagent: {
+          agentId: event.agentId,
+          description: event.description,
+          mode: event.mode,
+          status: 'running',
+          calls: [],
+          costUsd: 0,
+          turns: 0,
+          logPath: event.logPath,
+        },
+      });
+      break;
+    }
+    case 'subagent_tool': {
+      const card = get(draft, event.toolUseId, 'tool');
+      if (!card?.subagent) break;
+      const calls = [...card.subagent.calls];
+      if (event.phase === 'start') calls.push({ name: event.name, input: event.input, status: 'running' });
+      else {
+        const at = calls.findLastIndex((c) => c.name === event.name && c.status === 'running');
+        if (at >= 0)
+          calls[at] = {
+            ...calls[at]!,
+            status: event.status ?? 'success',
+            ...(event.errorCode ? { errorCode: event.errorCode } : {}),
+          };
+      }
+      put(draft, { ...card, subagent: { ...card.subagent, calls } });
+      break;
+    }
+    case 'subagent_end': {
+      const card = get(draft, event.toolUseId, 'tool');
+      if (!card?.subagent) break;
+      const calls = card.subagent.calls.map((c) =>
+        c.status === 'running' ? { ...c, status: 'cancelled' as const } : c,
+      );
+      put(draft, {
+        ...card,
+        subagent: {
+          ...card.subagent,
+          status: event.status,
+          turns: event.turns,
+          costUsd: event.costUsd,
+          calls,
+        },
+      });
+      break;
+    }
     case 'retry':
       put(draft, {
         kind: 'notice',

@@ -84,6 +84,8 @@ export interface ContextEngineOptions {
   readonly projectRules?: string;
   /** Memory snapshot (MEMORY.md files) rendered once at session start. */
   readonly memory?: string;
+  /** A complete system prompt instead of Keel's own (a sub-agent's minimal prompt). */
+  readonly systemText?: string;
   /** Called for a compaction summary (a separate model call without tools). */
   readonly summarize?: (prompt: string, signal: AbortSignal) => Promise<string>;
   /**
@@ -164,12 +166,14 @@ function skillList(skills: ContextEngineOptions['skills']): readonly SkillEntry[
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const tools = freezeTools(options.tools);
   const skills = skillList(options.skills);
-  const systemText = buildSystemPrompt({
-    projectRules: options.projectRules,
-    skills,
-    ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
-    ...(options.memory ? { memory: options.memory } : {}),
-  });
+  const systemText =
+    options.systemText ??
+    buildSystemPrompt({
+      projectRules: options.projectRules,
+      skills,
+      ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
+      ...(options.memory ? { memory: options.memory } : {}),
+    });
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = requestPrefixHash({ tools, system });
   // The frozen prefix's estimate never changes (breakpoint markers do not count).

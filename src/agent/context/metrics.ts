@@ -2,7 +2,8 @@ import type { ModelCallRecord } from '../events.ts';
 
 // P9 metrics over a session's model calls. Definitions (all over calls with ok = true, in order):
 //  - prefix_stability_ratio: among calls after the first, the fraction whose prefix_hash (sha256 of
-//    the tools + system each request actually sent, cache markers aside) equals the previous call's.
+//    the tools + system each request actually sent, cache markers aside) equals the previous call's
+//    of the same agent (a sub-agent's calls, marked `agent`, have their own prefix and conversation).
 //    1 when there is at most one call.
 //  - cache_hit_ratio: Σ cache_read / Σ all input tokens (input + cache_read + cache_write).
 //  - cache_hit_of_limit: Σ cache_read / Σ limit, where limit is the most a call could read from cache:
@@ -61,7 +62,18 @@ export function computeMetrics(
 ): ContextMetrics {
   const calls = records.filter((r) => r.ok);
   let stable = 0;
-  for (let i = 1; i < calls.length; i++) if (calls[i]!.prefix_hash === calls[i - 1]!.prefix_hash) stable++;
+  let compared = 0;
+  const previousOf = new Map<string, ModelCallRecord>();
+  const previousCall: (ModelCallRecord | undefined)[] = [];
+  for (const call of calls) {
+    const previous = previousOf.get(call.agent ?? '');
+    previousCall.push(previous);
+    if (previous) {
+      compared++;
+      if (previous.prefix_hash === call.prefix_hash) stable++;
+    }
+    previousOf.set(call.agent ?? '', call);
+  }
 
   const tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
   let limit = 0;
@@ -76,9 +88,9 @@ export function computeMetrics(
     cost += r.cost_usd;
     const exact = extra.limits?.[i];
     if (exact !== undefined) limit += Math.max(exact, r.cache_read);
-    else if (i === 0) limit += r.cache_read;
+    else if (!previousCall[i]) limit += r.cache_read;
     else {
-      const previous = calls[i - 1]!;
+      const previous = previousCall[i]!;
       limit += Math.max(r.cache_read, Math.min(promptTokens(r), promptTokens(previous) + previous.output));
     }
     const stage = String(Math.max(0, Math.min(3, r.stage))) as '0' | '1' | '2' | '3';
@@ -88,7 +100,7 @@ export function computeMetrics(
   const allInput = tokens.input + tokens.cache_read + tokens.cache_write;
   const sorted = [...utilization].sort((a, b) => a - b);
   return {
-    prefix_stability_ratio: calls.length <= 1 ? 1 : round(stable / (calls.length - 1)),
+    prefix_stability_ratio: compared === 0 ? 1 : round(stable / compared),
     cache_hit_ratio: allInput === 0 ? 0 : round(tokens.cache_read / allInput),
     cache_hit_of_limit: limit === 0 ? 0 : round(tokens.cache_read / limit),
     pruning_stage_distribution: stages,

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { SandboxDenial, SandboxPort, ShellPort, ShellRunOptions, ShellRunResult } from '../host.ts';
+import { traceEnv } from '../telemetry/propagation.ts';
 
 // Runs commands under bash, each in its own process group and tagged with a unique environment
 // marker. Stopping (abort, timeout, or the shell exiting with stragglers left behind) sends SIGTERM to
@@ -122,7 +123,7 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
         try {
           child = spawn(wrapped?.file ?? '/bin/bash', wrapped ? [...wrapped.args] : ['-c', run.command], {
             cwd: run.cwd,
-            env: { ...run.env, ...wrapped?.env, [RUN_MARKER]: marker },
+            env: { ...run.env, ...traceEnv(), ...wrapped?.env, [RUN_MARKER]: marker },
             detached: true,
             stdio: ['ignore', 'pipe', 'pipe', ...(wrapped?.fds ?? [])],
           });

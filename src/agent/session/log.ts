@@ -9,7 +9,7 @@ import type { AgentMessage } from '../messages.ts';
 // other line is one AgentEvent, written and fsynced BEFORE the event is published. Streaming
 // fragments (message_delta, tool_update) are not persisted: the complete message/result is.
 
-export const TRANSIENT_EVENTS: ReadonlySet<AgentEvent['type']> = new Set(['message_delta', 'tool_update']);
+export const TRANSIENT_EVENTS: ReadonlySet<string> = new Set(['message_delta', 'tool_update']);
 
 const headerSchema = z.object({
   type: z.literal('session'),
@@ -18,6 +18,9 @@ const headerSchema = z.object({
   createdAt: z.number(),
   model: z.string(),
   workspace: z.string(),
+  /** A sub-agent's log names the session (and the Task call) that started it. */
+  parent: z.string().optional(),
+  parentToolUseId: z.string().optional(),
 });
 export type SessionHeader = z.infer<typeof headerSchema>;
 
@@ -29,9 +32,28 @@ const eventSchema = z.looseObject({
   ts: z.number(),
 });
 
+/**
+ * The frozen prefix (system + tools) exactly as sent, logged once per session before its first model
+ * call, and again only if a request's prefix ever differs (which is itself a finding: P1). Log-only:
+ * subscribers never see it, but `keel trace` and a replay can rebuild every request from the log.
+ */
+export interface PrefixRecord {
+  readonly type: 'prefix';
+  readonly seq: number;
+  readonly sessionId: string;
+  readonly ts: number;
+  readonly hash: string;
+  readonly system: readonly unknown[];
+  readonly tools: readonly unknown[];
+}
+
 export interface LoadedSession {
   readonly header: SessionHeader;
   readonly events: AgentEvent[];
+  /** Every prefix the session logged, in order (the last one is what the next call should send). */
+  readonly prefixes: PrefixRecord[];
+  /** Highest seq in the log (events and prefix records share one sequence). */
+  readonly maxSeq: number;
   readonly messages: AgentMessage[];
   /** Lines that could not be parsed (a torn last line after a crash), kept aside, not dropped. */
   readonly tornLines: number;
@@ -47,7 +69,7 @@ export function isValidSessionId(id: string): boolean {
 
 export interface SessionLog {
   readonly path: string;
-  append(event: AgentEvent): void;
+  append(event: AgentEvent | PrefixRecord): void;
 }
 
 export function createSessionLog(storage: StoragePort, logPath: string, header?: SessionHeader): SessionLog {
@@ -90,6 +112,8 @@ export function loadSession(logPath: string, options: { repair?: boolean } = {})
   const header = headerSchema.safeParse(JSON.parse(first));
   if (!header.success) throw new Error(`Session log ${logPath} has no valid header: ${header.error.message}`);
   const events: AgentEvent[] = [];
+  const prefixes: PrefixRecord[] = [];
+  let maxSeq = 0;
   for (const line of nonEmpty) {
     let parsed: unknown;
     try {
@@ -98,11 +122,17 @@ export function loadSession(logPath: string, options: { repair?: boolean } = {})
       torn++;
       continue;
     }
-    if (eventSchema.safeParse(parsed).success) events.push(parsed as AgentEvent);
-    else torn++;
+    if (!eventSchema.safeParse(parsed).success) {
+      torn++;
+      continue;
+    }
+    const record = parsed as AgentEvent | PrefixRecord;
+    maxSeq = Math.max(maxSeq, record.seq);
+    if (record.type === 'prefix') prefixes.push(record);
+    else events.push(record);
   }
   const messages = events.flatMap((e) => (e.type === 'message_appended' ? [e.message] : []));
-  return { header: header.data, events, messages, tornLines: torn };
+  return { header: header.data, events, prefixes, maxSeq, messages, tornLines: torn };
 }
 
 export interface SessionSummary {
@@ -127,6 +157,8 @@ export function listSessions(stateDir: string): SessionSummary[] {
     const file = path.join(dir, name);
     try {
       const loaded = loadSession(file);
+      // A sub-agent's log belongs to its parent session: not a chat of its own.
+      if (loaded.header.parent) continue;
       const firstUser = loaded.messages.find((m) => m.role === 'user');
       out.push({
         id: loaded.header.id,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
 import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.ts';
+import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
@@ -10,6 +11,8 @@ import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memor
 import { memoryPaths, undoChange } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
+import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
+import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
@@ -18,11 +21,12 @@ import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
+import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
-import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
+import { createSessionLog, isValidSessionId, loadSession, type PrefixRecord, sessionLogPath } from './log.ts';
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
 
 export const MIN_CONTEXT_WINDOW = 16_000;
@@ -80,8 +84,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       }
     },
   };
-  const host = { ...options.host, approvals };
-  const now = () => host.clock.now();
+  const base = { ...options.host, approvals };
+  const now = () => base.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
   if (contextWindow < MIN_CONTEXT_WINDOW) {
     throw new SessionConfigError(
@@ -96,35 +100,70 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   let seq = 0;
   let id: string;
   let log: ReturnType<typeof createSessionLog>;
+  // Hash of the prefix last written to the log: a prefix is logged once, and again only if it changes.
+  let loggedPrefixHash: string | undefined;
+  // Notices raised while the session is being built (small window, skill problems) reach every
+  // subscriber, however late it subscribes: no host can subscribe before the factory returns.
+  const startupNotices: AgentEvent[] = [];
+  let constructing = true;
 
   if (options.resumeId) {
     if (!isValidSessionId(options.resumeId))
       throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
-    const logPath = sessionLogPath(host.stateDir, options.resumeId);
+    const logPath = sessionLogPath(base.stateDir, options.resumeId);
     const loaded = loadSession(logPath, { repair: true });
     id = loaded.header.id;
     events.push(...loaded.events);
     transcript = [...loaded.messages];
-    seq = loaded.events.reduce((max, e) => Math.max(max, e.seq), 0);
+    seq = loaded.maxSeq;
+    loggedPrefixHash = loaded.prefixes.at(-1)?.hash;
     const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
     if (lastTodo?.type === 'todo') todos = lastTodo.todos;
-    log = createSessionLog(host.storage, logPath);
+    log = createSessionLog(base.storage, logPath);
   } else {
     id = newSessionId(now());
-    log = createSessionLog(host.storage, sessionLogPath(host.stateDir, id), {
+    log = createSessionLog(base.storage, sessionLogPath(base.stateDir, id), {
       type: 'session',
       version: 1,
       id,
       createdAt: now(),
       model: options.model,
-      workspace: host.workspace.roots[0] ?? '',
+      workspace: base.workspace.roots[0] ?? '',
     });
   }
+
+  // Per-prompt checkpoints see every write the tools make and every command's effect on the files.
+  const recorder =
+    options.checkpoints === false || base.workspace.roots[0] === undefined
+      ? undefined
+      : createCheckpointRecorder({
+          stateDir: base.stateDir,
+          sessionId: id,
+          root: base.workspace.roots[0] ?? '',
+          now,
+          promptsSoFar: events.filter((e) => e.type === 'agent_start').length,
+          ...(base.log ? { log: base.log } : {}),
+        });
+  if (recorder) {
+    try {
+      pruneCheckpoints(
+        base.stateDir,
+        (options.checkpoints || undefined)?.budgetBytes ?? DEFAULT_CHECKPOINT_BUDGET_BYTES,
+        [id],
+      );
+    } catch (error) {
+      base.log?.('warn', `checkpoint pruning failed: ${String(error)}`);
+    }
+  }
+  const host = recorder
+    ? { ...base, workspace: recorder.wrapWorkspace(base.workspace), shell: recorder.wrapShell(base.shell) }
+    : base;
 
   const emit = (body: AgentEventBody): AgentEvent => {
     const event = { ...body, sessionId: id, seq: ++seq, ts: now() } as AgentEvent;
     log.append(event); // written and flushed before anyone sees it
     if (event.type !== 'message_delta' && event.type !== 'tool_update') events.push(event);
+    if (constructing && event.type === 'notice') startupNotices.push(event);
     for (const listener of listeners) {
       try {
         listener(event);
@@ -190,7 +229,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       },
     },
   });
-  const registry = createToolRegistry(tools, { loopDetector, circuitBreaker });
+  const offered = [...tools, ...(readOnly ? [] : (options.extraTools ?? []))];
+  const registry = createToolRegistry(options.wrapTool ? offered.map(options.wrapTool) : offered, {
+    loopDetector,
+    circuitBreaker,
+  });
   const model = createModelClient({
     models: [options.model, ...(options.fallbackModels ?? [])],
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
@@ -232,6 +275,58 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
   });
 
+  const subagents = createSubagentRunner({
+    host,
+    parentId: id,
+    model,
+    modelName: options.model,
+    contextWindow,
+    maxTokens: options.maxTokens ?? 8192,
+    maxTurns: options.maxTurns ?? 50,
+    turnsLeft: () => (options.maxTurns ?? 50) - treeTurns,
+    onTurn: () => {
+      treeTurns++;
+    },
+    readOnly,
+    now,
+    emit,
+    hasSteering: () => steering.some((m) => m.role === 'user'),
+  });
+  /** Turns the run's whole tree took (the parent's and its sub-agents'). */
+  let treeTurns = 0;
+  const jobs = createJobManager(host, now);
+  jobs.onChange((job) => emit({ type: 'job', job }));
+  let runId: string | undefined;
+  const logPrefix = (request: {
+    prefixHash: string;
+    system: readonly unknown[];
+    tools: readonly unknown[];
+  }) => {
+    if (request.prefixHash === loggedPrefixHash) return;
+    loggedPrefixHash = request.prefixHash;
+    const record: PrefixRecord = {
+      type: 'prefix',
+      seq: ++seq,
+      sessionId: id,
+      ts: now(),
+      hash: request.prefixHash,
+      system: request.system,
+      tools: request.tools,
+    };
+    log.append(record);
+  };
+  // The prefix is logged from the request about to be sent, so the log holds what the API saw.
+  const loggedEngine: typeof engine = {
+    ...engine,
+    skillInContext: (name) => engine.skillInContext(name),
+    afterTools: (transcript) => engine.afterTools(transcript),
+    prepare: async (args) => {
+      const prepared = await engine.prepare(args);
+      logPrefix(prepared.request);
+      return prepared;
+    },
+  };
+
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
   /** Transcript length already offered to memory consolidation. */
@@ -248,7 +343,31 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     guard,
     audit: (entry) => audit.write({ ...entry, session: id }),
     update: (text) => emit({ type: 'tool_update', toolUseId, text }),
+    jobs,
+    subagents,
+    ...(runId ? { runId } : {}),
   });
+
+  /** Job notices become reminders, each appended once, before the next model call. */
+  const jobNotices = (): ReminderMessage[] =>
+    jobs
+      .takeNotices()
+      .map((n) => ({ role: 'reminder', id: newId('rem'), ts: now(), text: n.text, source: 'job' }));
+
+  const awaitBackground = (deadline: { at?: number }) => async (): Promise<boolean> => {
+    if (jobs.hasNotices()) return true;
+    const waitMs = options.jobWaitMs ?? 0;
+    if (waitMs <= 0 || jobs.running().length === 0 || !controller) return false;
+    deadline.at ??= now() + waitMs;
+    const left = deadline.at - now();
+    if (left <= 0) return false;
+    emit({
+      type: 'notice',
+      level: 'info',
+      text: `Waiting up to ${Math.ceil(left / 1000)} s for ${jobs.running().length} background job(s).`,
+    });
+    return jobs.waitForNotice(left, controller.signal);
+  };
 
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
     role: 'user',
@@ -264,18 +383,28 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     const signal = controller.signal;
     // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
     loopDetector.reset();
-    const runId = newId('run');
-    emit({ type: 'agent_start', runId, prompt: message.text });
+    runId = newId('run');
+    treeTurns = 0;
+    const promptNumber = recorder?.beginPrompt(message.text);
+    emit({
+      type: 'agent_start',
+      runId,
+      prompt: message.text,
+      ...(promptNumber !== undefined ? { promptNumber } : {}),
+    });
     emit({ type: 'user_message', message, queued: false });
     append(message);
     let outcome: RunOutcome;
     try {
       outcome = await runLoop({
         model,
-        engine,
+        engine: loggedEngine,
         registry,
         append,
-        emit,
+        emit: (body) => {
+          if (body.type === 'turn_start') treeTurns++;
+          emit(body);
+        },
         newId,
         now,
         approvalWaitMs: () => approvalWaitMs,
@@ -283,8 +412,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         contextWindow,
         transcript: () => transcript,
         toolContext: (toolUseId) => toolContext(toolUseId, signal),
+        awaitBackground: awaitBackground({}),
         takeSteering: () => {
-          const drained = steering.splice(0);
+          const drained = [...steering.splice(0), ...jobNotices()];
           for (const m of drained)
             if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
           return drained;
@@ -302,12 +432,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'notice', level: 'error', text: outcome.error });
     emit({
       type: 'agent_end',
-      runId,
+      runId: runId ?? '',
       status: outcome.status,
       finalText: outcome.finalText,
       ...(outcome.error ? { error: outcome.error } : {}),
     });
     controller = undefined;
+    runId = undefined;
     return outcome;
   };
 
@@ -328,6 +459,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {
       listeners.add(listener);
+      for (const notice of startupNotices) listener(notice);
       return { dispose: () => listeners.delete(listener) };
     },
     prompt(text, opts) {
@@ -355,6 +487,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     abort(reason) {
       if (!controller) return;
       emit({ type: 'notice', level: 'warn', text: `Aborted${reason ? `: ${reason}` : ''}.` });
+      // Stop ends the jobs this run started (their SIGTERM goes out now; the rest is awaited by hosts).
+      if (runId) void jobs.stopAll(runId);
       controller.abort(reason);
     },
     eventsSince: (after) => events.filter((e) => e.seq > after),
@@ -395,11 +529,25 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         'memory',
       );
     },
+    get jobs() {
+      return jobs.list();
+    },
+    async stopJob(jobId) {
+      if (jobs.get(jobId)?.status !== 'running') return false;
+      await jobs.kill(jobId);
+      return true;
+    },
+    stopJobs: (currentRunOnly) => jobs.stopAll(currentRunOnly ? (runId ?? '\0none') : undefined),
+    notice(level, text) {
+      emit({ type: 'notice', level, text });
+    },
     dispose() {
       controller?.abort('disposed');
+      void jobs.stopAll();
       listeners.clear();
       void mcp?.manager.shutdown();
     },
   };
+  constructing = false;
   return session;
 }

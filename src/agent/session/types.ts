@@ -1,7 +1,9 @@
 import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
 import type { McpManager } from '../mcp/manager.ts';
+import type { JobInfo } from '../jobs/manager.ts';
 import type { AgentMessage } from '../messages.ts';
+import type { AnyToolDefinition } from '../tools/protocol.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
 
@@ -26,10 +28,22 @@ export interface AgentSessionOptions {
   readonly maxTokens?: number;
   /** Where the bundled skills live (the host knows: repo checkout, or the installed extension). */
   readonly bundledSkillsDir?: string;
+  /**
+   * When the model ends its turn while background jobs run, wait this long (in all, per run) for
+   * their notices and let the model continue (`keel run --job-wait`). Default 0: notices wait for the
+   * next prompt.
+   */
+  readonly jobWaitMs?: number;
   /** User-level skills folder; `null` disables it (tests). Default: ~/.agents/skills. */
   readonly userSkillsDir?: string | null;
   /** User-level memory file; `null` disables it (tests). Default: ~/.keel/MEMORY.md. */
   readonly userMemoryFile?: string | null;
+  /** Tools offered only in special sessions (e.g. FeatureDone in a long task); not in the everyday prefix. */
+  readonly extraTools?: readonly AnyToolDefinition[];
+  /** Wraps every tool (a long task uses it to protect its feature list). */
+  readonly wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
+  /** Per-prompt checkpoints (default on); `false` turns them off, `budgetBytes` caps their disk use. */
+  readonly checkpoints?: false | { readonly budgetBytes?: number };
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
@@ -75,5 +89,14 @@ export interface AgentSession extends EventStream {
   consolidateMemory(): Promise<void>;
   /** The panel's Undo on a memory change: restores the version before it; the model is told. */
   undoMemoryChange(changeId: string): void;
+  /** Background jobs this session started. */
+  readonly jobs: readonly JobInfo[];
+  /** Stops the session's background jobs (only those of the current run with `currentRunOnly`). */
+  stopJobs(currentRunOnly?: boolean): Promise<void>;
+  /** Stops one background job (the panel's Stop button); false when no such job runs. */
+  stopJob(id: string): Promise<boolean>;
+  /** Aborts the run and stops every job. */
+  /** Logs a notice for the user and the trace (e.g. the long-task harness reverting a change). */
+  notice(level: 'info' | 'warn' | 'error', text: string): void;
   dispose(): void;
 }

@@ -199,7 +199,7 @@ export function formatSkillProblems(problems: readonly SkillProblem[]): string[]
 export function renderSkillIndex(skills: readonly SkillEntry[]): string {
   if (skills.length === 0) return '';
   const lines = skills.map((s) => `- ${s.name}: ${s.description}`);
-  return `# Skills\nGuides you can load with the Skill tool when a description matches the task:\n${lines.join('\n')}`;
+  return `# Skills (load with Skill when one matches)\n${lines.join('\n')}`;
 }
 
 /** Error codes (from `metadata.error-codes`) whose repeated occurrence should re-inject this skill. */

@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { z } from 'zod';
 import type { ApprovalRequest, SandboxDenial } from '../host.ts';
 import { type CommandVerdict, classifyCommand } from '../safety/commandPolicy.ts';
@@ -13,24 +14,19 @@ import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResu
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 
+/** A background job's default life (timeout_ms overrides it). */
+export const JOB_DEFAULT_TIMEOUT_MS = 3_600_000;
+
 export const bashInputSchema = z.object({
-  command: z.string().min(1).describe('The command line to run.'),
-  timeout_ms: z
-    .number()
-    .int()
-    .positive()
-    .max(BASH_MAX_TIMEOUT_MS)
-    .optional()
-    .describe(`Milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}).`),
-  description: z
-    .string()
-    .max(200)
-    .optional()
-    .describe('5-10 words on what the command does, shown to the user.'),
+  command: z.string().min(1),
+  timeout_ms: z.number().int().positive().max(BASH_MAX_TIMEOUT_MS).optional(),
+  description: z.string().max(200).optional().describe('5-10 words for the user'),
+  run_in_background: z.boolean().optional(),
+  notify_on: z.string().max(200).optional().describe('Regex: also notify on a matching line'),
   outside_sandbox: z
     .boolean()
     .optional()
-    .describe('After SANDBOX_DENIED, only if essential: run once unconfined (asks the user).'),
+    .describe('After SANDBOX_DENIED, only if essential: run once unconfined (asks the user)'),
 });
 export type BashInput = z.infer<typeof bashInputSchema>;
 
@@ -50,10 +46,10 @@ export interface BashData {
   readonly denials?: readonly SandboxDenial[];
 }
 
-const DESCRIPTION = `Run a bash command in the workspace root. The FALLBACK tool: for tests, builds, type checks, linters, git and package scripts.
-Refused: reading, listing, searching, editing files (use Read, LS, Grep, Glob, Edit) and interactive programs (stdin is closed). Network, delete and overwrite commands ask the user; sudo, rm -rf / and the like are blocked.
-Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s (timeout_ms, max ${BASH_MAX_TIMEOUT_MS / 1000} s). Exit code, stdout and stderr come back separately; long output is truncated and saved to a file.
-Examples: {"command":"npm test"} · {"command":"git status && git diff --stat"}`;
+const DESCRIPTION = `Run a bash command in the workspace root. The FALLBACK tool: tests, builds, linters, git, package scripts.
+Refused: reading, listing, searching or editing files (use the file tools), interactive programs. Network, delete and overwrite commands ask the user; sudo, rm -rf / etc. are blocked.
+Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s; long output is cut and saved to a file. Servers, watchers, slow builds: run_in_background (then Job).
+Examples: {"command":"npm test"} · {"command":"npm run dev","run_in_background":true}`;
 
 // ---------- environment ----------
 
@@ -90,7 +86,7 @@ export function scrubEnvironment(env: Readonly<Record<string, string | undefined
 
 // ---------- rendering ----------
 
-const TAG_LIKE = /<(\s*\/?\s*)(untrusted[-_\s]*data|command[-_\s]*output)/gi;
+const TAG_LIKE = /<(\s*\/?\s*)(untrusted[-_\s]*data|command[-_\s]*output|job[-_\s]*notice)/gi;
 
 function wrapOutput(stream: 'stdout' | 'stderr', text: string): string {
   if (text.length === 0) return `(no ${stream})`;
@@ -225,6 +221,7 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     }
   }
 
+  if (input.run_in_background) return startJob(input, command, root, ctx) as ToolResult<BashData>;
   const timeoutMs = Math.min(input.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
   const result = await ctx.host.shell.run({
     command,
@@ -315,6 +312,44 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
   }
   const incomplete = result.timedOut || out.truncated || err.truncated;
   return incomplete ? partial(data, text, stats, ui) : ok(data, text, stats, ui);
+}
+
+function startJob(input: BashInput, command: string, root: string, ctx: ToolContext): ToolResult {
+  if (!ctx.jobs) {
+    return fail(
+      'UNAVAILABLE',
+      'Background commands are not available here.',
+      'Run the command in the foreground (without run_in_background).',
+    );
+  }
+  let notifyOn: RegExp | undefined;
+  if (input.notify_on !== undefined) {
+    try {
+      notifyOn = new RegExp(input.notify_on);
+    } catch (error) {
+      return fail(
+        'INVALID_PARAM',
+        `notify_on is not a valid regex: ${(error as Error).message}`,
+        'Fix the regex, or leave notify_on out.',
+      );
+    }
+  }
+  const job = ctx.jobs.start({
+    command,
+    cwd: root,
+    env: scrubEnvironment(process.env),
+    timeoutMs: input.timeout_ms ?? JOB_DEFAULT_TIMEOUT_MS,
+    runId: ctx.runId ?? '',
+    ...(notifyOn ? { notifyOn } : {}),
+  });
+  ctx.audit({ type: 'command', command, background: true, job: job.id });
+  const log = path.relative(root, job.logPath);
+  return ok(
+    { job_id: job.id, command, log },
+    `Started background job ${job.id}. You will get a notice when it ends${notifyOn ? ' or prints a matching line' : ''}. Job {"id":"${job.id}","action":"output"} shows new output; "kill" stops it. Log: ${log}`,
+    {},
+    { command, jobId: job.id, background: true },
+  );
 }
 
 export function createBashTool(): ToolDefinition<BashInput, BashData> {

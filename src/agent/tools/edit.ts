@@ -14,20 +14,17 @@ import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
 
 export const editInputSchema = z.object({
-  path: z.string().describe('File to edit, relative to the workspace root.'),
-  old_string: z.string().describe('Exact text to replace, copied from the file (no line-number prefixes).'),
-  new_string: z.string().describe('Replacement text.'),
-  replace_all: z
-    .boolean()
-    .optional()
-    .describe('Replace every occurrence instead of requiring a unique match.'),
+  path: z.string(),
+  old_string: z.string(),
+  new_string: z.string(),
+  replace_all: z.boolean().optional(),
 });
 export type EditInput = z.infer<typeof editInputSchema>;
 
-const DESCRIPTION = `Replace one exact piece of text in an existing file.
-Use on a file you have Read in this session. old_string must match exactly one place (add surrounding lines to make it unique) unless replace_all; copy indentation exactly, without Read's line-number prefixes.
+const DESCRIPTION = `Replace one exact piece of text in a file you have Read this session.
+old_string must match exactly one place (add surrounding lines to make it unique) unless replace_all; copy indentation exactly, without Read's line-number prefixes.
 Do not use for new files or rewrites (Write), or several changes to one file (MultiEdit).
-Example: {"path":"src/app.ts","old_string":"const port = 3000;","new_string":"const port = 8080;"}`;
+Example: {"path":"app.ts","old_string":"port = 3000;","new_string":"port = 8080;"}`;
 
 export interface EditToolOptions {
   /** Shared with MultiEdit/Write so "allow for this session" covers all three. */

@@ -15,8 +15,8 @@ import { ok, partial } from './protocol.ts';
 export const GLOB_MAX_RESULTS = 10_000;
 
 export const globInputSchema = z.object({
-  pattern: z.string().min(1).describe('Glob relative to path, e.g. "**/*.ts".'),
-  path: z.string().default('.').describe('Directory to search in (default: workspace root).'),
+  pattern: z.string().min(1),
+  path: z.string().default('.'),
 });
 export type GlobInput = z.infer<typeof globInputSchema>;
 
@@ -28,9 +28,9 @@ export interface GlobData {
   readonly truncated: boolean;
 }
 
-const DESCRIPTION = `Find files by name pattern (*, **, ?, {a,b}). Returns sorted workspace-relative paths; gitignored files are skipped.
-Use when you know (part of) a name. Contents: Grep; one folder: LS. Never Bash find/ls.
-Examples: {"pattern":"**/*.test.ts"} · {"pattern":"*.json","path":"config"}`;
+const DESCRIPTION = `Find files by name pattern (*, **, ?, {a,b}): sorted relative paths, gitignored skipped.
+Use when you know (part of) a name. Contents: Grep. Never Bash find/ls.
+Example: {"pattern":"**/*.test.ts"}`;
 
 async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<GlobData>> {
   const pattern = input.pattern.trim();

@@ -23,17 +23,14 @@ export const GREP_TIMEOUT_MS = 60_000;
 const LONG_LINE_KEEP_BYTES = 2048;
 
 export const grepInputSchema = z.object({
-  pattern: z.string().min(1).describe('Regex (ripgrep syntax).'),
-  path: z.string().default('.').describe('File or directory to search.'),
-  glob: z.string().optional().describe('Only files matching this glob, e.g. "*.ts".'),
-  case_insensitive: z.boolean().default(false).describe('Ignore case.'),
-  output_mode: z
-    .enum(['files_with_matches', 'content', 'count'])
-    .default('files_with_matches')
-    .describe('content: matching lines with numbers; count: per file.'),
-  context: z.number().int().min(0).max(20).optional().describe('Lines around each match (content mode).'),
-  multiline: z.boolean().default(false).describe('Pattern may span lines.'),
-  head_limit: z.number().int().min(1).max(100_000).optional().describe('Only the first N entries.'),
+  pattern: z.string().min(1),
+  path: z.string().default('.'),
+  glob: z.string().optional().describe('e.g. "*.ts"'),
+  case_insensitive: z.boolean().default(false),
+  output_mode: z.enum(['files_with_matches', 'content', 'count']).default('files_with_matches'),
+  context: z.number().int().min(0).max(20).optional(),
+  multiline: z.boolean().default(false),
+  head_limit: z.number().int().min(1).max(100_000).optional(),
 });
 export type GrepInput = z.infer<typeof grepInputSchema>;
 
@@ -59,9 +56,9 @@ export interface GrepData {
   readonly truncated: boolean;
 }
 
-const DESCRIPTION = `Search file contents with a regex (ripgrep); skips gitignored files and binaries.
-Use to find definitions, usages, strings. Files by name: Glob; a whole file: Read. Never Bash grep/rg.
-Examples: {"pattern":"createServer","glob":"*.ts"} · {"pattern":"TODO","output_mode":"content","context":2}`;
+const DESCRIPTION = `Search file contents with a ripgrep regex; skips gitignored and binary files.
+Use for definitions, usages, strings. Names: Glob. Never Bash grep/rg.
+Example: {"pattern":"TODO","glob":"*.ts","output_mode":"content","context":2}`;
 
 const NEEDS_PCRE = /look-around|backreferences/;
 

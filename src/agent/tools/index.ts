@@ -6,6 +6,7 @@ import { createBashTool } from './bash.ts';
 import { createEditTool } from './edit.ts';
 import { createGlobTool } from './glob.ts';
 import { createGrepTool } from './grep.ts';
+import { createJobTool } from './job.ts';
 import { createLsTool } from './ls.ts';
 import { createMcpCallTool } from './mcpCall.ts';
 import { createMcpSearchTool } from './mcpSearch.ts';
@@ -15,6 +16,7 @@ import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
 import { createReadTool } from './read.ts';
 import { createSkillTool } from './skill.ts';
+import { createTaskTool } from './task.ts';
 import { createTodoWriteTool } from './todoWrite.ts';
 import { createWriteTool } from './write.ts';
 
@@ -44,9 +46,11 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createMultiEditTool(),
     createWriteTool(),
     createBashTool(),
+    createJobTool(),
     createTodoWriteTool(options.todos),
     createMemorySearchTool(options.memory ? { userMemoryFile: options.memory.paths.user } : {}),
     ...(options.memory ? [createMemoryTool(options.memory)] : []),
+    createTaskTool(),
     ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
     ...(options.mcp
       ? [createMcpSearchTool(options.mcp.manager), createMcpCallTool(options.mcp.manager, options.mcp.port)]

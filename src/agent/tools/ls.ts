@@ -18,8 +18,8 @@ import { ok, partial } from './protocol.ts';
 export const LS_MAX_ENTRIES = 1000;
 
 export const lsInputSchema = z.object({
-  path: z.string().default('.').describe('Directory (default: workspace root).'),
-  depth: z.number().int().min(1).max(5).default(1).describe('Levels to show (default 1).'),
+  path: z.string().default('.'),
+  depth: z.number().int().min(1).max(5).default(1),
 });
 export type LsInput = z.infer<typeof lsInputSchema>;
 
@@ -39,9 +39,9 @@ export interface LsData {
   readonly truncated: boolean;
 }
 
-const DESCRIPTION = `List a directory: folders (marked "/") first, then files with sizes; gitignored entries are marked.
-Use it to get your bearings in an unfamiliar folder. To find files by name across the tree use Glob; to search contents use Grep. Do NOT use Bash ls/find/tree.
-Examples: {} · {"path":"src","depth":2}`;
+const DESCRIPTION = `List a directory: folders ("/") first, then files with sizes; gitignored ones marked.
+Use to get your bearings. Names across the tree: Glob; contents: Grep. Never Bash ls/find/tree.
+Example: {"path":"src","depth":2}`;
 
 interface Walk {
   readonly ctx: ToolContext;

@@ -15,25 +15,24 @@ import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
 
 export const multiEditInputSchema = z.object({
-  path: z.string().describe('File to edit, relative to the workspace root.'),
+  path: z.string(),
   edits: z
     .array(
       z.object({
-        old_string: z.string().describe('Exact text to replace, as it reads after the previous edits.'),
-        new_string: z.string().describe('Replacement text.'),
-        replace_all: z.boolean().optional().describe('Replace every occurrence.'),
+        old_string: z.string(),
+        new_string: z.string(),
+        replace_all: z.boolean().optional(),
       }),
     )
     .min(1)
-    .max(100)
-    .describe('Applied in order; each sees the result of the previous ones.'),
+    .max(100),
 });
 export type MultiEditInput = z.infer<typeof multiEditInputSchema>;
 
-const DESCRIPTION = `Make several replacements in one existing file, all or nothing.
-Use for 2+ changes to one file you have Read in this session. Edits apply in order, each to the previous result; each old_string must match one place unless replace_all. If any edit fails, none is written.
+const DESCRIPTION = `Several replacements in one file you have Read this session, all or nothing.
+Edits apply in order, each to the previous result; each old_string must match one place unless replace_all; one failure writes nothing.
 Do not use for a single change (Edit), new files or rewrites (Write).
-Example: {"path":"src/a.ts","edits":[{"old_string":"x()","new_string":"y()"},{"old_string":"let a","new_string":"const a"}]}`;
+Example: {"path":"a.ts","edits":[{"old_string":"x()","new_string":"y()"},{"old_string":"let","new_string":"const"}]}`;
 
 export interface MultiEditToolOptions {
   readonly gate?: WriteGate;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Host } from '../host.ts';
+import type { JobManager } from '../jobs/manager.ts';
 import type { AuditEntry } from '../safety/audit.ts';
 import type { ReadLedger } from '../safety/guards/readLedger.ts';
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
@@ -71,6 +72,22 @@ export interface ToolContext {
   audit(entry: AuditEntry): void;
   /** Streams progress to subscribers (tool_update events), e.g. command output. */
   update(text: string): void;
+  /** The session's background jobs (absent where jobs cannot outlive the call, e.g. `keel tool`). */
+  readonly jobs?: JobManager;
+  /** The run this call belongs to (Stop ends the jobs it started). */
+  readonly runId?: string;
+  /** Starts a sub-agent (absent inside a sub-agent: depth limit 1). */
+  readonly subagents?: SubagentPort;
+}
+
+export interface SubagentRequest {
+  readonly description: string;
+  readonly prompt: string;
+  readonly mode: 'explore' | 'general';
+}
+
+export interface SubagentPort {
+  run(request: SubagentRequest, context: ToolContext): Promise<ToolResult>;
 }
 
 export interface ToolDefinition<I = unknown, D = unknown> {
@@ -82,6 +99,8 @@ export interface ToolDefinition<I = unknown, D = unknown> {
   readonly readOnly: boolean;
   /** The circuit breaker's key for this call (default: the tool name), e.g. one per MCP server. */
   circuitKey?(input: I): string;
+  /** Consecutive calls of this tool in one reply may run at the same time (Task). */
+  readonly concurrent?: boolean;
   execute(input: I, context: ToolContext): Promise<ToolResult<D>>;
 }
 

@@ -22,15 +22,9 @@ export const READ_HUGE_BYTES = 10 * 1024 * 1024;
 export const READ_HARD_MAX_BYTES = 256 * 1024 * 1024;
 
 export const readInputSchema = z.object({
-  path: z.string().describe('File path (relative to the workspace root).'),
-  offset: z.number().int().min(1).optional().describe('1-based first line to show.'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(READ_DEFAULT_LIMIT)
-    .optional()
-    .describe(`Max lines (default ${READ_DEFAULT_LIMIT}).`),
+  path: z.string(),
+  offset: z.number().int().min(1).max(1e9).optional().describe('1-based first line'),
+  limit: z.number().int().min(1).max(READ_DEFAULT_LIMIT).optional(),
 });
 export type ReadInput = z.infer<typeof readInputSchema>;
 
@@ -46,10 +40,9 @@ export interface ReadData {
   readonly sha256: string;
 }
 
-const DESCRIPTION = `Read a text file, with line numbers (cat -n style: number, tab, text).
-Use before editing a file (Edit/Write require a prior Read) and for files found with Glob/Grep. Returns up to ${READ_DEFAULT_LIMIT} lines; continue with offset/limit.
-Never Bash cat/head/tail/sed; not for directories (LS).
-Examples: {"path":"src/index.ts"} · {"path":"src/big.ts","offset":2001,"limit":500}`;
+const DESCRIPTION = `Read a text file with line numbers (number, tab, text), up to ${READ_DEFAULT_LIMIT} lines; page with offset/limit.
+Edit/Write of a file need a Read of it first. Not for folders (LS). Never Bash cat/head/sed.
+Example: {"path":"src/big.ts","offset":2001}`;
 
 function decode(bytes: Uint8Array): string {
   // UTF-16 files are text even though they are full of NUL bytes.

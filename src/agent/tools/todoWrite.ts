@@ -8,17 +8,13 @@ import { fail, ok, type ToolDefinition, type ToolResult } from './protocol.ts';
 export const MAX_TODOS = 20;
 
 const todoSchema = z.object({
-  id: z.string().trim().min(1, 'id must not be empty').describe('Stable across updates'),
-  content: z
-    .string()
-    .trim()
-    .min(1, 'content must not be empty')
-    .describe('What to do, imperative and specific'),
+  id: z.string().trim().min(1, 'id must not be empty'),
+  content: z.string().trim().min(1, 'content must not be empty'),
   status: z.enum(['pending', 'in_progress', 'completed']),
 });
 
 const inputSchema = z.object({
-  todos: z.array(todoSchema).describe('The complete new list'),
+  todos: z.array(todoSchema),
 });
 
 export type TodoWriteInput = z.infer<typeof inputSchema>;
@@ -28,11 +24,8 @@ export interface TodoWriteData {
   readonly counts: { readonly pending: number; readonly in_progress: number; readonly completed: number };
 }
 
-const DESCRIPTION = `Create or update the task list for the current work. Each call REPLACES the whole list.
-Use when a task has 3+ steps or several requests: mark an item in_progress before starting it (one at a time), completed right after finishing it.
-Don't use for a single trivial step or a question.
-At most ${MAX_TODOS} items, unique ids.
-Example: {"todos":[{"id":"1","content":"Add --dry-run flag","status":"completed"},{"id":"2","content":"Update CLI tests","status":"in_progress"}]}`;
+const DESCRIPTION = `Replace the whole task list (max ${MAX_TODOS} items, unique ids). Use when a task has 3+ steps: one item in_progress at a time, completed once done. Don't use for one trivial step.
+Example: {"todos":[{"id":"1","content":"Add tests","status":"in_progress"}]}`;
 
 const MARK: Record<TodoItem['status'], string> = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
 

@@ -15,13 +15,12 @@ import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
 
 export const writeInputSchema = z.object({
-  path: z.string().describe('File to create or overwrite, relative to the workspace root.'),
-  content: z.string().describe('The complete new content of the file.'),
+  path: z.string(),
+  content: z.string(),
 });
 export type WriteInput = z.infer<typeof writeInputSchema>;
 
-const DESCRIPTION = `Create a new file, or replace the entire content of an existing one.
-Use for new files (parent folders are created) and complete rewrites; overwriting needs a Read in this session first. Line endings, BOM and encoding are kept.
+const DESCRIPTION = `Create a file (and its folders) or rewrite a whole file; overwriting needs a Read of it this session first. Line endings, BOM and encoding are kept.
 Do not use for changing part of a file (Edit/MultiEdit are cheaper and safer).
 Example: {"path":"src/slug.ts","content":"export const slug = (s: string) => s.toLowerCase();\\n"}`;
 

@@ -39,6 +39,8 @@ export function traceMetrics(target: string, stateDir: string) {
     turns,
     runs,
     retries: events.filter((e) => e.type === 'retry').length,
+    subagents: events.filter((e) => e.type === 'subagent_start').length,
+    background_jobs: new Set(events.flatMap((e) => (e.type === 'job' ? [e.job.id] : []))).size,
     discarded_partials: events.filter((e) => e.type === 'discarded').length,
     tool_calls: toolCalls,
     torn_lines: loaded.tornLines,

@@ -121,3 +121,44 @@ export function decodeExact(bytes: Uint8Array): string | undefined {
 export function encodeText(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
+
+/** One of Keel's own hunks (baseline → what Keel wrote), located in the current text. */
+export interface KeelHunk extends Hunk {
+  /** The user changed lines inside this hunk since Keel wrote it: rejecting it would drop their typing. */
+  readonly conflict: boolean;
+  /** 0-based first line of Keel's lines in the CURRENT text (`newStart` is in Keel's text). */
+  readonly currentStart: number;
+}
+
+/**
+ * Keel's hunks only: the diff between the baseline and what Keel itself wrote, each placed in the
+ * current text past whatever the user typed since. The user's own edits are never among them.
+ */
+export function keelHunks(original: string, keel: string, current: string): KeelHunk[] {
+  const mine = computeHunks(original, keel);
+  const theirs = computeHunks(keel, current);
+  return mine.map((k) => {
+    const ks = k.newStart;
+    const ke = k.newStart + k.newLines.length;
+    let shift = 0;
+    let conflict = false;
+    for (const u of theirs) {
+      const us = u.oldStart;
+      const ue = u.oldStart + u.oldLines.length;
+      const overlaps =
+        us === ue
+          ? ks < us && us < ke // the user inserted lines inside Keel's block
+          : ks === ke
+            ? us < ks && ks < ue // Keel deleted lines in the middle of a block the user rewrote
+            : us < ke && ks < ue;
+      if (overlaps) conflict = true;
+      else if (ue <= ks) shift += u.newLines.length - u.oldLines.length;
+    }
+    return { ...k, conflict, currentStart: ks + shift };
+  });
+}
+
+/** Undo one of Keel's hunks in the current text, keeping everything the user typed. */
+export function rejectKeelHunk(current: string, hunk: KeelHunk): string {
+  return replaceLines(current, hunk.currentStart, hunk.newLines.length, hunk.oldLines);
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { deletePath, readCurrentText, renamePath, writeContent } from './fileOps.ts';
@@ -8,7 +9,10 @@ import {
   decodeExact,
   encodeText,
   type Hunk,
+  type KeelHunk,
+  keelHunks,
   rejectHunk,
+  rejectKeelHunk,
   splitLines,
 } from './hunks.ts';
 import { decodeBytes, diskFingerprint, encodeBytes, type ReviewStore } from './reviewStore.ts';
@@ -32,6 +36,11 @@ export interface PendingFile {
   readonly originalBytes: Uint8Array | undefined;
   /** Set when Keel renamed the file: where it was. */
   readonly renamedFrom?: string;
+  /**
+   * The text Keel itself last left in the file. Review hunks are (original → this), so what the user
+   * typed afterwards is never offered as Keel's, and Reject never reverts it. Undefined: not text.
+   */
+  readonly keel?: string;
 }
 
 export interface ReviewHunkView {
@@ -41,6 +50,8 @@ export interface ReviewHunkView {
   readonly added: number;
   readonly removed: number;
   readonly hunk?: Hunk;
+  /** The user typed inside this hunk since Keel wrote it: Reject leaves it alone and says so. */
+  readonly conflict?: boolean;
 }
 
 export interface Decisions {
@@ -60,6 +71,8 @@ export interface ReviewManager extends vscode.Disposable {
   /** Call BEFORE Keel writes `path`: records the baseline unless one is pending already. */
   beforeWrite(path: string, before: Uint8Array | undefined): void;
   beforeDelete(path: string, before: Uint8Array): void;
+  /** Call AFTER Keel wrote `path`: what Keel left there (its hunks are measured against this). */
+  afterWrite(path: string, content: Uint8Array): void;
   afterRename(from: string, to: string, content: Uint8Array | undefined): void;
   /** Call after any Keel change, so views refresh. */
   changed(): void;
@@ -94,6 +107,8 @@ export interface ReviewManagerOptions {
   readonly display: (path: string) => string;
   /** Where pending reviews are persisted across window reloads (none = memory only). */
   readonly store?: ReviewStore;
+  /** A Reject that would have reverted the user's own typing was refused (default: a warning). */
+  readonly onConflict?: (message: string) => void;
 }
 
 function describeLines(hunk: Hunk): string {
@@ -151,12 +166,19 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     if (files.delete(p)) changed();
   };
 
-  const textHunks = async (file: PendingFile): Promise<Hunk[] | undefined> => {
+  const textHunks = async (file: PendingFile): Promise<KeelHunk[] | undefined> => {
     if (file.original === undefined || file.kind === 'delete') return undefined;
     const current = await readCurrentText(file.path);
     if (current === undefined) return undefined;
-    return computeHunks(file.original, current);
+    if (file.keel !== undefined) return keelHunks(file.original, file.keel, current);
+    return computeHunks(file.original, current).map((h) => ({
+      ...h,
+      conflict: false,
+      currentStart: h.newStart,
+    }));
   };
+  const conflictNotice = (message: string) =>
+    options.onConflict ? options.onConflict(message) : void vscode.window.showWarningMessage(message);
 
   const hunks = async (p: string): Promise<ReviewHunkView[]> => {
     const file = files.get(p);
@@ -168,10 +190,11 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     }
     const views: ReviewHunkView[] = text.map((h) => ({
       id: h.id,
-      line: h.newStart,
+      line: h.currentStart,
       added: h.newLines.length,
       removed: h.oldLines.length,
       hunk: h,
+      ...(h.conflict ? { conflict: true } : {}),
     }));
     if (views.length === 0 && file.renamedFrom) return [{ id: FILE_HUNK, line: 0, added: 0, removed: 0 }];
     return views;
@@ -192,6 +215,43 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       if (file.renamedFrom) await renamePath(file.path, file.renamedFrom);
       if (file.originalBytes) await writeContent(target, file.originalBytes);
     }
+  };
+
+  /** Reject all of a file the user has typed in since: undo Keel's hunks one by one, keep their text. */
+  const rejectAroundUserEdits = async (file: PendingFile): Promise<boolean> => {
+    const shown = options.display(file.path);
+    let state = file;
+    let undone = 0;
+    for (;;) {
+      const hunk = (await textHunks(state))?.find((h) => !h.conflict);
+      const current = await readCurrentText(state.path);
+      if (!hunk || current === undefined || state.keel === undefined) break;
+      const reverted = rejectKeelHunk(current, hunk);
+      state = { ...state, keel: rejectHunk(state.keel, hunk) };
+      if (state.kind === 'create' && reverted === '' && state.original === '') {
+        await deletePath(state.path);
+        count(state.path, 'rejected', 1);
+        remove(state.path);
+        undone++;
+        break;
+      }
+      await writeContent(state.path, encodeText(reverted));
+      set(state);
+      count(state.path, 'rejected', 1);
+      undone++;
+    }
+    const left = files.has(state.path) ? ((await textHunks(state)) ?? []) : [];
+    if (left.length === 0) remove(state.path);
+    else
+      conflictNotice(
+        `${left.length} of Keel's changes in ${shown} were not rejected: you edited inside them. Your text is kept.`,
+      );
+    if (undone > 0)
+      options.onRejected?.({
+        path: shown,
+        description: `The user rejected your changes to ${shown}: Keel undid ${undone} of your changes, keeping the user's own edits${left.length > 0 ? `; ${left.length} change(s) the user edited into remain` : ''}. Read the file again before editing it.`,
+      });
+    return undone > 0;
   };
 
   const manager: ReviewManager = {
@@ -227,6 +287,10 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
         originalBytes: existing?.originalBytes ?? before,
         ...(existing?.renamedFrom ? { renamedFrom: existing.renamedFrom } : {}),
       });
+    },
+    afterWrite(p, content) {
+      const file = files.get(p);
+      if (file) set({ ...file, keel: decodeExact(content) });
     },
     afterRename(from, to, content) {
       const existing = files.get(from);
@@ -279,6 +343,8 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       if (!file) return false;
       const shown = options.display(p);
       if (hunkId === undefined || hunkId === FILE_HUNK) {
+        const current = file.keel !== undefined && !file.renamedFrom ? await readCurrentText(p) : undefined;
+        if (current !== undefined && current !== file.keel) return rejectAroundUserEdits(file);
         count(p, 'rejected', (await hunks(p)).length);
         await restoreWholeFile(file);
         remove(p);
@@ -298,16 +364,25 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       }
       const hunk = (await textHunks(file))?.find((h) => h.id === hunkId);
       if (!hunk) return false;
+      if (hunk.conflict) {
+        conflictNotice(
+          `Not rejected: you edited inside Keel's change at line ${hunk.currentStart + 1} of ${shown}; your text is kept. Undo it by hand, or accept the hunk.`,
+        );
+        return false;
+      }
       const current = await readCurrentText(p);
       if (current === undefined) return false;
-      const reverted = rejectHunk(current, hunk);
+      const reverted = rejectKeelHunk(current, hunk);
       count(p, 'rejected', 1);
+      const next: PendingFile =
+        file.keel !== undefined ? { ...file, keel: rejectHunk(file.keel, hunk) } : file;
       if (file.kind === 'create' && reverted === '' && file.original === '') {
         await deletePath(p);
         remove(p);
       } else {
         await writeContent(p, encodeText(reverted));
-        await settleIfClean(file);
+        set(next);
+        await settleIfClean(next);
       }
       changed();
       options.onRejected?.({
@@ -374,7 +449,10 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
           continue;
         }
         const originalBytes = decodeBytes(entry.originalBase64);
+        // The disk still holds exactly what Keel left (the fingerprint matched): that is Keel's text.
+        const keelText = readKeelText(entry.path);
         files.set(entry.path, {
+          ...(keelText !== undefined ? { keel: keelText } : {}),
           reviewId: entry.reviewId,
           path: entry.path,
           kind: entry.kind,
@@ -393,6 +471,14 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     },
   };
   return manager;
+}
+
+function readKeelText(p: string): string | undefined {
+  try {
+    return decodeExact(fs.readFileSync(p));
+  } catch {
+    return undefined;
+  }
 }
 
 export function relativeTo(roots: readonly string[], p: string): string {

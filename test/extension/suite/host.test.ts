@@ -131,6 +131,31 @@ describe('VS Code host: edits under review', () => {
     assert.match(h.rejections[0]!.description, /rejected your change to line 2 in t[^ ]+\/hunks\.txt/);
   });
 
+  it('Reject all after the user typed inside and outside Keel’s hunks: every typed character survives', async () => {
+    const p = h.file('typed.txt');
+    fs.writeFileSync(p, ORIGINAL);
+    await h.host.workspace.writeFile(p, bytes(ORIGINAL.replace('line 2', 'two').replace('line 8', 'eight')));
+    // The user types above everything (outside), then at the start of Keel's "eight" line (inside).
+    await typeInto(p, 0, 'typed above\n');
+    const doc = await typeInto(p, 8, 'X');
+    assert.equal(doc.getText().split('\n')[8], 'Xeight');
+    // The user's lines are not offered as Keel's hunks: two hunks, the one typed into is a conflict.
+    const hunks = await h.review.hunks(p);
+    assert.deepEqual(
+      hunks.map((x) => [x.line, x.conflict === true]),
+      [
+        [2, false],
+        [8, true],
+      ],
+    );
+    assert.equal(await h.review.rejectAll(), 1);
+    const expected = `typed above\n${ORIGINAL.replace('line 8', 'Xeight')}`;
+    assert.equal(doc.getText(), expected, 'Keel’s "two" is undone; "typed above" and "X" survive');
+    assert.equal(disk(p), expected);
+    assert.equal(h.review.pending().length, 1, 'the hunk the user typed into stays for review');
+    assert.match(h.rejections.at(-1)!.description, /keeping the user's own edits/);
+  });
+
   it('accepting a hunk keeps it through a later Reject all; Reject all restores the rest byte for byte', async () => {
     const p = h.file('crlf.txt');
     const original = '\uFEFFalpha\r\nbeta\r\ngamma\r\ndelta\r\n';

@@ -71,6 +71,32 @@ export function renderTodos(target: HTMLElement, state: ViewState): void {
   target.replaceChildren(details);
 }
 
+/** Running background jobs, each with a Stop button. */
+export function renderJobs(target: HTMLElement, state: ViewState, post: Post): void {
+  const running = (state.jobs ?? []).filter((j) => j.status === 'running');
+  target.hidden = running.length === 0;
+  if (target.hidden) {
+    target.replaceChildren();
+    return;
+  }
+  const list = h('ul', { class: 'job-list', 'aria-label': 'Background jobs' });
+  for (const job of running) {
+    list.append(
+      h(
+        'li',
+        { class: 'job', 'data-job': job.id },
+        icon('terminal'),
+        h('span', { class: 'job-command', title: job.command }, job.command),
+        button('Stop', () => post({ type: 'stopJob', id: job.id }), { icon: 'debug-stop', secondary: true }),
+      ),
+    );
+  }
+  target.replaceChildren(
+    h('div', { class: 'panel-title' }, icon('server-process'), `Background jobs (${running.length})`),
+    list,
+  );
+}
+
 export function renderReview(target: HTMLElement, state: ViewState, post: Post): void {
   const files = state.review.filter((f) => f.hunks.length > 0);
   target.hidden = files.length === 0;

@@ -1,6 +1,13 @@
 import { button, h, icon } from '../dom.ts';
-import { formatDuration, keyArgument, parseUnifiedDiff, toolDisplayName, toolIcon } from '../format.ts';
-import type { ToolItem, ToolStatus } from '../model.ts';
+import {
+  formatCost,
+  formatDuration,
+  keyArgument,
+  parseUnifiedDiff,
+  toolDisplayName,
+  toolIcon,
+} from '../format.ts';
+import type { SubagentView, ToolItem, ToolStatus } from '../model.ts';
 import type { RenderContext } from './items.ts';
 
 // A tool call as a compact card: icon, tool, key argument, status, duration. The result is rendered
@@ -75,6 +82,50 @@ function renderBody(item: ToolItem, body: HTMLElement): void {
   }
 }
 
+/** Sub-agent cards the user opened or closed: a re-render keeps their choice. */
+const subagentOpen = new Map<string, boolean>();
+
+/** A Task call's sub-agent: a collapsible card of its own tool calls, open while it works. */
+function renderSubagent(sub: SubagentView): HTMLElement {
+  const running = sub.status === 'running';
+  const open = subagentOpen.get(sub.agentId) ?? running;
+  const meta = `${sub.mode} · ${sub.calls.length} call${sub.calls.length === 1 ? '' : 's'} · ${formatCost(sub.costUsd)}`;
+  const details = h(
+    'details',
+    {
+      class: 'subagent',
+      'data-agent': sub.agentId,
+      'data-status': sub.status,
+      'aria-label': `Sub-agent ${sub.description} (${sub.status})`,
+      ...(open ? { open: true } : {}),
+    },
+    h(
+      'summary',
+      { class: 'subagent-header' },
+      icon('hubot', 'tool-icon'),
+      h('span', { class: 'subagent-title' }, `Sub-agent: ${sub.description}`),
+      h('span', { class: 'subagent-meta' }, running ? meta : `${meta} · ${sub.status}`),
+    ),
+  );
+  const list = h('ul', { class: 'subagent-calls', 'aria-label': 'Sub-agent tool calls' });
+  for (const call of sub.calls) {
+    const arg = keyArgument(call.name, call.input);
+    list.append(
+      h(
+        'li',
+        { class: 'subagent-call', 'data-status': call.status, 'data-tool': call.name },
+        statusGlyph(call.status),
+        h('span', { class: 'tool-name' }, call.name),
+        h('span', { class: 'tool-arg', title: arg }, arg),
+        call.errorCode ? h('span', { class: 'error-code' }, call.errorCode) : null,
+      ),
+    );
+  }
+  details.append(list);
+  details.addEventListener('toggle', () => subagentOpen.set(sub.agentId, details.open));
+  return details;
+}
+
 export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement {
   const arg = keyArgument(item.name, item.input);
   const title = toolDisplayName(item.name, item.input);
@@ -102,6 +153,7 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
     if (details.open && body.childElementCount === 0) renderBody(item, body);
   });
   card.append(details);
+  if (item.subagent) card.append(renderSubagent(item.subagent));
 
   if (item.status === 'running' && item.stream) {
     const lines = item.stream.split('\n');

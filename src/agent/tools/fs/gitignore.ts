@@ -129,6 +129,7 @@ export function createIgnoreMatcher(root: string): IgnoreMatcher {
     // .gitignore would block or never end, and a huge file is no ignore list.
     let fd: number | undefined;
     try {
+      if (!fs.existsSync(file)) return []; // most folders have none: no exception per folder
       fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
       const stat = fs.fstatSync(fd);
       if (!stat.isFile() || stat.size > MAX_IGNORE_FILE_BYTES) return [];

@@ -1,0 +1,270 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ShellPort, WorkspacePort } from '../host.ts';
+import {
+  DEFAULT_IGNORED_SIZE_CAP,
+  diffScans,
+  type Scan,
+  type ScanEntry,
+  sameSignature,
+  scanWorkspace,
+} from './scan.ts';
+import { type CheckpointStore, type FileState, openCheckpointStore } from './store.ts';
+
+// Per-prompt checkpoints. Keel's own writes go through the workspace port, so the recorder sees the
+// exact prior bytes at write time. A command can touch anything, so around each command the recorder
+// scans the workspace (stat only) and keeps a copy of every capturable file whose signature it has
+// not seen yet: the first command of a session copies the tree once, later ones only what changed.
+// A change is the command's only if the kernel stamped it (ctime) while the command ran.
+
+/** Files bigger than this get no pre-image copy (restore reports them instead of guessing). */
+export const DEFAULT_CAPTURE_CAP = 8 * 1024 * 1024;
+
+export interface CheckpointRecorderOptions {
+  readonly stateDir: string;
+  readonly sessionId: string;
+  readonly root: string;
+  readonly now: () => number;
+  /** Prompts the session already ran (a resumed session continues the numbering). */
+  readonly promptsSoFar?: number;
+  readonly captureCap?: number;
+  readonly ignoredSizeCap?: number;
+  readonly log?: (level: 'warn', message: string) => void;
+}
+
+export interface CheckpointRecorder {
+  readonly store: CheckpointStore;
+  /** The prompt whose run is recording now (1-based; 0 before the first prompt). */
+  readonly currentPrompt: number;
+  beginPrompt(text: string): number;
+  wrapWorkspace(inner: WorkspacePort): WorkspacePort;
+  wrapShell(inner: ShellPort): ShellPort;
+}
+
+interface Known {
+  readonly sig: ScanEntry;
+  readonly hash: string;
+}
+
+export function createCheckpointRecorder(options: CheckpointRecorderOptions): CheckpointRecorder {
+  const store = openCheckpointStore(options.stateDir, options.sessionId);
+  const captureCap = options.captureCap ?? DEFAULT_CAPTURE_CAP;
+  const root = options.root;
+  let prompt = options.promptsSoFar ?? 0;
+  // What the recorder has a copy of, by the stat signature it had when copied.
+  const known = new Map<string, Known>();
+
+  const relOf = (abs: string): string | undefined => {
+    const rel = path.relative(root, abs);
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+    const stateRel = path.relative(options.stateDir, abs);
+    if (!stateRel.startsWith('..') && !path.isAbsolute(stateRel)) return undefined;
+    const posix = rel.split(path.sep).join('/');
+    if (posix.split('/').includes('.git')) return undefined;
+    return posix;
+  };
+  const warn = (message: string) => options.log?.('warn', `checkpoint: ${message}`);
+  const record = (rel: string, by: string, before: FileState, after: FileState, command?: string) =>
+    store.appendChange({
+      prompt: Math.max(prompt, 1),
+      path: rel,
+      by,
+      before,
+      after,
+      ts: options.now(),
+      ...(command !== undefined ? { command } : {}),
+    });
+  const lstatEntry = (abs: string, inIgnoredDir = false): ScanEntry | undefined => {
+    try {
+      const s = fs.lstatSync(abs);
+      if (!s.isFile()) return undefined;
+      return {
+        size: s.size,
+        mtimeMs: s.mtimeMs,
+        ino: s.ino,
+        mode: s.mode & 0o7777,
+        ctimeMs: s.ctimeMs,
+        inIgnoredDir,
+      };
+    } catch {
+      return undefined;
+    }
+  };
+
+  /** Copies the file (if capturable) and remembers it under this signature. */
+  const capture = (rel: string, entry: ScanEntry): FileState => {
+    if (entry.inIgnoredDir)
+      return {
+        kind: 'untracked',
+        size: entry.size,
+        mtimeMs: entry.mtimeMs,
+        reason: 'inside an ignored folder',
+      };
+    if (entry.size > captureCap)
+      return {
+        kind: 'untracked',
+        size: entry.size,
+        mtimeMs: entry.mtimeMs,
+        reason: 'larger than the copy limit',
+      };
+    const seen = known.get(rel);
+    if (seen && sameSignature(seen.sig, entry)) return { kind: 'bytes', hash: seen.hash, mode: entry.mode };
+    try {
+      const hash = store.putBlob(fs.readFileSync(path.join(root, rel)));
+      known.set(rel, { sig: entry, hash });
+      return { kind: 'bytes', hash, mode: entry.mode };
+    } catch (error) {
+      return {
+        kind: 'untracked',
+        size: entry.size,
+        mtimeMs: entry.mtimeMs,
+        reason: `unreadable (${String(error)})`,
+      };
+    }
+  };
+
+  /** The state of a path as the recorder last knew it, for the "before" side of a command's change. */
+  const priorState = (rel: string, entry: ScanEntry): FileState => {
+    const seen = known.get(rel);
+    if (seen && sameSignature(seen.sig, entry)) return { kind: 'bytes', hash: seen.hash, mode: entry.mode };
+    const reason = entry.inIgnoredDir
+      ? 'inside an ignored folder'
+      : entry.size > captureCap
+        ? 'larger than the copy limit'
+        : 'no copy was taken';
+    return { kind: 'untracked', size: entry.size, mtimeMs: entry.mtimeMs, reason };
+  };
+
+  const scan = (): Scan =>
+    scanWorkspace({
+      root,
+      skipDirs: [options.stateDir],
+      ignoredSizeCap: options.ignoredSizeCap ?? DEFAULT_IGNORED_SIZE_CAP,
+    });
+
+  // Kernel timestamps are coarse (a tick, ~4 ms): allow a little on both sides of the command's run.
+  const CTIME_SLACK_MS = 20;
+  const recordCommand = (command: string, before: Scan, after: Scan, startedAt: number, endedAt: number) => {
+    const diff = diffScans(before, after);
+    // Stamped while the command ran: the command's. Otherwise someone else saved it between the two
+    // scans (or the command left a background writer): not Keel's change, taken in as the baseline.
+    const byCommand = (rel: string) => {
+      const ctime = after.get(rel)!.ctimeMs;
+      return ctime >= startedAt - CTIME_SLACK_MS && ctime <= endedAt + CTIME_SLACK_MS;
+    };
+    for (const rel of diff.created) {
+      const next = capture(rel, after.get(rel)!);
+      if (byCommand(rel)) record(rel, 'Bash', { kind: 'absent' }, next, command);
+    }
+    for (const rel of diff.modified) {
+      const prior = priorState(rel, before.get(rel)!);
+      const next = capture(rel, after.get(rel)!);
+      if (!byCommand(rel)) continue; // someone else saved it before the command ran: their baseline now
+      if (prior.kind === 'bytes' && next.kind === 'bytes' && prior.hash === next.hash) continue; // touched only
+      record(rel, 'Bash', prior, next, command);
+    }
+    for (const rel of diff.deleted) {
+      record(rel, 'Bash', priorState(rel, before.get(rel)!), { kind: 'absent' }, command);
+      known.delete(rel);
+    }
+  };
+
+  const readState = async (inner: WorkspacePort, abs: string): Promise<FileState> => {
+    const stat = await inner.stat(abs);
+    if (!stat) return { kind: 'absent' };
+    if (stat.type !== 'file')
+      return { kind: 'untracked', size: stat.size, mtimeMs: stat.mtimeMs, reason: 'not a file' };
+    if (stat.size > captureCap)
+      return {
+        kind: 'untracked',
+        size: stat.size,
+        mtimeMs: stat.mtimeMs,
+        reason: 'larger than the copy limit',
+      };
+    const bytes = await inner.readFile(abs);
+    return {
+      kind: 'bytes',
+      hash: store.putBlob(bytes),
+      ...(stat.mode !== undefined ? { mode: stat.mode } : {}),
+    };
+  };
+  const remember = (rel: string, abs: string, hash: string) => {
+    const entry = lstatEntry(abs);
+    if (entry) known.set(rel, { sig: entry, hash });
+  };
+
+  return {
+    store,
+    get currentPrompt() {
+      return prompt;
+    },
+    beginPrompt(text) {
+      prompt++;
+      try {
+        store.appendPrompt({ prompt, ts: options.now(), text: text.slice(0, 200) });
+      } catch (error) {
+        warn(`could not record prompt ${prompt}: ${String(error)}`);
+      }
+      return prompt;
+    },
+    wrapWorkspace(inner) {
+      return {
+        ...inner,
+        roots: inner.roots,
+        isTrusted: () => inner.isTrusted(),
+        async writeFile(p, content, opts) {
+          const rel = relOf(p);
+          if (rel === undefined) return inner.writeFile(p, content, opts);
+          const before = await readState(inner, p);
+          await inner.writeFile(p, content, opts);
+          const hash = store.putBlob(content);
+          const mode = opts?.mode ?? (before.kind === 'bytes' ? before.mode : undefined);
+          record(rel, 'tool', before, { kind: 'bytes', hash, ...(mode !== undefined ? { mode } : {}) });
+          remember(rel, p, hash);
+        },
+        async deleteFile(p) {
+          const rel = relOf(p);
+          if (rel === undefined) return inner.deleteFile(p);
+          const before = await readState(inner, p);
+          await inner.deleteFile(p);
+          record(rel, 'tool', before, { kind: 'absent' });
+          known.delete(rel);
+        },
+        async rename(from, to) {
+          const relFrom = relOf(from);
+          const relTo = relOf(to);
+          const beforeFrom = relFrom !== undefined ? await readState(inner, from) : undefined;
+          const beforeTo = relTo !== undefined ? await readState(inner, to) : undefined;
+          await inner.rename(from, to);
+          if (relFrom !== undefined && beforeFrom) record(relFrom, 'tool', beforeFrom, { kind: 'absent' });
+          if (relTo !== undefined && beforeTo) record(relTo, 'tool', beforeTo, await readState(inner, to));
+          if (relFrom !== undefined) known.delete(relFrom);
+        },
+      };
+    },
+    wrapShell(inner) {
+      return {
+        async run(runOptions) {
+          let before: Scan | undefined;
+          try {
+            before = scan();
+            for (const [rel, entry] of before) capture(rel, entry);
+          } catch (error) {
+            warn(`scan before the command failed; its changes are not recorded: ${String(error)}`);
+          }
+          const startedAt = Date.now();
+          const result = await inner.run(runOptions);
+          const endedAt = Date.now();
+          if (before) {
+            try {
+              recordCommand(runOptions.command, before, scan(), startedAt, endedAt);
+            } catch (error) {
+              warn(`scan after the command failed; its changes are not recorded: ${String(error)}`);
+            }
+          }
+          return result;
+        },
+      };
+    },
+  };
+}

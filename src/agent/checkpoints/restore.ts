@@ -1,0 +1,267 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  type ChangeRecord,
+  type CheckpointStore,
+  type FileState,
+  openCheckpointStore,
+  sameState,
+  sessionCheckpointDir,
+  sha256,
+} from './store.ts';
+
+// Restore: every file Keel (or a command it ran) changed at or after prompt N goes back to what it
+// was before prompt N. A file whose current content is not what Keel left there is someone else's
+// work now: it is reported as a conflict and left alone (unless forced). Files Keel never changed
+// are never opened for writing.
+
+export type RestoreAction = 'write' | 'delete' | 'none';
+export type RestoreStatus = 'ok' | 'conflict' | 'unrecoverable';
+
+export interface RestoreItem {
+  readonly path: string;
+  readonly action: RestoreAction;
+  readonly status: RestoreStatus;
+  /** Why it is a conflict / unrecoverable, or what will happen. */
+  readonly reason: string;
+  readonly target: FileState;
+  readonly current: FileState;
+  /** Prompts (≥ N) whose runs changed this file. */
+  readonly prompts: number[];
+}
+
+export interface RestorePlan {
+  readonly sessionId: string;
+  readonly beforePrompt: number;
+  readonly items: RestoreItem[];
+}
+
+export class RestoreError extends Error {}
+
+/** What is at `abs` now, in the same terms the record used (bytes by hash, or a stat signature). */
+function currentState(abs: string, like: FileState): FileState {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(abs);
+  } catch {
+    return { kind: 'absent' };
+  }
+  if (!stat.isFile())
+    return { kind: 'untracked', size: stat.size, mtimeMs: stat.mtimeMs, reason: 'not a file' };
+  if (like.kind === 'untracked')
+    return { kind: 'untracked', size: stat.size, mtimeMs: stat.mtimeMs, reason: '' };
+  return { kind: 'bytes', hash: sha256(fs.readFileSync(abs)), mode: stat.mode & 0o7777 };
+}
+
+function describe(state: FileState): string {
+  return state.kind === 'absent'
+    ? 'absent'
+    : state.kind === 'bytes'
+      ? state.hash.slice(0, 12)
+      : `${state.size} bytes`;
+}
+
+export function planRestore(options: {
+  stateDir: string;
+  root: string;
+  sessionId: string;
+  beforePrompt: number;
+}): RestorePlan {
+  const dir = sessionCheckpointDir(options.stateDir, options.sessionId);
+  if (!fs.existsSync(dir))
+    throw new RestoreError(`No checkpoints for session ${options.sessionId} (looked in ${dir}).`);
+  const store = openCheckpointStore(options.stateDir, options.sessionId);
+  const prompts = store.prompts().map((p) => p.prompt);
+  const lastPrompt = Math.max(0, ...prompts);
+  if (options.beforePrompt < 1 || options.beforePrompt > lastPrompt)
+    throw new RestoreError(
+      `Session ${options.sessionId} has prompts 1..${lastPrompt}; --before-prompt ${options.beforePrompt} is not one of them.`,
+    );
+  const byPath = new Map<string, ChangeRecord[]>();
+  for (const r of store.changes()) {
+    const list = byPath.get(r.path) ?? [];
+    list.push(r);
+    byPath.set(r.path, list);
+  }
+  const items: RestoreItem[] = [];
+  for (const [rel, records] of [...byPath].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const firstIndex = records.findIndex((r) => r.prompt >= options.beforePrompt);
+    if (firstIndex < 0) continue; // only changed before prompt N: keeps its changes
+    const first = records[firstIndex]!;
+    const last = records.at(-1)!;
+    const target = first.before;
+    const abs = path.join(options.root, ...rel.split('/'));
+    const current = currentState(abs, last.after);
+    const touchedIn = [
+      ...new Set(
+        records
+          .slice(firstIndex)
+          .filter((r) => r.prompt > 0)
+          .map((r) => r.prompt),
+      ),
+    ];
+    const base = { path: rel, target, current, prompts: touchedIn };
+    // Someone else changed the file between two of Keel's changes: restoring would drop their work.
+    const broken = records
+      .slice(firstIndex + 1)
+      .find((r, i) => !sameState(r.before, records[firstIndex + i]!.after));
+    if (!sameState(current, last.after)) {
+      items.push({
+        ...base,
+        action: target.kind === 'absent' ? 'delete' : 'write',
+        status: 'conflict',
+        reason: `changed since Keel left it (now ${describe(current)}, Keel left ${describe(last.after)})`,
+      });
+      continue;
+    }
+    if (broken) {
+      items.push({
+        ...base,
+        action: target.kind === 'absent' ? 'delete' : 'write',
+        status: 'conflict',
+        reason: `changed by someone else between Keel's changes (before ${broken.by} in prompt ${broken.prompt})`,
+      });
+      continue;
+    }
+    if (sameState(current, target)) {
+      items.push({ ...base, action: 'none', status: 'ok', reason: 'already as before' });
+      continue;
+    }
+    if (target.kind === 'untracked') {
+      items.push({
+        ...base,
+        action: 'write',
+        status: 'unrecoverable',
+        reason: `no copy of its earlier content was kept (${target.reason})`,
+      });
+      continue;
+    }
+    if (target.kind === 'bytes' && !store.hasBlob(target.hash)) {
+      items.push({ ...base, action: 'write', status: 'unrecoverable', reason: 'its saved copy is missing' });
+      continue;
+    }
+    items.push({
+      ...base,
+      action: target.kind === 'absent' ? 'delete' : 'write',
+      status: 'ok',
+      reason:
+        target.kind === 'absent'
+          ? 'created at or after this prompt: removed'
+          : 'restored to its earlier content',
+    });
+  }
+  return { sessionId: options.sessionId, beforePrompt: options.beforePrompt, items };
+}
+
+export interface AppliedItem extends RestoreItem {
+  readonly applied: boolean;
+}
+
+export interface RestoreResult {
+  readonly plan: RestorePlan;
+  readonly applied: AppliedItem[];
+  readonly conflicts: number;
+  readonly unrecoverable: number;
+}
+
+function writeState(store: CheckpointStore, abs: string, target: FileState): void {
+  if (target.kind === 'absent') {
+    fs.rmSync(abs, { force: true });
+    return;
+  }
+  if (target.kind !== 'bytes') throw new RestoreError(`cannot write ${abs}: no copy`);
+  const bytes = store.getBlob(target.hash);
+  if (!bytes) throw new RestoreError(`the saved copy for ${abs} is missing or damaged`);
+  fs.mkdirSync(path.dirname(abs), { recursive: true });
+  const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.keel-restore-${process.pid}.tmp`);
+  fs.writeFileSync(tmp, bytes, target.mode !== undefined ? { mode: target.mode } : {});
+  if (target.mode !== undefined) fs.chmodSync(tmp, target.mode);
+  fs.renameSync(tmp, abs);
+}
+
+/** Snapshot the current bytes (for undo) in the store; returns the state as recorded. */
+function snapshot(store: CheckpointStore, abs: string): FileState {
+  try {
+    const stat = fs.lstatSync(abs);
+    if (!stat.isFile())
+      return { kind: 'untracked', size: stat.size, mtimeMs: stat.mtimeMs, reason: 'not a file' };
+    return { kind: 'bytes', hash: store.putBlob(fs.readFileSync(abs)), mode: stat.mode & 0o7777 };
+  } catch {
+    return { kind: 'absent' };
+  }
+}
+
+/** Applies a plan: `ok` items always, conflicts only with `force`. Each write is a `restore` record (undoable). */
+export function applyRestore(
+  plan: RestorePlan,
+  options: { stateDir: string; root: string; force?: boolean; now: () => number; by?: string },
+): RestoreResult {
+  const store = openCheckpointStore(options.stateDir, plan.sessionId);
+  const applied: AppliedItem[] = [];
+  const by = options.by ?? 'restore';
+  const batch = `${by}-${options.now()}-${Math.random().toString(16).slice(2, 8)}`;
+  for (const item of plan.items) {
+    const go =
+      item.action !== 'none' &&
+      (item.status === 'ok' || (item.status === 'conflict' && options.force === true));
+    if (!go) {
+      applied.push({ ...item, applied: false });
+      continue;
+    }
+    const abs = path.join(options.root, ...item.path.split('/'));
+    const before = snapshot(store, abs);
+    writeState(store, abs, item.target);
+    store.appendChange({
+      prompt: 0,
+      path: item.path,
+      by,
+      before,
+      after: item.target,
+      ts: options.now(),
+      command: by === 'undo' ? 'restore --undo' : `restore --before-prompt ${plan.beforePrompt}`,
+      batch,
+    });
+    applied.push({ ...item, applied: true });
+  }
+  return {
+    plan,
+    applied,
+    conflicts: plan.items.filter((i) => i.status === 'conflict').length,
+    unrecoverable: plan.items.filter((i) => i.status === 'unrecoverable').length,
+  };
+}
+
+/**
+ * Undo the most recent restore (or undo): every file it wrote goes back to what it held just before,
+ * unless it has changed since (a conflict, reported, left alone unless forced).
+ */
+export function planUndo(options: { stateDir: string; root: string; sessionId: string }): RestorePlan {
+  const store = openCheckpointStore(options.stateDir, options.sessionId);
+  const changes = store.changes();
+  const last = [...changes].reverse().find((r) => r.batch !== undefined);
+  if (!last) throw new RestoreError(`Nothing to undo: session ${options.sessionId} has no restore.`);
+  const batch: ChangeRecord[] = [];
+  for (const r of changes) if (r.batch === last.batch) batch.push(r);
+  const items: RestoreItem[] = batch.map((r) => {
+    const abs = path.join(options.root, ...r.path.split('/'));
+    const current = currentState(abs, r.after);
+    const action: RestoreAction = r.before.kind === 'absent' ? 'delete' : 'write';
+    const base = { path: r.path, target: r.before, current, prompts: [] };
+    if (!sameState(current, r.after))
+      return {
+        ...base,
+        action,
+        status: 'conflict',
+        reason: `changed since the restore (now ${describe(current)})`,
+      };
+    if (r.before.kind === 'untracked')
+      return {
+        ...base,
+        action,
+        status: 'unrecoverable',
+        reason: 'no copy of its content before the restore',
+      };
+    return { ...base, action, status: 'ok', reason: 'back to its content before the restore' };
+  });
+  return { sessionId: options.sessionId, beforePrompt: 0, items };
+}

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+
+// `.keel/checkpoints/<session>/`: what Keel changed, and the bytes it changed from.
+//   blobs/<aa>/<sha256>   content-addressed pre-images (and post-images, for the next change's base)
+//   changes.jsonl         one line per file change, append-only, in the order they happened
+//   prompts.jsonl         one line per user prompt (its number and first words), for listings
+// Nothing here runs git or touches the user's repository metadata.
+
+/** What a path held: absent, exact bytes (by hash), or only a stat signature (no copy was kept). */
+export const fileStateSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('absent') }),
+  z.object({
+    kind: z.literal('bytes'),
+    hash: z.string().regex(/^[0-9a-f]{64}$/),
+    mode: z.number().optional(),
+  }),
+  z.object({ kind: z.literal('untracked'), size: z.number(), mtimeMs: z.number(), reason: z.string() }),
+]);
+export type FileState = z.infer<typeof fileStateSchema>;
+
+export const changeRecordSchema = z.object({
+  seq: z.number().int(),
+  /** 1-based number of the user prompt whose run made the change; 0 for a restore. */
+  prompt: z.number().int().nonnegative(),
+  /** Workspace-relative, "/"-separated. */
+  path: z.string().min(1),
+  by: z.string(),
+  before: fileStateSchema,
+  after: fileStateSchema,
+  ts: z.number(),
+  command: z.string().optional(),
+  /** Restores and undos: the id shared by every file one operation wrote. */
+  batch: z.string().optional(),
+});
+export type ChangeRecord = z.infer<typeof changeRecordSchema>;
+
+export const promptRecordSchema = z.object({
+  prompt: z.number().int().positive(),
+  ts: z.number(),
+  text: z.string(),
+});
+export type PromptRecord = z.infer<typeof promptRecordSchema>;
+
+export function checkpointsRoot(stateDir: string): string {
+  return path.join(stateDir, 'checkpoints');
+}
+
+export function sessionCheckpointDir(stateDir: string, sessionId: string): string {
+  return path.join(checkpointsRoot(stateDir), sessionId);
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export function sameState(a: FileState, b: FileState): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === 'bytes' && b.kind === 'bytes') return a.hash === b.hash;
+  if (a.kind === 'untracked' && b.kind === 'untracked') return a.size === b.size && a.mtimeMs === b.mtimeMs;
+  return true;
+}
+
+function readJsonl<T>(file: string, schema: z.ZodType<T>): T[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const parsed = schema.safeParse(JSON.parse(line));
+      if (parsed.success) out.push(parsed.data);
+    } catch {
+      // a torn last line after a crash: the lines before it still count
+    }
+  }
+  return out;
+}
+
+export interface CheckpointStore {
+  readonly dir: string;
+  /** Stores the bytes (once per content) and returns their hash. */
+  putBlob(bytes: Uint8Array): string;
+  hasBlob(hash: string): boolean;
+  getBlob(hash: string): Buffer | undefined;
+  appendChange(record: Omit<ChangeRecord, 'seq'>): ChangeRecord;
+  changes(): ChangeRecord[];
+  appendPrompt(record: PromptRecord): void;
+  prompts(): PromptRecord[];
+}
+
+export function openCheckpointStore(stateDir: string, sessionId: string): CheckpointStore {
+  const dir = sessionCheckpointDir(stateDir, sessionId);
+  const blobPath = (hash: string) => path.join(dir, 'blobs', hash.slice(0, 2), hash);
+  const changesFile = path.join(dir, 'changes.jsonl');
+  const promptsFile = path.join(dir, 'prompts.jsonl');
+  let seq: number | undefined;
+  const append = (file: string, value: unknown) => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.appendFileSync(file, `${JSON.stringify(value)}\n`);
+  };
+  const store: CheckpointStore = {
+    dir,
+    putBlob(bytes) {
+      const hash = sha256(bytes);
+      const file = blobPath(hash);
+      if (!fs.existsSync(file)) {
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        const tmp = `${file}.${process.pid}.tmp`;
+        fs.writeFileSync(tmp, bytes);
+        fs.renameSync(tmp, file);
+      }
+      return hash;
+    },
+    hasBlob: (hash) => fs.existsSync(blobPath(hash)),
+    getBlob(hash) {
+      try {
+        const bytes = fs.readFileSync(blobPath(hash));
+        // A blob that no longer hashes to its name is not a pre-image to restore from.
+        return sha256(bytes) === hash ? bytes : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    appendChange(record) {
+      seq ??= store.changes().reduce((max, r) => Math.max(max, r.seq), 0);
+      const full: ChangeRecord = { seq: ++seq, ...record };
+      append(changesFile, full);
+      return full;
+    },
+    changes: () => readJsonl(changesFile, changeRecordSchema),
+    appendPrompt: (record) => append(promptsFile, record),
+    prompts: () => readJsonl(promptsFile, promptRecordSchema),
+  };
+  return store;
+}

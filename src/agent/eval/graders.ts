@@ -1,0 +1,181 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AgentEvent } from '../events.ts';
+import type { Grader } from './schema.ts';
+
+// Graders judge a finished trial: `command` runs in the trial's copy, `file` reads it, `transcript`
+// reads the trial's session log. Each returns pass/fail with the evidence a reader needs.
+
+export interface GraderResult {
+  readonly type: Grader['type'];
+  readonly pass: boolean;
+  readonly detail: string;
+}
+
+export interface TranscriptFacts {
+  readonly toolCalls: readonly string[];
+  readonly costUsd: number;
+  readonly turns: number;
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  readonly runStatus: string | undefined;
+  /** The model error that ended the run, if one did (`error` event code). */
+  readonly errorCode: string | undefined;
+  readonly errorMessage: string | undefined;
+}
+
+export function transcriptFacts(events: readonly AgentEvent[]): TranscriptFacts {
+  const toolCalls: string[] = [];
+  let costUsd = 0;
+  let turns = 0;
+  let input = 0;
+  let output = 0;
+  let cacheRead = 0;
+  let cacheWrite = 0;
+  let runStatus: string | undefined;
+  let errorCode: string | undefined;
+  let errorMessage: string | undefined;
+  for (const e of events) {
+    if (e.type === 'tool_start') toolCalls.push(e.name);
+    else if (e.type === 'model_call') {
+      costUsd += e.record.cost_usd;
+      input += e.record.input;
+      output += e.record.output;
+      cacheRead += e.record.cache_read;
+      cacheWrite += e.record.cache_write;
+    } else if (e.type === 'turn_end') turns++;
+    else if (e.type === 'agent_end') runStatus = e.status;
+    else if (e.type === 'error') {
+      errorCode = e.code;
+      errorMessage = e.message;
+    }
+  }
+  return {
+    toolCalls,
+    costUsd: Math.round(costUsd * 1e6) / 1e6,
+    turns,
+    input,
+    output,
+    cacheRead,
+    cacheWrite,
+    runStatus,
+    errorCode,
+    errorMessage,
+  };
+}
+
+function runCommand(
+  command: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', command], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    const take = (chunk: Buffer) => {
+      if (output.length < 20_000) output += chunk.toString('utf8');
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      resolve({ code: null, output: `${output}${String(error)}`, timedOut });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output, timedOut });
+    });
+  });
+}
+
+const tail = (s: string, n = 600) => (s.length > n ? `…${s.slice(-n)}` : s);
+
+export async function runGrader(
+  grader: Grader,
+  trial: { workspace: string; facts: TranscriptFacts; env: NodeJS.ProcessEnv },
+): Promise<GraderResult> {
+  switch (grader.type) {
+    case 'command': {
+      const r = await runCommand(grader.run, trial.workspace, trial.env, grader.timeout_s * 1000);
+      const pass = !r.timedOut && r.code === grader.expect_exit;
+      const why = r.timedOut
+        ? `timed out after ${grader.timeout_s} s`
+        : `exit ${r.code} (expected ${grader.expect_exit})`;
+      return {
+        type: 'command',
+        pass,
+        detail: `\`${grader.run}\`: ${why}${r.output ? `\n${tail(r.output)}` : ''}`,
+      };
+    }
+    case 'file': {
+      const file = path.join(trial.workspace, grader.path);
+      let text: string | undefined;
+      try {
+        text = fs.readFileSync(file, 'utf8');
+      } catch {
+        text = undefined;
+      }
+      if (grader.absent) {
+        const pass = text === undefined && !fs.existsSync(file);
+        return {
+          type: 'file',
+          pass,
+          detail: `${grader.path} ${pass ? 'is absent' : 'exists (expected absent)'}`,
+        };
+      }
+      if (text === undefined) return { type: 'file', pass: false, detail: `${grader.path} does not exist` };
+      if (grader.equals !== undefined) {
+        const pass = text === grader.equals;
+        return {
+          type: 'file',
+          pass,
+          detail: `${grader.path} ${pass ? 'equals the expected text' : `differs from the expected text; it holds ${JSON.stringify(tail(text, 300))}`}`,
+        };
+      }
+      const pass = text.includes(grader.contains ?? '');
+      return {
+        type: 'file',
+        pass,
+        detail: `${grader.path} ${pass ? 'contains' : 'does not contain'} ${JSON.stringify(grader.contains)}`,
+      };
+    }
+    case 'transcript': {
+      const f = trial.facts;
+      const failures: string[] = [];
+      if (grader.max_tool_calls !== undefined && f.toolCalls.length > grader.max_tool_calls)
+        failures.push(`${f.toolCalls.length} tool calls > max ${grader.max_tool_calls}`);
+      for (const name of grader.forbid_tools ?? [])
+        if (f.toolCalls.includes(name)) failures.push(`called forbidden tool ${name}`);
+      for (const name of grader.must_call ?? [])
+        if (!f.toolCalls.includes(name)) failures.push(`never called ${name}`);
+      if (grader.max_cost_usd !== undefined && f.costUsd > grader.max_cost_usd)
+        failures.push(`cost $${f.costUsd} > max $${grader.max_cost_usd}`);
+      return {
+        type: 'transcript',
+        pass: failures.length === 0,
+        detail:
+          failures.length === 0
+            ? `${f.toolCalls.length} tool calls (${[...new Set(f.toolCalls)].join(', ') || 'none'}), $${f.costUsd}`
+            : failures.join('; '),
+      };
+    }
+  }
+}

@@ -1,0 +1,312 @@
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { createContextEngine } from '../context/engine.ts';
+import type { AgentEvent, AgentEventBody } from '../events.ts';
+import type { Host } from '../host.ts';
+import { runLoop } from '../loop.ts';
+import type { AgentMessage, ReminderMessage } from '../messages.ts';
+import { toolUses } from '../messages.ts';
+import type { ModelClient } from '../model/client.ts';
+import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
+import { createLoopDetector } from '../safety/guards/loopDetector.ts';
+import { createReadLedger } from '../safety/guards/readLedger.ts';
+import { createSessionLog, sessionLogPath } from '../session/log.ts';
+import type { RunOutcome } from '../session/types.ts';
+import { createToolset } from '../tools/index.ts';
+import {
+  fail,
+  ok,
+  partial,
+  type SubagentPort,
+  type SubagentRequest,
+  type ToolContext,
+  type ToolResult,
+} from '../tools/protocol.ts';
+import { createToolRegistry, type ToolRegistry } from '../tools/registry.ts';
+import { parseAnswer, SUBAGENT_TOOLS, subagentSystemPrompt } from './prompt.ts';
+
+// Task → a sub-agent: its own loop, transcript and session log (linked from the parent's log by a
+// subagent_start event), its own minimal prefix, the parent's model client (so the global concurrency
+// lane and the fallback chain are shared), the parent's abort signal and approvals. Only a structured
+// result, capped, goes back to the parent: nothing it read enters the parent's context.
+
+export interface SubagentRunnerOptions {
+  readonly host: Host;
+  readonly parentId: string;
+  readonly model: ModelClient;
+  readonly modelName: string;
+  readonly contextWindow: number;
+  readonly maxTokens: number;
+  readonly maxTurns: number;
+  /** Turns the whole tree may still take in this run (the parent's and every sub-agent's count). */
+  readonly turnsLeft?: () => number;
+  /** Called on each of a sub-agent's turns, so the tree shares one turn budget. */
+  readonly onTurn?: () => void;
+  /** The parent's workspace is untrusted (or read-only): every sub-agent is read-only too. */
+  readonly readOnly: boolean;
+  readonly now: () => number;
+  /** The parent session's emit (events land in the parent's log and reach its subscribers). */
+  readonly emit: (body: AgentEventBody) => void;
+  /** The user sent the parent a steering message: sub-agents wrap up. */
+  readonly hasSteering: () => boolean;
+}
+
+/** About 2,000 tokens of result text for the parent. */
+export const SUBAGENT_RESULT_MAX_CHARS = 8000;
+export const SUBAGENT_MAX_TURNS = 30;
+
+const READ_TOOLS = new Set(['Read', 'Grep', 'Glob', 'LS']);
+const WRITE_TOOLS = new Set(['Edit', 'MultiEdit', 'Write']);
+
+function depthLimited(registry: ToolRegistry): ToolRegistry {
+  return {
+    ...registry,
+    execute(name, input, context) {
+      if (name === 'Task') {
+        const result = fail(
+          'BLOCKED_BY_POLICY',
+          'A sub-agent cannot start sub-agents (depth limit 1).',
+          'Do the work with your own tools, or say in your answer what is left.',
+        );
+        return Promise.resolve({ result, content: `Error [BLOCKED_BY_POLICY]: ${result.text}` });
+      }
+      return registry.execute(name, input, context);
+    },
+  };
+}
+
+/** Paths the sub-agent looked at and changed, from its own successful calls (not from its claims). */
+function filesTouched(transcript: readonly AgentMessage[], root: string) {
+  const ok = new Set(
+    transcript.flatMap((m) => (m.role === 'tool_result' && m.result.status !== 'error' ? [m.toolUseId] : [])),
+  );
+  const read = new Set<string>();
+  const changed = new Set<string>();
+  for (const m of transcript) {
+    if (m.role !== 'assistant') continue;
+    for (const use of toolUses(m)) {
+      if (!ok.has(use.id)) continue;
+      const p = typeof use.input.path === 'string' ? use.input.path : undefined;
+      const shown = p ? path.relative(root, path.resolve(root, p)) || '.' : undefined;
+      if (READ_TOOLS.has(use.name)) read.add(shown ?? '.');
+      if (WRITE_TOOLS.has(use.name) && shown) changed.add(shown);
+    }
+  }
+  return { read: [...read].sort(), changed: [...changed].sort() };
+}
+
+function cap(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n[… cut: the sub-agent's answer was longer]`;
+}
+
+export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPort {
+  const { host, now } = options;
+  const root = host.workspace.roots[0] ?? '';
+  return {
+    async run(request: SubagentRequest, parent: ToolContext): Promise<ToolResult> {
+      const mode = options.readOnly ? 'explore' : request.mode;
+      const agentId = `${options.parentId}-sub-${randomBytes(3).toString('hex')}`;
+      const logPath = sessionLogPath(host.stateDir, agentId);
+      const log = createSessionLog(host.storage, logPath, {
+        type: 'session',
+        version: 1,
+        id: agentId,
+        createdAt: now(),
+        model: options.modelName,
+        workspace: root,
+        parent: options.parentId,
+        parentToolUseId: parent.toolUseId,
+      });
+      const toolUseId = parent.toolUseId;
+      options.emit({
+        type: 'subagent_start',
+        toolUseId,
+        agentId,
+        description: request.description,
+        mode,
+        logPath: path.relative(root, logPath),
+      });
+
+      // Approvals go through the parent's dialogs (and its "allow for this session"), naming the sub-agent.
+      const childHost: Host = {
+        ...host,
+        approvals: {
+          ask: (req, signal) =>
+            host.approvals.ask({ ...req, title: `Sub-agent "${request.description}": ${req.title}` }, signal),
+        },
+      };
+      const allowed = new Set(SUBAGENT_TOOLS[mode]);
+      const tools = createToolset({
+        host: childHost,
+        readOnly: mode === 'explore',
+        todos: { current: () => [], onChange: () => {} },
+      }).filter((t) => allowed.has(t.name));
+      const registry = depthLimited(
+        createToolRegistry(tools, {
+          loopDetector: createLoopDetector(),
+          circuitBreaker: createCircuitBreaker({ now }),
+        }),
+      );
+      const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+      const engine = createContextEngine({
+        tools: [...registry.apiTools],
+        contextWindow: options.contextWindow,
+        systemText: subagentSystemPrompt(mode, root),
+        workspaceRoot: root,
+        stateDir: host.stateDir,
+        sessionId: agentId,
+        writeText: (p, text) => host.storage.writeText(p, text),
+        newId: () => newId('ctx'),
+        summarize: async (prompt, signal) => {
+          const reply = await options.model.stream(
+            {
+              system: [{ type: 'text', text: 'You write faithful, compact summaries of coding sessions.' }],
+              tools: [],
+              messages: [{ role: 'user', content: prompt }],
+              maxTokens: 4096,
+            },
+            signal,
+          );
+          return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+        },
+      });
+
+      const childLedger = createReadLedger();
+      let seq = 0;
+      let turns = 0;
+      let cost = 0;
+      const transcript: AgentMessage[] = [];
+      const emit = (body: AgentEventBody) => {
+        const event = { ...body, sessionId: agentId, seq: ++seq, ts: now() } as AgentEvent;
+        log.append(event);
+        switch (body.type) {
+          case 'turn_start':
+            turns++;
+            options.onTurn?.();
+            break;
+          case 'model_call':
+            cost += body.record.cost_usd;
+            options.emit({ type: 'model_call', record: { ...body.record, agent: agentId } });
+            break;
+          case 'tool_start':
+            options.emit({
+              type: 'subagent_tool',
+              toolUseId,
+              agentId,
+              phase: 'start',
+              name: body.name,
+              input: body.input,
+            });
+            break;
+          case 'tool_end':
+            options.emit({
+              type: 'subagent_tool',
+              toolUseId,
+              agentId,
+              phase: 'end',
+              name: body.name,
+              status: body.result.status,
+              ...(body.result.error ? { errorCode: body.result.error.code } : {}),
+            });
+            break;
+        }
+      };
+      const append = (message: AgentMessage) => {
+        transcript.push(message);
+        emit({ type: 'message_appended', message });
+      };
+      // Steering reaches the sub-agent as a request to wrap up (its running call still finishes).
+      let steered = false;
+      const wrapUp = (): ReminderMessage[] => {
+        if (steered || !options.hasSteering()) return [];
+        steered = true;
+        const text =
+          'The user sent the main agent a new message. Stop now and answer with what you have, in the required sections.';
+        return [{ role: 'reminder', id: newId('rem'), ts: now(), text, source: 'steering' }];
+      };
+
+      emit({ type: 'agent_start', runId: agentId, prompt: request.prompt });
+      append({ role: 'user', id: newId('usr'), ts: now(), text: request.prompt });
+      let outcome: RunOutcome;
+      try {
+        outcome = await runLoop({
+          model: options.model,
+          engine,
+          registry,
+          append,
+          emit,
+          newId,
+          now,
+          signal: parent.signal,
+          contextWindow: options.contextWindow,
+          transcript: () => transcript,
+          toolContext: (id) => ({
+            host: childHost,
+            sessionId: agentId,
+            toolUseId: id,
+            signal: parent.signal,
+            ledger: childLedger,
+            guard: parent.guard,
+            audit: (entry) => parent.audit({ ...entry, agent: agentId }),
+            update: () => {},
+          }),
+          takeSteering: wrapUp,
+          hasSteering: () => !steered && options.hasSteering(),
+          maxTurns: Math.max(
+            1,
+            Math.min(SUBAGENT_MAX_TURNS, options.maxTurns, options.turnsLeft?.() ?? Infinity),
+          ),
+          maxTokens: options.maxTokens,
+        });
+      } catch (error) {
+        const text = error instanceof Error ? error.message : String(error);
+        outcome = { status: 'failed', finalText: '', error: text };
+      }
+      emit({
+        type: 'agent_end',
+        runId: agentId,
+        status: outcome.status,
+        finalText: outcome.finalText,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      });
+      host.storage.sync?.(logPath);
+      options.emit({
+        type: 'subagent_end',
+        toolUseId,
+        agentId,
+        status: outcome.status,
+        turns,
+        costUsd: cost,
+      });
+
+      if (outcome.status === 'aborted') {
+        return fail('ABORTED', `Sub-agent "${request.description}" was aborted.`, 'Wait for the user.');
+      }
+      const answer = parseAnswer(outcome.finalText);
+      const files = filesTouched(transcript, root);
+      const parts = [`## Summary\n${answer.summary || '(no answer)'}`];
+      if (answer.evidence) parts.push(`## Evidence\n${answer.evidence}`);
+      parts.push(`## Open questions\n${answer.openQuestions || 'None stated.'}`);
+      const head = `Sub-agent "${request.description}" (${mode}) ${
+        outcome.status === 'finished' ? 'finished' : `stopped (${outcome.status}: ${outcome.error ?? ''})`
+      } after ${turns} turn(s).`;
+      const tail = [
+        `Files it looked at: ${files.read.join(', ') || 'none'}`,
+        ...(mode === 'general' ? [`Files it changed: ${files.changed.join(', ') || 'none'}`] : []),
+        `Its transcript: ${path.relative(root, logPath)}`,
+      ].join('\n');
+      const text = `${head}\n${cap(parts.join('\n\n'), SUBAGENT_RESULT_MAX_CHARS)}\n${tail}`;
+      const data = {
+        agent_id: agentId,
+        status: outcome.status,
+        summary: answer.summary,
+        evidence: answer.evidence,
+        open_questions: answer.openQuestions,
+        files_read: files.read,
+        files_changed: files.changed,
+      };
+      const stats = { turns, cost_microusd: Math.round(cost * 1_000_000) };
+      return outcome.status === 'finished' ? ok(data, text, stats) : partial(data, text, stats);
+    },
+  };
+}

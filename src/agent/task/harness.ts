@@ -1,0 +1,363 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Host } from '../host.ts';
+import { classifyCommand } from '../safety/commandPolicy.ts';
+import type { AgentSession, RunOutcome } from '../session/types.ts';
+import { scrubEnvironment } from '../tools/bash.ts';
+import type { AnyToolDefinition } from '../tools/protocol.ts';
+import { createFeatureDoneTool } from './featureDone.ts';
+import {
+  countPassing,
+  FEATURE_LIST,
+  type Feature,
+  type FeatureList,
+  INIT_SCRIPT,
+  nextFailing,
+  PROGRESS,
+  parseFeatureList,
+  SESSIONS_LOG,
+  serializeFeatureList,
+  taskPath,
+  withFlips,
+} from './featureList.ts';
+import { commitAll, ensureRepository, logOneline, statusShort } from './git.ts';
+import { protectFeatureList } from './guard.ts';
+import { initializerPrompt, orientationPrompt } from './prompts.ts';
+import {
+  appendLine,
+  appendProgress,
+  clip,
+  committedList,
+  featureLabel,
+  read,
+  stamp,
+  TaskError,
+} from './files.ts';
+import { readSessionsLog, type SessionLine } from './sessionsLog.ts';
+import { type TaskStatus, taskStatus } from './status.ts';
+
+// The long-task harness (seed 003): an initializer session writes the feature list, then coding
+// sessions — each a NEW session with a fresh context — complete one feature at a time. What the seed
+// leaves to the prompt, this does in code: orientation, init.sh first, FeatureDone as the only way
+// to pass a feature, the list reverted if changed anyway, progress.md and one commit per session.
+
+export interface TaskDeps {
+  /** Absolute, symlink-resolved workspace root. */
+  readonly workspace: string;
+  /** The host the sessions run on (its shell runs init.sh, like Bash would). */
+  readonly host: Host;
+  readonly newSession: (extra: {
+    extraTools?: readonly AnyToolDefinition[];
+    wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
+  }) => AgentSession | Promise<AgentSession>;
+  /** Called once a session exists (so a host can subscribe to its events). */
+  readonly onSessionStart?: (session: AgentSession, feature: Feature | undefined) => void;
+  readonly initTimeoutMs?: number;
+}
+
+export { TaskError } from './files.ts';
+export { type TaskStatus, taskStatus } from './status.ts';
+
+export type SessionOutcome = 'passed' | 'not_passed' | 'failed' | 'aborted' | 'crashed';
+
+export interface SessionReport {
+  readonly session: string;
+  readonly feature: string | undefined;
+  readonly outcome: SessionOutcome;
+  readonly status: RunOutcome['status'] | 'crashed';
+  readonly passed: string[];
+  readonly reverted: boolean;
+  readonly commit: string | undefined;
+  readonly finalText: string;
+}
+
+// ---------- init ----------
+
+export interface InitReport {
+  readonly session: string;
+  readonly status: RunOutcome['status'];
+  readonly features: number;
+  readonly commit: string | undefined;
+  readonly createdRepository: boolean;
+  readonly notes: string[];
+}
+
+export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport> {
+  const { workspace } = deps;
+  if (read(workspace, FEATURE_LIST) !== undefined)
+    throw new TaskError(`${FEATURE_LIST} already exists; continue with: keel task run`);
+  const session = await deps.newSession({});
+  deps.onSessionStart?.(session, undefined);
+  const outcome = await session.prompt(initializerPrompt(spec));
+  const text = read(workspace, FEATURE_LIST);
+  if (text === undefined)
+    throw new TaskError(
+      `The initializer session (${session.id}, ${outcome.status}) did not write ${FEATURE_LIST}; nothing was committed.`,
+    );
+  const list = parseFeatureList(text);
+  const notes: string[] = [];
+  if (list.features.some((f) => f.passes))
+    notes.push('every feature starts failing: `passes` was set to false');
+  const clean: FeatureList = { features: list.features.map((f) => ({ ...f, passes: false })) };
+  fs.writeFileSync(taskPath(workspace, FEATURE_LIST), serializeFeatureList(clean));
+  if (read(workspace, INIT_SCRIPT) === undefined) {
+    fs.writeFileSync(
+      taskPath(workspace, INIT_SCRIPT),
+      '#!/bin/sh\n# Starts what the project needs.\nexit 0\n',
+    );
+    notes.push(`${INIT_SCRIPT} was missing: a no-op one was written`);
+  }
+  fs.chmodSync(taskPath(workspace, INIT_SCRIPT), 0o755);
+  const now = deps.host.clock.now();
+  appendProgress(workspace, [
+    `## ${stamp(now)} — initializer session ${session.id}`,
+    `- Spec: ${clip(spec, 400)}`,
+    `- Features: ${clean.features.length} (all failing)`,
+    ...notes.map((n) => `- Note: ${n}`),
+  ]);
+  appendLine(workspace, SESSIONS_LOG, {
+    type: 'init',
+    session: session.id,
+    ts: now,
+    features: clean.features.length,
+  });
+  const createdRepository = ensureRepository(workspace);
+  const commit = commitAll(
+    workspace,
+    `keel task: initialize — ${clean.features.length} features\n\nSpec: ${clip(spec, 2000)}`,
+  );
+  return {
+    session: session.id,
+    status: outcome.status,
+    features: clean.features.length,
+    commit,
+    createdRepository,
+    notes,
+  };
+}
+
+// ---------- init.sh ----------
+
+async function runInitScript(deps: TaskDeps, signal?: AbortSignal): Promise<string> {
+  const { workspace, host } = deps;
+  if (read(workspace, INIT_SCRIPT) === undefined) return `${INIT_SCRIPT} does not exist.`;
+  const command = `sh ${INIT_SCRIPT}`;
+  // The same policy as the Bash tool: a workspace script runs only as a command Keel would run.
+  const verdict = classifyCommand(command, { workspaceRoot: workspace, home: os.homedir() });
+  if (verdict.decision === 'block' || verdict.decision === 'refuse') return `Not run (${verdict.reason}).`;
+  if (verdict.decision === 'ask') {
+    const decision = await host.approvals.ask(
+      {
+        kind: 'command',
+        title: `Run ${INIT_SCRIPT} (long task setup)`,
+        detail: `${command}\n\nNeeds approval because: ${verdict.reason}`,
+        risk: verdict.risk,
+      },
+      signal,
+    );
+    if (decision === 'deny') return 'Not run: the user denied it.';
+  }
+  const result = await host.shell.run({
+    command,
+    cwd: workspace,
+    env: scrubEnvironment(process.env),
+    timeoutMs: deps.initTimeoutMs ?? 120_000,
+    ...(signal ? { signal } : {}),
+  });
+  const output = clip(`${result.stdout}${result.stderr ? `\n${result.stderr}` : ''}`, 1500);
+  const status = result.timedOut ? 'timed out' : `exit code ${result.exitCode}`;
+  return `${status}${output ? `\n${output}` : ''}`;
+}
+
+// ---------- sessions ----------
+
+/** A session whose start line has no end line crashed or was killed: close it and keep its verified flips. */
+function recoverCrashed(deps: TaskDeps): SessionReport | undefined {
+  const { workspace } = deps;
+  const lines = readSessionsLog(read(workspace, SESSIONS_LOG));
+  const ended = new Set(lines.flatMap((l) => (l.type === 'end' ? [l.session] : [])));
+  const open = lines.find(
+    (l): l is Extract<SessionLine, { type: 'start' }> => l.type === 'start' && !ended.has(l.session),
+  );
+  if (!open) return undefined;
+  const flips = new Set(
+    lines.flatMap((l) => (l.type === 'flip' && l.session === open.session ? [l.id] : [])),
+  );
+  const committed = committedList(workspace);
+  fs.writeFileSync(taskPath(workspace, FEATURE_LIST), serializeFeatureList(withFlips(committed, flips)));
+  const left = statusShort(workspace);
+  const now = deps.host.clock.now();
+  appendProgress(workspace, [
+    `## ${stamp(now)} — session ${open.session} did not end (crashed or killed)`,
+    `- Feature: ${open.feature ?? '(none)'}`,
+    `- Outcome: crashed; verified passes kept: ${flips.size > 0 ? [...flips].join(', ') : 'none'}`,
+    `- Log: .keel/sessions/${open.session}.jsonl`,
+    `- Left uncommitted: ${left ? left.split('\n').join('; ') : 'nothing'}`,
+  ]);
+  appendLine(workspace, SESSIONS_LOG, {
+    type: 'end',
+    session: open.session,
+    ...(open.feature ? { feature: open.feature } : {}),
+    outcome: 'crashed',
+    passed: [...flips],
+    reverted: false,
+    ts: now,
+  });
+  const commit = commitAll(
+    workspace,
+    `keel task: session ${open.session} crashed — ${open.feature ?? 'no feature'} (what it left)`,
+  );
+  return {
+    session: open.session,
+    feature: open.feature,
+    outcome: 'crashed',
+    status: 'crashed',
+    passed: [...flips],
+    reverted: false,
+    commit,
+    finalText: '',
+  };
+}
+
+async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined): Promise<SessionReport> {
+  const { workspace } = deps;
+  const committed = committedList(workspace);
+  const feature = nextFailing(committed);
+  const flipped = new Set<string>();
+  const listNow = () => withFlips(committed, flipped);
+  const listFile = taskPath(workspace, FEATURE_LIST);
+  const real = fs.realpathSync(workspace);
+  const guarded = [FEATURE_LIST, SESSIONS_LOG].map((rel) => path.join(real, ...rel.split('/')));
+  let sessionId = '';
+  const featureDone = createFeatureDoneTool({
+    current: listNow,
+    flip: (id) => {
+      flipped.add(id);
+      fs.writeFileSync(listFile, serializeFeatureList(listNow()));
+      appendLine(workspace, SESSIONS_LOG, {
+        type: 'flip',
+        session: sessionId,
+        id,
+        ts: deps.host.clock.now(),
+      });
+    },
+  });
+  const session = await deps.newSession({
+    extraTools: [featureDone as unknown as AnyToolDefinition],
+    wrapTool: (tool) => protectFeatureList(tool, guarded),
+  });
+  sessionId = session.id;
+  deps.onSessionStart?.(session, feature);
+  appendLine(workspace, SESSIONS_LOG, {
+    type: 'start',
+    session: session.id,
+    ...(feature ? { feature: feature.id } : {}),
+    ts: deps.host.clock.now(),
+  });
+  const initOutput = await runInitScript(deps);
+  const prompt = orientationPrompt({
+    list: committed,
+    feature,
+    progressTail: read(workspace, PROGRESS) ?? '',
+    gitLog: logOneline(workspace, 20),
+    initOutput,
+    crashed: crashed
+      ? { session: crashed.session, feature: crashed.feature, left: statusShort(workspace) }
+      : undefined,
+  });
+  let outcome: RunOutcome;
+  try {
+    outcome = await session.prompt(prompt);
+  } catch (error) {
+    outcome = {
+      status: 'failed',
+      finalText: '',
+      error: error instanceof Error ? error.message : String(error),
+    };
+  }
+
+  // The list must be exactly the committed one plus this session's verified flips.
+  const expected = serializeFeatureList(listNow());
+  const actual = read(workspace, FEATURE_LIST);
+  const reverted = actual !== expected;
+  const warning = `${FEATURE_LIST} was changed outside FeatureDone during this session; it was reverted to the committed list (plus verified passes).`;
+  if (reverted) {
+    fs.mkdirSync(path.dirname(listFile), { recursive: true });
+    fs.writeFileSync(listFile, expected);
+    session.notice('warn', warning);
+  }
+  const passed = [...flipped];
+  const result: SessionOutcome =
+    feature && flipped.has(feature.id)
+      ? 'passed'
+      : outcome.status === 'aborted'
+        ? 'aborted'
+        : outcome.status === 'finished'
+          ? 'not_passed'
+          : 'failed';
+  const now = deps.host.clock.now();
+  const after = listNow();
+  appendProgress(workspace, [
+    `## ${stamp(now)} — session ${session.id}`,
+    `- Feature: ${featureLabel(feature)}`,
+    `- Outcome: ${result}${passed.length > 0 ? ` (passing now: ${passed.join(', ')})` : ''}; run ${outcome.status}${outcome.error ? ` — ${clip(outcome.error, 200)}` : ''}`,
+    `- Features passing: ${countPassing(after)}/${after.features.length}`,
+    `- Left (the session's final message): ${clip(outcome.finalText || '(no final message)', 600).replace(/\n+/g, ' ')}`,
+    ...(reverted ? [`- WARNING: ${warning}`] : []),
+  ]);
+  appendLine(workspace, SESSIONS_LOG, {
+    type: 'end',
+    session: session.id,
+    ...(feature ? { feature: feature.id } : {}),
+    outcome: result,
+    passed,
+    reverted,
+    ts: now,
+  });
+  const commit = commitAll(
+    workspace,
+    `keel task: ${feature ? `${feature.id} ${clip(feature.description, 60)}` : 'no feature'} — ${result}\n\nSession ${session.id}.`,
+  );
+  session.dispose();
+  return {
+    session: session.id,
+    feature: feature?.id,
+    outcome: result,
+    status: outcome.status,
+    passed,
+    reverted,
+    commit,
+    finalText: outcome.finalText,
+  };
+}
+
+export interface RunTaskReport {
+  readonly allPassing: boolean;
+  readonly sessions: SessionReport[];
+  readonly status: TaskStatus;
+}
+
+export async function runTask(
+  deps: TaskDeps,
+  options: { sessions: number; onReport?: (r: SessionReport) => void },
+): Promise<RunTaskReport> {
+  const { workspace } = deps;
+  committedList(workspace); // fails early with a clear message when there is no task
+  ensureRepository(workspace); // the harness commits once per session
+  const reports: SessionReport[] = [];
+  const crashed = recoverCrashed(deps);
+  if (crashed) {
+    reports.push(crashed);
+    options.onReport?.(crashed);
+  }
+  for (let i = 0; i < options.sessions; i++) {
+    if (!nextFailing(committedList(workspace))) break;
+    const report = await runOneSession(deps, i === 0 ? crashed : undefined);
+    reports.push(report);
+    options.onReport?.(report);
+    if (report.status === 'aborted') break;
+  }
+  const status = taskStatus(workspace);
+  return { allPassing: status.passing === status.total, sessions: reports, status };
+}

@@ -1,0 +1,111 @@
+import { setMaxListeners } from 'node:events';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderReportHtml, formatSummary } from '../agent/eval/report.ts';
+import { runEval } from '../agent/eval/runner.ts';
+import { loadSuite, SuiteError } from '../agent/eval/schema.ts';
+import type { ModelProvider } from '../agent/eval/trial.ts';
+import type { EvalArgs } from './args.ts';
+
+// `keel eval SUITE`: validates the suite, runs its trials (each a separate `keel run` process) and
+// writes the report. `--emulator` plays every task's scripted model policy on a local emulator, one
+// per trial; without it the trials call whatever ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY name.
+
+/** The keel command the trials run: this very installation (bin/keel.mjs), in a new process. */
+function keelCommand(): string[] {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const bin = [path.join(here, '..', 'bin', 'keel.mjs'), path.join(here, '..', '..', 'bin', 'keel.mjs')].find(
+    (p) => fs.existsSync(p),
+  );
+  if (!bin) throw new Error('keel eval: cannot find bin/keel.mjs next to this installation');
+  return [process.execPath, bin];
+}
+
+async function emulatorProvider(suiteTasks: Parameters<ModelProvider['setup']>[0][]): Promise<ModelProvider> {
+  const { startEmulator } = await import('../../test/emulator/server.ts');
+  const { parsePolicyPlan, policyScenario } = await import('../../test/emulator/policies.ts');
+  const problems: string[] = [];
+  for (const task of suiteTasks) {
+    if (!task.emulator)
+      problems.push(`${task.file}: emulator: missing (--emulator needs a policy for every task)`);
+    else
+      try {
+        parsePolicyPlan(task.emulator);
+      } catch (error) {
+        problems.push(`${task.file}: ${(error as Error).message}`);
+      }
+  }
+  if (problems.length > 0) throw new SuiteError(problems);
+  return {
+    async setup(task, trial) {
+      const emulator = await startEmulator({
+        scenario: policyScenario(parsePolicyPlan(task.emulator), trial),
+      });
+      return {
+        env: { ANTHROPIC_BASE_URL: emulator.url, ANTHROPIC_API_KEY: 'emulator', KEEL_RETRY_BASE_MS: '5' },
+        close: () => emulator.close(),
+      };
+    },
+  };
+}
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}
+
+export async function evalCommand(args: EvalArgs): Promise<number> {
+  let suite: ReturnType<typeof loadSuite>;
+  let provider: ModelProvider | undefined;
+  try {
+    suite = loadSuite(args.suite);
+    if (args.emulator) provider = await emulatorProvider([...suite.tasks]);
+  } catch (error) {
+    if (error instanceof SuiteError) {
+      process.stderr.write(`keel: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  if (!args.emulator && !process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_BASE_URL) {
+    process.stderr.write(
+      'keel: eval needs ANTHROPIC_API_KEY (real API) or --emulator (each task plays its scripted policy)\n',
+    );
+    return 2;
+  }
+  const outDir = path.resolve(args.out ?? path.join('.keel', 'evals', `${suite.name}-${stamp()}`));
+  const controller = new AbortController();
+  // Every trial waiting for a slot listens for the interrupt.
+  setMaxListeners(0, controller.signal);
+  const onSigint = () => controller.abort();
+  process.on('SIGINT', onSigint);
+  try {
+    const report = await runEval(suite, {
+      keel: keelCommand(),
+      outDir,
+      concurrency: args.concurrency ?? 2,
+      retryInfra: args.retryInfra ?? 0,
+      ...(args.trials ? { trials: args.trials } : {}),
+      ...(args.filter ? { filter: args.filter } : {}),
+      ...(args.model ? { model: args.model } : suite.defaults.model ? { model: suite.defaults.model } : {}),
+      ...(provider ? { provider } : {}),
+      signal: controller.signal,
+      onTrial: (r, done, total) =>
+        process.stderr.write(
+          `[${done}/${total}] ${r.task} #${r.trial}: ${r.status} — ${r.reason.split('\n')[0]}\n`,
+        ),
+    });
+    process.stdout.write(`${formatSummary(report)}\n`);
+    if (args.json) {
+      fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
+      fs.writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
+    }
+    if (args.html) {
+      fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
+      fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
+    }
+    return controller.signal.aborted ? 130 : 0;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}

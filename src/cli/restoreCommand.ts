@@ -1,0 +1,113 @@
+import * as path from 'node:path';
+import {
+  applyRestore,
+  checkpointStats,
+  planRestore,
+  planUndo,
+  type RestoreItem,
+  type RestorePlan,
+} from '../agent/checkpoints/index.ts';
+import type { RestoreArgs } from './args.ts';
+
+// `keel restore`: per-prompt checkpoints back to disk. Exit 0 when everything planned was (or, with
+// --dry-run, would be) restored; 1 when a conflict or a file without a saved copy was left alone.
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function line(item: RestoreItem, applied: boolean | undefined): string {
+  const verb =
+    item.status === 'conflict'
+      ? applied
+        ? 'FORCED  '
+        : 'CONFLICT'
+      : item.status === 'unrecoverable'
+        ? 'NO COPY '
+        : item.action === 'none'
+          ? 'same    '
+          : item.action === 'delete'
+            ? 'remove  '
+            : 'restore ';
+  return `  ${verb} ${item.path} — ${item.reason}`;
+}
+
+function jsonItem(item: RestoreItem, applied: boolean) {
+  return {
+    path: item.path,
+    action: item.action,
+    status: item.status,
+    reason: item.reason,
+    prompts: item.prompts,
+    applied,
+  };
+}
+
+export function runRestore(args: RestoreArgs, workspace: string, now: () => number): number {
+  const stateDir = path.join(workspace, '.keel');
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  if (args.stats) {
+    const stats = checkpointStats(stateDir);
+    if (args.json) out(JSON.stringify(stats));
+    else {
+      out(
+        `Checkpoints in ${stats.dir}: ${formatSize(stats.totalBytes)} in ${stats.sessions.length} session(s)`,
+      );
+      for (const s of stats.sessions)
+        out(
+          `  ${s.sessionId}  ${formatSize(s.bytes)}  ${s.prompts} prompt(s), ${s.changes} change(s), ${s.blobs} saved copies`,
+        );
+    }
+    return 0;
+  }
+  const sessionId = args.sessionId!;
+  const plan: RestorePlan = args.undo
+    ? planUndo({ stateDir, root: workspace, sessionId })
+    : planRestore({ stateDir, root: workspace, sessionId, beforePrompt: args.beforePrompt! });
+  const result = args.dryRun
+    ? undefined
+    : applyRestore(plan, {
+        stateDir,
+        root: workspace,
+        force: args.force,
+        now,
+        ...(args.undo ? { by: 'undo' } : {}),
+      });
+  const applied = (i: number) => result?.applied[i]?.applied ?? false;
+  const conflicts = plan.items.filter((i) => i.status === 'conflict');
+  const unrecoverable = plan.items.filter((i) => i.status === 'unrecoverable');
+  const blocked = (args.force ? 0 : conflicts.length) + unrecoverable.length;
+  if (args.json) {
+    out(
+      JSON.stringify({
+        session: sessionId,
+        mode: args.undo ? 'undo' : 'restore',
+        beforePrompt: args.undo ? null : args.beforePrompt,
+        dryRun: args.dryRun,
+        files: plan.items.map((item, i) => jsonItem(item, applied(i))),
+        conflicts: conflicts.map((c) => c.path),
+        unrecoverable: unrecoverable.map((c) => c.path),
+      }),
+    );
+  } else {
+    const what = args.undo ? 'Undo of the last restore' : `Restore to before prompt ${args.beforePrompt}`;
+    out(`${what} in session ${sessionId}${args.dryRun ? ' (dry run: nothing written)' : ''}:`);
+    if (plan.items.length === 0) out('  nothing to restore: Keel changed no file at or after that prompt.');
+    plan.items.forEach((item, i) => {
+      out(line(item, applied(i)));
+    });
+    if (conflicts.length > 0 && !args.force)
+      process.stderr.write(
+        `keel: ${conflicts.length} file(s) changed since Keel left them were NOT touched; --force overwrites them.\n`,
+      );
+    if (unrecoverable.length > 0)
+      process.stderr.write(
+        `keel: ${unrecoverable.length} file(s) have no saved copy and were left as they are.\n`,
+      );
+    if (!args.dryRun && !args.undo && result?.applied.some((a) => a.applied))
+      process.stderr.write(`keel: undo this with: keel restore ${sessionId} --undo\n`);
+  }
+  return blocked > 0 ? 1 : 0;
+}

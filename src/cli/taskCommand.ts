@@ -1,0 +1,75 @@
+import * as path from 'node:path';
+import type { Host } from '../agent/host.ts';
+import type { AgentSession, AgentSessionOptions } from '../agent/session/types.ts';
+import { initTask, runTask, type SessionReport, type TaskDeps, taskStatus } from '../agent/task/harness.ts';
+import type { TaskArgs } from './args.ts';
+import { progressLine } from './render.ts';
+
+// `keel task init|run|status`: the long-task harness from the command line. Exit codes: init 0 when
+// the list was written and committed; run 0 when every feature passes, 1 otherwise; status 0.
+
+export interface TaskCliDeps {
+  readonly workspace: string;
+  readonly host: Host;
+  readonly createSession: (extra: Pick<AgentSessionOptions, 'extraTools' | 'wrapTool'>) => AgentSession;
+}
+
+function sessionLine(r: SessionReport): string {
+  const passed = r.passed.length > 0 ? ` passed: ${r.passed.join(', ')}` : '';
+  const reverted = r.reverted ? ' — feature list REVERTED (changed outside FeatureDone)' : '';
+  return `keel task: session ${r.session} on ${r.feature ?? '(none)'}: ${r.outcome}${passed}${reverted}${r.commit ? ` [${r.commit}]` : ''}`;
+}
+
+export async function runTaskCommand(args: TaskArgs, deps: TaskCliDeps): Promise<number> {
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  if (args.action === 'status') {
+    const status = taskStatus(deps.workspace);
+    if (args.json) out(JSON.stringify(status));
+    else {
+      out(`${status.passing}/${status.total} features pass.`);
+      out(status.next ? `Next: ${status.next.id} — ${status.next.description}` : 'Every feature passes.');
+      if (status.lastSession)
+        out(
+          `Last session: ${status.lastSession.session} (${status.lastSession.feature ?? 'no feature'}): ${status.lastSession.outcome}`,
+        );
+    }
+    return 0;
+  }
+  const taskDeps: TaskDeps = {
+    workspace: deps.workspace,
+    host: deps.host,
+    newSession: (extra) => deps.createSession(extra),
+    onSessionStart: (session, feature) => {
+      process.stderr.write(
+        `keel: session ${session.id}${feature ? ` on ${feature.id}` : ''} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,
+      );
+      if (!args.json)
+        session.subscribe((event) => {
+          const line = progressLine(event);
+          if (line) process.stderr.write(`${line}\n`);
+        });
+    },
+  };
+  if (args.action === 'init') {
+    const report = await initTask(taskDeps, args.spec ?? '');
+    if (args.json) out(JSON.stringify(report));
+    else {
+      out(
+        `Initialized a long task: ${report.features} features${report.commit ? `, commit ${report.commit}` : ''}.`,
+      );
+      for (const note of report.notes) out(`  note: ${note}`);
+      out('Continue with: keel task run');
+    }
+    return 0;
+  }
+  const report = await runTask(taskDeps, {
+    sessions: args.sessions ?? 1,
+    onReport: (r) => {
+      if (!args.json) process.stderr.write(`${sessionLine(r)}\n`);
+    },
+  });
+  if (args.json)
+    out(JSON.stringify({ allPassing: report.allPassing, sessions: report.sessions, status: report.status }));
+  else out(`${report.status.passing}/${report.status.total} features pass.`);
+  return report.allPassing ? 0 : 1;
+}

@@ -1,0 +1,118 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import type { KeelApi } from '../../../src/extension/extension.ts';
+import { type Emulator, startEmulator } from '../../emulator/server.ts';
+import { waitFor } from './helpers.ts';
+
+// Background jobs and sub-agents in the extension host, against the emulator: a job outlives its run
+// (a dev server), Stop ends the running run's jobs, New Chat ends every job of the session, and a
+// Task's sub-agent reaches the model with its own conversation.
+
+function sleeping(marker: string): number {
+  let found = 0;
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`sleep\0${marker}`)) found++;
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+const bg = (command: string) => ({
+  content: [{ type: 'tool_use' as const, name: 'Bash', input: { command, run_in_background: true } }],
+});
+const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
+
+describe('Background jobs and sub-agents in VS Code', () => {
+  let emulator: Emulator;
+  let api: KeelApi;
+  const savedKey = process.env.ANTHROPIC_API_KEY;
+
+  before(async () => {
+    emulator = await startEmulator({ port: 0 });
+    process.env.ANTHROPIC_API_KEY = 'test-key';
+    await vscode.workspace
+      .getConfiguration('keel')
+      .update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
+    const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
+    assert.ok(ext);
+    api = await ext.activate();
+    api.controller.newChat();
+  });
+  after(async () => {
+    await vscode.workspace
+      .getConfiguration('keel')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
+    else process.env.ANTHROPIC_API_KEY = savedKey;
+    api.controller.newChat();
+    await emulator.close();
+  });
+
+  it('a job outlives its run; Stop ends only the running run’s jobs; New Chat ends the rest', async () => {
+    const server = `611.${process.pid}1`;
+    const build = `612.${process.pid}2`;
+    emulator.setScenario({
+      replies: [
+        bg(`sleep ${server}`),
+        text('The server is running.'),
+        bg(`sleep ${build}`),
+        { ...text('late'), fault: { type: 'slow', delayMs: 30_000 } },
+      ],
+    });
+    const first = await api.controller.submit('start the dev server');
+    assert.equal(first.ok, true);
+    await waitFor('the first run to end', () => !api.controller.current?.running, 30_000);
+    assert.equal(sleeping(server), 1, 'the job outlived its run');
+
+    void api.controller.submit('start a build');
+    await waitFor('the second job', () => sleeping(build) === 1, 30_000);
+    await vscode.commands.executeCommand('keel.stop');
+    await waitFor("Stop to end the run's job", () => sleeping(build) === 0, 10_000);
+    assert.equal(sleeping(server), 1, "Stop leaves an earlier run's job running");
+
+    await vscode.commands.executeCommand('keel.newChat');
+    await waitFor('New Chat to end every job', () => sleeping(server) === 0, 10_000);
+  });
+
+  it('a Task runs a sub-agent whose requests carry none of the chat', async () => {
+    emulator.setScenario({
+      replies: [
+        {
+          content: [
+            { type: 'tool_use', name: 'Task', input: { description: 'Look', prompt: 'EXT-CHILD: list' } },
+          ],
+        },
+        text('Done with the sub-agent.'),
+      ],
+      threads: [
+        {
+          firstUserContains: 'EXT-CHILD',
+          replies: [
+            { content: [{ type: 'tool_use', name: 'LS', input: {} }] },
+            text('## Summary\nThe folder has a README.'),
+          ],
+        },
+      ],
+    });
+    const before = emulator.requests.length;
+    const result = await api.controller.submit('EXT-PARENT: use a sub-agent');
+    assert.equal(result.ok, true);
+    const session = api.controller.current;
+    assert.ok(session);
+    await waitFor('the run to end', () => !api.controller.current?.running, 30_000);
+    const sent = emulator.requests.slice(before).map((r) => JSON.stringify(r.body));
+    const child = sent.filter((b) => b.includes('EXT-CHILD: list') && !b.includes('EXT-PARENT'));
+    assert.equal(child.length, 2, 'two sub-agent requests, without the parent transcript');
+    assert.match(sent.at(-1) ?? '', /The folder has a README/);
+    assert.ok(
+      session.eventsSince(0).some((e) => e.type === 'subagent_end' && e.status === 'finished'),
+      'the session recorded the sub-agent',
+    );
+    api.controller.newChat();
+  });
+});
