@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentMessage } from '../src/agent/messages.ts';
-import { openMemoryIndex, openMemoryIndexAsync } from '../src/agent/memory/searchIndex.ts';
+import { loadSearchLibrary, openMemoryIndex, openMemoryIndexAsync } from '../src/agent/memory/searchIndex.ts';
 import { messageOfLine, searchableText } from '../src/agent/memory/sources.ts';
 import { createNodeHost } from '../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
@@ -196,6 +196,7 @@ export async function runMemorySearchBench(options: MemoryBenchOptions = {}) {
   try {
     const stateDir = path.join(root, '.keel');
     const planted = generate(stateDir, sessions, totalBytes);
+    await loadSearchLibrary();
     const historyBytes = dirSize(path.join(stateDir, 'sessions'));
     const queries = [...planted, 'connection refused port', 'deploy staging migration', 'cache prefix token'];
 

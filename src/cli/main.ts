@@ -310,7 +310,7 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         return report.ok ? EXIT.finished : EXIT.failed;
       }
       case 'memory':
-        return memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
+        return await memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       case 'task':
         return await task(args);
       case 'restore':

@@ -7,7 +7,11 @@ import type { MemoryArgs } from './args.ts';
 // `keel memory search|rollback`: the same index MemorySearch uses, and the same history the Memory
 // tool writes, from a shell.
 
-export function memoryCommand(args: MemoryArgs, workspace: string, out: (text: string) => void): number {
+export async function memoryCommand(
+  args: MemoryArgs,
+  workspace: string,
+  out: (text: string) => void,
+): Promise<number> {
   const stateDir = path.join(workspace, '.keel');
   if (args.action === 'rollback') {
     const paths = memoryPaths(stateDir);
@@ -21,7 +25,7 @@ export function memoryCommand(args: MemoryArgs, workspace: string, out: (text: s
     );
     return 0;
   }
-  const index = memoryIndexFor(stateDir);
+  const index = await memoryIndexFor(stateDir);
   index.update();
   index.save({ force: true });
   const byId = index.get(args.query);

@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import type { ApprovalDecision, ApprovalRequest } from '../../src/agent/host.ts';
 import type { AgentMessage } from '../../src/agent/messages.ts';
 import { addEntry, removeEntry, replaceEntry } from '../../src/agent/memory/document.ts';
-import { openMemoryIndex } from '../../src/agent/memory/searchIndex.ts';
+import { loadSearchLibrary, openMemoryIndex } from '../../src/agent/memory/searchIndex.ts';
 import { renderMemorySnapshot } from '../../src/agent/memory/snapshot.ts';
 import {
   type MemoryChange,
@@ -172,7 +172,8 @@ test('the snapshot marks entries whose cited file changed, and past the cap keep
   );
 });
 
-test('the index is persisted and updated incrementally: a new process reads only what was appended', () => {
+test('the index is persisted and updated incrementally: a new process reads only what was appended', async () => {
+  await loadSearchLibrary();
   const root = tempDir();
   const stateDir = path.join(root, '.keel');
   writeLog(stateDir, 's1', [

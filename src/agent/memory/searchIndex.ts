@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import MiniSearch from 'minisearch';
+import type MiniSearch from 'minisearch';
 import type { AgentMessage } from '../messages.ts';
 import { dateOf } from './document.ts';
 import {
@@ -108,11 +108,24 @@ export interface MemoryIndexOptions {
   readonly memoryFiles?: ReadonlyArray<{ key: string; abs: string }>;
 }
 
+// MiniSearch loads on first use, not with the session: everyday sessions that never search memory
+// (and sessions of other features that share the library) do not pay for it.
+let library: typeof MiniSearch | undefined;
+
+export async function loadSearchLibrary(): Promise<void> {
+  library ??= (await import('minisearch')).default;
+}
+
+function lib(): typeof MiniSearch {
+  if (!library) throw new Error('The search library is not loaded yet (call loadSearchLibrary first).');
+  return library;
+}
+
 type Loaded = { ms: MiniSearch<Doc>; manifest: Manifest };
 type Saved = { manifest?: Manifest; index?: Parameters<typeof MiniSearch.loadJS>[0] };
 
 const fresh = (): Loaded => ({
-  ms: new MiniSearch<Doc>(OPTIONS),
+  ms: new (lib())<Doc>(OPTIONS),
   manifest: { version: INDEX_VERSION, files: {} },
 });
 const usable = (saved: Saved): saved is Required<Saved> =>
@@ -127,7 +140,7 @@ function load(indexFile: string): Loaded {
   try {
     const saved = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as Saved;
     if (!usable(saved)) return fresh();
-    return { ms: MiniSearch.loadJS<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
+    return { ms: lib().loadJS<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
   } catch {
     return fresh(); // a damaged index is rebuilt from the logs: it is only a cache
   }
@@ -139,7 +152,7 @@ async function loadAsync(indexFile: string): Promise<Loaded> {
   try {
     const saved = JSON.parse(await fs.promises.readFile(indexFile, 'utf8')) as Saved;
     if (!usable(saved)) return fresh();
-    return { ms: await MiniSearch.loadJSAsync<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
+    return { ms: await lib().loadJSAsync<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
   } catch {
     return fresh();
   }
@@ -150,6 +163,7 @@ export function indexFileOf(stateDir: string): string {
 }
 
 export async function openMemoryIndexAsync(options: MemoryIndexOptions): Promise<MemoryIndex> {
+  await loadSearchLibrary();
   return openMemoryIndex(options, await loadAsync(indexFileOf(options.stateDir)));
 }
 
@@ -170,6 +184,7 @@ const toHit = (id: string, s: Stored, score: number): MemoryHit => ({
   score,
 });
 
+/** Synchronous: `loadSearchLibrary()` must have resolved first. */
 export function openMemoryIndex(options: MemoryIndexOptions, loaded?: Loaded): MemoryIndex {
   const indexFile = indexFileOf(options.stateDir);
   let { ms, manifest } = loaded ?? load(indexFile);
@@ -247,7 +262,7 @@ export function openMemoryIndex(options: MemoryIndexOptions, loaded?: Loaded): M
     });
     const vanished = Object.keys(manifest.files).filter((k) => !seen.has(k));
     if (shrank || vanished.some((k) => !manifest.files[k]?.ids)) {
-      ms = new MiniSearch<Doc>(OPTIONS);
+      ms = new (lib())<Doc>(OPTIONS);
       manifest = { version: INDEX_VERSION, files: {} };
       dirty = true;
       rebuilt = true;

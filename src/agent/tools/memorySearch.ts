@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import {
   hitText,
   indexFileOf,
+  loadSearchLibrary,
   type MemoryHit,
   type MemoryIndex,
   openMemoryIndex,
@@ -185,6 +186,7 @@ export function createMemorySearchTool(
 }
 
 /** For `keel memory search`: the same index outside a session. */
-export function memoryIndexFor(stateDir: string, userMemoryFile?: string | null): MemoryIndex {
+export async function memoryIndexFor(stateDir: string, userMemoryFile?: string | null): Promise<MemoryIndex> {
+  await loadSearchLibrary();
   return openMemoryIndex({ stateDir, memoryFiles: memoryFilesOf(stateDir, userMemoryFile) });
 }
