@@ -188,14 +188,14 @@ describe('MCP trust', () => {
 });
 
 describe('MCP stays out of everyday sessions', () => {
-  test('a session without configured servers never loads the MCP SDK or MiniSearch', () => {
+  test('a session without configured servers never loads the MCP SDK', () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-mcp-home-'));
     const ws = tempWorkspace({});
     const hook = path.join(ws, 'hook.mjs');
     // Records every module URL resolved in the process (ESM loader hook, Node ≥ 20.6).
     fs.writeFileSync(
       hook,
-      `export async function resolve(s, c, next) { const r = await next(s, c); if (/modelcontextprotocol|minisearch/.test(r.url)) console.error('LOADED ' + r.url); return r; }`,
+      `export async function resolve(s, c, next) { const r = await next(s, c); if (/modelcontextprotocol/.test(r.url)) console.error('LOADED ' + r.url); return r; }`,
     );
     const script = `
       import { register } from 'node:module';

@@ -203,3 +203,50 @@ test('compaction and pruning show as their own rows, and a torn last line is cou
   assert.match(compactions[1]!.text, /Decisions: keep the API/);
   assert.equal(data.tornLines, 1);
 });
+
+test('a Task call links its sub-agent: id, log and how it ended', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-trace-sub-'));
+  const file = path.join(dir, 's.jsonl');
+  const sessionId = 's1';
+  let seq = 0;
+  const ev = (body: Record<string, unknown>) =>
+    JSON.stringify({ ...body, sessionId, seq: ++seq, ts: 1000 + seq });
+  const result = { status: 'success', data: null, text: 'summary', stats: { time_ms: 5 } };
+  fs.writeFileSync(
+    file,
+    `${[
+      JSON.stringify({
+        type: 'session',
+        version: 1,
+        id: sessionId,
+        createdAt: 1,
+        model: 'm',
+        workspace: '/w',
+      }),
+      ev({ type: 'tool_start', toolUseId: 'toolu_1', name: 'Task', input: { description: 'find uses' } }),
+      ev({
+        type: 'subagent_start',
+        toolUseId: 'toolu_1',
+        agentId: 'sub_1',
+        description: 'find uses',
+        mode: 'explore',
+        logPath: '.keel/sessions/s1/sub_1.jsonl',
+      }),
+      ev({
+        type: 'subagent_end',
+        toolUseId: 'toolu_1',
+        agentId: 'sub_1',
+        status: 'finished',
+        turns: 3,
+        costUsd: 0.01,
+      }),
+      ev({ type: 'tool_end', toolUseId: 'toolu_1', name: 'Task', result, durationMs: 5 }),
+    ].join('\n')}\n`,
+  );
+  const data = await buildTrace(file);
+  const task = data.rows.find((r) => r.k === 'tool');
+  assert.ok(task?.k === 'tool');
+  assert.equal(task.childLog, '.keel/sessions/s1/sub_1.jsonl');
+  assert.match(task.childSession ?? '', /sub_1 \(explore: find uses\)/);
+  assert.equal(task.childEnd, 'finished, 3 turn(s), $0.01');
+});

@@ -50,6 +50,9 @@ export type TraceRow =
       text: string;
       durationMs?: number;
       childSession?: string;
+      /** The sub-agent's own log (a Task call), relative to the workspace, and how it ended. */
+      childLog?: string;
+      childEnd?: string;
     }
   | {
       readonly k: 'run';
@@ -280,9 +283,19 @@ export function createTraceBuilder() {
         row.text = clip(e.result.text);
         row.durationMs = e.durationMs;
         if (e.result.error) row.code = e.result.error.code;
-        const data_ = e.result.data as { sessionId?: unknown } | null;
-        if (data_ && typeof data_ === 'object' && typeof data_.sessionId === 'string')
-          row.childSession = data_.sessionId;
+        break;
+      }
+      case 'subagent_start': {
+        const row = tools.get(e.toolUseId);
+        if (row) {
+          row.childSession = `${e.agentId} (${e.mode}: ${e.description})`;
+          row.childLog = e.logPath;
+        }
+        break;
+      }
+      case 'subagent_end': {
+        const row = data.rows.findLast((r) => r.k === 'tool' && r.id === e.toolUseId);
+        if (row?.k === 'tool') row.childEnd = `${e.status}, ${e.turns} turn(s), $${e.costUsd}`;
         break;
       }
       case 'agent_start':

@@ -87,7 +87,7 @@ export const TRACE_SCRIPT = `(() => {
   const renderTool = (r) => {
     const row = el('div', 'row tool' + (r.status === 'error' ? ' error' : ''));
     row.append(el('b', '', r.name + ' '), el('span', 'mut', r.status + (r.code ? ' ' + r.code : '') + (r.durationMs !== undefined ? ' · ' + fmt(r.durationMs) + ' ms' : '') + ' · ' + r.id));
-    if (r.childSession) row.append(el('div', 'mut', 'sub-agent session ' + r.childSession + ' (keel trace ' + r.childSession + ' --html …)'));
+    if (r.childSession) row.append(el('div', 'mut', 'sub-agent ' + r.childSession + (r.childEnd ? ' · ' + r.childEnd : '') + (r.childLog ? ' · its log: ' + r.childLog + ' (keel trace ' + r.childLog + ' --html …)' : '')));
     row.append(lazy('input', () => pre(r.input)), lazy('result', () => pre(r.text || '(empty)')));
     return row;
   };
