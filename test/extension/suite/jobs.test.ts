@@ -67,13 +67,13 @@ describe('Background jobs and sub-agents in VS Code', () => {
     const first = await api.controller.submit('start the dev server');
     assert.equal(first.ok, true);
     await waitFor('the first run to end', () => !api.controller.current?.running, 30_000);
-    assert.equal(sleeping(server), 1, 'the job outlived its run');
+    assert.ok(sleeping(server) > 0, 'the job outlived its run');
 
     void api.controller.submit('start a build');
-    await waitFor('the second job', () => sleeping(build) === 1, 30_000);
+    await waitFor('the second job', () => sleeping(build) > 0, 30_000);
     await vscode.commands.executeCommand('keel.stop');
     await waitFor("Stop to end the run's job", () => sleeping(build) === 0, 10_000);
-    assert.equal(sleeping(server), 1, "Stop leaves an earlier run's job running");
+    assert.ok(sleeping(server) > 0, "Stop leaves an earlier run's job running");
 
     await vscode.commands.executeCommand('keel.newChat');
     await waitFor('New Chat to end every job', () => sleeping(server) === 0, 10_000);
