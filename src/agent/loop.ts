@@ -32,6 +32,8 @@ export interface LoopDeps {
   readonly approvalWaitMs?: () => number;
   readonly signal: AbortSignal;
   readonly maxTurns: number;
+  /** Turns the run's whole tree has used (its sub-agents' too): the tree shares `maxTurns`. */
+  readonly turnsUsed?: () => number;
   readonly maxTokens: number;
   readonly contextWindow: number;
 }
@@ -106,6 +108,7 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
   let finalText = '';
   for (let turn = 1; turn <= deps.maxTurns; turn++) {
     if (deps.signal.aborted) return { status: 'aborted', finalText };
+    if (deps.turnsUsed && deps.turnsUsed() >= deps.maxTurns) break;
     deps.emit({ type: 'turn_start', turn });
     for (const message of deps.takeSteering()) deps.append(message);
 

@@ -197,6 +197,34 @@ test("the whole tree shares the run's turn limit", async () => {
   const child = emu.requests
     .slice(from)
     .filter((r) => r.request && firstUserText(r.request).includes('CHILD-TURNS'));
-  assert.equal(child.length, 3, 'the sub-agent got the 3 turns the parent had left');
+  assert.equal(child.length, 2, 'the sub-agent got the turns left but one, kept for the parent to answer');
+  assert.equal(emu.requests.length - from, 4, 'parent and sub-agent together made exactly --max-turns calls');
+  session.dispose();
+});
+
+test("when sub-agents used the tree's turns, the parent stops at the limit instead of going on", async () => {
+  const from = emu.requests.length;
+  const glob = use('Glob', { pattern: '*.md' });
+  const task = use('Task', { description: 'Wander', prompt: 'CHILD-POOL: keep looking' });
+  emu.setScenario({
+    replies: [task, task, task, text('never reached')],
+    threads: [
+      { firstUserContains: 'CHILD-POOL', replies: [glob, glob, glob, glob, glob, glob, text('found')] },
+    ],
+  });
+  const session = createAgentSession({
+    host: createNodeHost({ workspace: workspace(), approvals: { ask: async () => 'deny' } }),
+    model: 'claude-sonnet-4-6',
+    apiKey: 'k',
+    baseURL: emu.url,
+    userSkillsDir: null,
+    maxTurns: 6,
+  });
+  const outcome = await session.prompt('look around');
+  assert.equal(outcome.status, 'max_turns', 'the tree ran out of turns');
+  assert.ok(
+    emu.requests.length - from <= 7,
+    `at most one turn over the limit, got ${emu.requests.length - from}`,
+  );
   session.dispose();
 });

@@ -283,7 +283,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     contextWindow,
     maxTokens: options.maxTokens ?? 8192,
     maxTurns: options.maxTurns ?? 50,
-    turnsLeft: () => (options.maxTurns ?? 50) - treeTurns,
+    // One turn stays with the parent, so it can still answer once its sub-agents used the rest.
+    turnsLeft: () => (options.maxTurns ?? 50) - treeTurns - 1,
     onTurn: () => {
       treeTurns++;
     },
@@ -423,6 +424,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         },
         hasSteering: () => steering.some((m) => m.role === 'user'),
         maxTurns: options.maxTurns ?? 50,
+        turnsUsed: () => treeTurns,
         maxTokens: options.maxTokens ?? 8192,
       });
     } catch (error) {
