@@ -121,8 +121,9 @@ function edit(
     text(
       `${script === 'edit' ? 'Added `farewell(name)` to `src/greet.js`' : 'Fixed the empty-name case in `src/greet.js`'}; ` +
         `${passed ? 'the tests pass.' : 'the tests did not pass — see the command output above.'}\n\n` +
-        'The change is **pending review**: Accept or Reject each hunk with the CodeLens in the editor, or all ' +
-        'at once from the edit card. A rejected hunk gets its original bytes back.' +
+        'In VS Code the change is **pending review**: Accept or Reject each hunk with the CodeLens in the ' +
+        'editor, or all at once from the edit card; a rejected hunk gets its original bytes back. ' +
+        '(`keel run --demo` prints the diff instead.)' +
         NOTE,
     ),
   );
@@ -178,8 +179,8 @@ function tour(step: number, lastResult: string, failed: boolean): ScriptedReply 
         text(
           (failed ? `The edit did not apply: ${lastResult.slice(0, 200)}\n\n` : '') +
             'That was the tour: I listed the workspace, read the README and `src/greet.js` ' +
-            '([src/greet.js:3](src/greet.js#L3)), and made one edit, now **pending review** — Accept or Reject it ' +
-            'with the CodeLens above the change.\n\nTry next: "explain src/greet.js", "add a farewell function", ' +
+            '([src/greet.js:3](src/greet.js#L3)), and made one edit, now **pending review** in VS Code — Accept or ' +
+            'Reject it with the CodeLens above the change (the CLI prints the diff).\n\nTry next: "explain src/greet.js", "add a farewell function", ' +
             '"delete the build folder".' +
             NOTE,
         ),
