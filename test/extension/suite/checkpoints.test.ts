@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RestoreCommandResult } from '../../../src/extension/checkpointCommands.ts';
 import type { KeelApi } from '../../../src/extension/extension.ts';
-import { type Emulator, type ScriptedReply, startEmulator } from '../../emulator/server.ts';
-import { waitFor } from './helpers.ts';
+import type { Emulator, ScriptedReply } from '../../emulator/server.ts';
+import { connectToEmulator, waitFor } from './helpers.ts';
 
 // Per-prompt checkpoints and the long-task view in the running extension (real VS Code, real
 // session against the emulator): "Restore to before this" confirms with the list of files and
@@ -14,24 +14,14 @@ import { waitFor } from './helpers.ts';
 describe('Checkpoints and long tasks in the running extension', () => {
   let emulator: Emulator;
   let api: KeelApi;
-  const savedKey = process.env.ANTHROPIC_API_KEY;
-  const keel = () => vscode.workspace.getConfiguration('keel');
+  let disconnect: () => Promise<void>;
   const root = () => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
 
   before(async () => {
-    emulator = await startEmulator({ port: 0 });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    await keel().update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
-    assert.ok(ext);
-    api = await ext.activate();
+    ({ emulator, api, disconnect } = await connectToEmulator());
   });
   after(async () => {
-    await keel().update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
-    if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = savedKey;
-    api.controller.newChat();
-    await emulator.close();
+    await disconnect();
   });
 
   const call = (name: string, input: unknown): ScriptedReply => ({

@@ -4,8 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { KeelApi } from '../../../src/extension/extension.ts';
-import { type Emulator, startEmulator } from '../../emulator/server.ts';
-import { waitFor } from './helpers.ts';
+import type { Emulator } from '../../emulator/server.ts';
+import { connectToEmulator, waitFor } from './helpers.ts';
 
 // "Keel: Open Trace" and "Keel: Run Eval Suite…" in the real extension host.
 
@@ -17,27 +17,14 @@ const webviewTabs = (prefix: string) =>
 describe('Evidence commands', () => {
   let emulator: Emulator;
   let api: KeelApi;
-  const savedKey = process.env.ANTHROPIC_API_KEY;
+  let disconnect: () => Promise<void>;
 
   before(async () => {
-    emulator = await startEmulator({ port: 0 });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    await vscode.workspace
-      .getConfiguration('keel')
-      .update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
-    assert.ok(ext);
-    api = await ext.activate();
+    ({ emulator, api, disconnect } = await connectToEmulator());
   });
   after(async () => {
-    await vscode.workspace
-      .getConfiguration('keel')
-      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
-    if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = savedKey;
-    api.controller.newChat();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await emulator.close();
+    await disconnect();
   });
 
   it('the small context-window warning reaches the panel (the controller forwards it)', async () => {

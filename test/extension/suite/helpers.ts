@@ -15,7 +15,9 @@ import {
   type ReviewManager,
 } from '../../../src/extension/editReview/reviewManager.ts';
 import type { ReviewStore } from '../../../src/extension/editReview/reviewStore.ts';
+import type { KeelApi } from '../../../src/extension/extension.ts';
 import { createVscodeWorkspace, workspaceRoots } from '../../../src/extension/vscodeHost.ts';
+import { type Emulator, startEmulator } from '../../emulator/server.ts';
 
 // A VS Code host built from the real modules, with its own review state, so each test starts clean.
 
@@ -146,4 +148,35 @@ export async function waitFor<T>(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Points the installed, activated Keel at a fresh emulator: an API key in the environment and the
+ * machine-level `keel.baseUrl`. `disconnect` puts both back, ends the chat and stops the emulator.
+ */
+export async function connectToEmulator(): Promise<{
+  emulator: Emulator;
+  api: KeelApi;
+  disconnect: () => Promise<void>;
+}> {
+  const savedKey = process.env.ANTHROPIC_API_KEY;
+  const emulator = await startEmulator({ port: 0 });
+  const baseUrl = (value: string | undefined) =>
+    vscode.workspace.getConfiguration('keel').update('baseUrl', value, vscode.ConfigurationTarget.Global);
+  process.env.ANTHROPIC_API_KEY = 'test-key';
+  await baseUrl(emulator.url);
+  const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
+  if (!ext) throw new Error('Keel (keel-dev.keel) is not installed in this VS Code');
+  const api = await ext.activate();
+  return {
+    emulator,
+    api,
+    disconnect: async () => {
+      await baseUrl(undefined);
+      if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = savedKey;
+      api.controller.newChat();
+      await emulator.close();
+    },
+  };
 }

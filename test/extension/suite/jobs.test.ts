@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { KeelApi } from '../../../src/extension/extension.ts';
-import { type Emulator, startEmulator } from '../../emulator/server.ts';
-import { waitFor } from './helpers.ts';
+import type { Emulator } from '../../emulator/server.ts';
+import { connectToEmulator, waitFor } from './helpers.ts';
 
 // Background jobs and sub-agents in the extension host, against the emulator: a job outlives its run
 // (a dev server), Stop ends the running run's jobs, New Chat ends every job of the session, and a
@@ -30,27 +30,14 @@ const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 describe('Background jobs and sub-agents in VS Code', () => {
   let emulator: Emulator;
   let api: KeelApi;
-  const savedKey = process.env.ANTHROPIC_API_KEY;
+  let disconnect: () => Promise<void>;
 
   before(async () => {
-    emulator = await startEmulator({ port: 0 });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    await vscode.workspace
-      .getConfiguration('keel')
-      .update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
-    assert.ok(ext);
-    api = await ext.activate();
+    ({ emulator, api, disconnect } = await connectToEmulator());
     api.controller.newChat();
   });
   after(async () => {
-    await vscode.workspace
-      .getConfiguration('keel')
-      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
-    if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = savedKey;
-    api.controller.newChat();
-    await emulator.close();
+    await disconnect();
   });
 
   it('a job outlives its run; Stop ends only the running run’s jobs; New Chat ends the rest', async () => {

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentEvent } from '../../../src/agent/events.ts';
 import type { KeelApi } from '../../../src/extension/extension.ts';
-import { type Emulator, startEmulator } from '../../emulator/server.ts';
-import { waitFor } from './helpers.ts';
+import type { Emulator } from '../../emulator/server.ts';
+import { connectToEmulator, waitFor } from './helpers.ts';
 
 // Memory in the running extension: a `Memory` call during a session is on disk at once and reaches the
 // panel as a memory_changed event (the diff card); the card's Undo (keel.undoMemoryChange, what the
@@ -14,26 +14,16 @@ import { waitFor } from './helpers.ts';
 describe('Memory in the running extension', () => {
   let emulator: Emulator;
   let api: KeelApi;
-  const savedKey = process.env.ANTHROPIC_API_KEY;
-  const keel = () => vscode.workspace.getConfiguration('keel');
+  let disconnect: () => Promise<void>;
   let memoryFile: string;
 
   before(async () => {
-    emulator = await startEmulator({ port: 0 });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    await keel().update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
-    assert.ok(ext);
-    api = await ext.activate();
+    ({ emulator, api, disconnect } = await connectToEmulator());
     memoryFile = path.join(api.host().stateDir, 'memory', 'MEMORY.md');
     fs.rmSync(path.join(api.host().stateDir, 'memory'), { recursive: true, force: true });
   });
   after(async () => {
-    await keel().update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
-    if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = savedKey;
-    api.controller.newChat();
-    await emulator.close();
+    await disconnect();
   });
 
   it('a Memory call shows as a memory change the user can undo; Open Memory opens MEMORY.md', async () => {

@@ -4,8 +4,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { KeelApi } from '../../../src/extension/extension.ts';
-import { type Emulator, startEmulator } from '../../emulator/server.ts';
-import { createHarness, type Harness, waitFor } from './helpers.ts';
+import type { Emulator } from '../../emulator/server.ts';
+import { connectToEmulator, createHarness, type Harness, waitFor } from './helpers.ts';
 
 // Keel's task commands, end to end through the installed extension: the command builds the prompt
 // from what VS Code knows (diagnostics, git status) and the emulator receives it.
@@ -20,27 +20,13 @@ describe('Task commands against the emulator', () => {
   let emulator: Emulator;
   let api: KeelApi;
   let h: Harness;
-  const savedKey = process.env.ANTHROPIC_API_KEY;
+  let disconnect: () => Promise<void>;
 
   before(async () => {
-    emulator = await startEmulator({ port: 0 });
-    // The extension reads both on every prompt: the emulator stands in for the API.
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    await vscode.workspace
-      .getConfiguration('keel')
-      .update('baseUrl', emulator.url, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<KeelApi>('keel-dev.keel');
-    assert.ok(ext);
-    api = await ext.activate();
+    ({ emulator, api, disconnect } = await connectToEmulator());
   });
   after(async () => {
-    await vscode.workspace
-      .getConfiguration('keel')
-      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
-    if (savedKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = savedKey;
-    api.controller.newChat();
-    await emulator.close();
+    await disconnect();
   });
   beforeEach(() => {
     h = createHarness();
