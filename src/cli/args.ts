@@ -149,28 +149,29 @@ export type CliArgs =
   | EvalArgs
   | { command: 'help' };
 
-function parseEval(rest: readonly string[]): EvalArgs {
-  let parsed: ReturnType<typeof parseArgs>;
+type FlagOptions = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
+
+/** Node's strict flag parser; an unknown or malformed flag is a usage error (exit 2), not a crash. */
+function parseFlags(rest: readonly string[], options: FlagOptions): ReturnType<typeof parseArgs> {
   try {
-    parsed = parseArgs({
-      args: [...rest],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        trials: { type: 'string' },
-        concurrency: { type: 'string' },
-        model: { type: 'string' },
-        json: { type: 'string' },
-        html: { type: 'string' },
-        filter: { type: 'string' },
-        'retry-infra': { type: 'string' },
-        out: { type: 'string' },
-        emulator: { type: 'boolean' },
-      },
-    });
+    return parseArgs({ args: [...rest], allowPositionals: true, strict: true, options });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+function parseEval(rest: readonly string[]): EvalArgs {
+  const parsed = parseFlags(rest, {
+    trials: { type: 'string' },
+    concurrency: { type: 'string' },
+    model: { type: 'string' },
+    json: { type: 'string' },
+    html: { type: 'string' },
+    filter: { type: 'string' },
+    'retry-infra': { type: 'string' },
+    out: { type: 'string' },
+    emulator: { type: 'boolean' },
+  });
   const v = parsed.values as Record<string, string | boolean | undefined>;
   if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
   return check(evalSchema, {
@@ -198,37 +199,27 @@ export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
   if (command === 'eval') return parseEval(rest);
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args: [...rest],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        workspace: { type: 'string' },
-        model: { type: 'string' },
-        'fallback-model': { type: 'string', multiple: true },
-        'max-turns': { type: 'string' },
-        approve: { type: 'string' },
-        json: { type: 'boolean' },
-        resume: { type: 'string' },
-        'context-window': { type: 'string' },
-        demo: { type: 'boolean' },
-        html: { type: 'string' },
-        sandbox: { type: 'string' },
-        'mcp-config': { type: 'string', multiple: true },
-        'job-wait': { type: 'string' },
-        'before-prompt': { type: 'string' },
-        undo: { type: 'boolean' },
-        stats: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        force: { type: 'boolean' },
-        sessions: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const parsed = parseFlags(rest, {
+    workspace: { type: 'string' },
+    model: { type: 'string' },
+    'fallback-model': { type: 'string', multiple: true },
+    'max-turns': { type: 'string' },
+    approve: { type: 'string' },
+    json: { type: 'boolean' },
+    resume: { type: 'string' },
+    'context-window': { type: 'string' },
+    demo: { type: 'boolean' },
+    html: { type: 'string' },
+    sandbox: { type: 'string' },
+    'mcp-config': { type: 'string', multiple: true },
+    'job-wait': { type: 'string' },
+    'before-prompt': { type: 'string' },
+    undo: { type: 'boolean' },
+    stats: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    force: { type: 'boolean' },
+    sessions: { type: 'string' },
+  });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const pos = parsed.positionals;
   const allowedFor = (allowed: string[]) => {
