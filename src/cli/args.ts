@@ -13,14 +13,15 @@ export const USAGE = `Usage:
   keel doctor [--sandbox on|off|required]
   keel memory search QUERY [--workspace DIR] [--json]
   keel memory rollback [--workspace DIR]
-  run and tool also take --sandbox on|off|required (default on when available; required = refuse
-  commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
   keel restore SESSION-ID --before-prompt N [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore --stats [--workspace DIR] [--json]
   keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
   keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
   keel task status [--workspace DIR] [--json]
+
+run and tool also take --sandbox on|off|required (default on when available; required = refuse
+commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).

@@ -26,6 +26,7 @@ import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
+import { withPrefixLog } from './prefixLog.ts';
 import { createSessionLog, isValidSessionId, loadSession, type PrefixRecord, sessionLogPath } from './log.ts';
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
 
@@ -100,7 +101,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   let seq = 0;
   let id: string;
   let log: ReturnType<typeof createSessionLog>;
-  // Hash of the prefix last written to the log: a prefix is logged once, and again only if it changes.
+  // Hash of the prefix a resumed log already holds: it is not written again unless it changed.
   let loggedPrefixHash: string | undefined;
   // Notices raised while the session is being built (small window, skill problems) reach every
   // subscriber, however late it subscribes: no host can subscribe before the factory returns.
@@ -300,35 +301,18 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const jobs = createJobManager({ ...host, shell: base.shell }, now);
   jobs.onChange((job) => emit({ type: 'job', job }));
   let runId: string | undefined;
-  const logPrefix = (request: {
-    prefixHash: string;
-    system: readonly unknown[];
-    tools: readonly unknown[];
-  }) => {
-    if (request.prefixHash === loggedPrefixHash) return;
-    loggedPrefixHash = request.prefixHash;
+  const loggedEngine = withPrefixLog(engine, loggedPrefixHash, (prefix) => {
     const record: PrefixRecord = {
       type: 'prefix',
       seq: ++seq,
       sessionId: id,
       ts: now(),
-      hash: request.prefixHash,
-      system: request.system,
-      tools: request.tools,
+      hash: prefix.prefixHash,
+      system: prefix.system,
+      tools: prefix.tools,
     };
     log.append(record);
-  };
-  // The prefix is logged from the request about to be sent, so the log holds what the API saw.
-  const loggedEngine: typeof engine = {
-    ...engine,
-    skillInContext: (name) => engine.skillInContext(name),
-    afterTools: (transcript) => engine.afterTools(transcript),
-    prepare: async (args) => {
-      const prepared = await engine.prepare(args);
-      logPrefix(prepared.request);
-      return prepared;
-    },
-  };
+  });
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
