@@ -27,6 +27,7 @@ import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { withPrefixLog } from './prefixLog.ts';
+import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import { createSessionLog, isValidSessionId, loadSession, type PrefixRecord, sessionLogPath } from './log.ts';
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
 
@@ -257,23 +258,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
     ...(memorySnapshot ? { memory: memorySnapshot } : {}),
-    summarize: async (prompt, signal) => {
-      const reply = await model.stream(
-        {
-          system: [{ type: 'text', text: 'You write faithful, compact summaries of coding sessions.' }],
-          tools: [],
-          messages: [{ role: 'user', content: prompt }],
-          maxTokens: 4096,
-        },
-        signal,
-      );
-      return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-    },
+    summarize: (prompt, signal) =>
+      askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
     // The same conversation the agent's calls cache, the instruction at the end: read from cache.
-    summarizeInContext: async (request, signal) => {
-      const reply = await model.stream({ ...request, maxTokens: 4096 }, signal);
-      return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-    },
+    summarizeInContext: async (request, signal) =>
+      replyText(await model.stream({ ...request, maxTokens: 4096 }, signal)),
   });
 
   const subagents = createSubagentRunner({
@@ -494,18 +483,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         paths: memory,
         now,
         emit,
-        ask: async (prompt, signal) => {
-          const reply = await model.stream(
-            {
-              system: [{ type: 'text', text: CONSOLIDATION_SYSTEM }],
-              tools: [],
-              messages: [{ role: 'user', content: prompt }],
-              maxTokens: 1024,
-            },
-            signal,
-          );
-          return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-        },
+        ask: (prompt, signal) =>
+          askText(model, { system: CONSOLIDATION_SYSTEM, prompt, maxTokens: 1024 }, signal),
       });
     },
     undoMemoryChange(changeId) {

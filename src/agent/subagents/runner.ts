@@ -6,6 +6,7 @@ import type { Host } from '../host.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
+import { askText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { ModelClient } from '../model/client.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
@@ -157,18 +158,8 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         sessionId: agentId,
         writeText: (p, text) => host.storage.writeText(p, text),
         newId: () => newId('ctx'),
-        summarize: async (prompt, signal) => {
-          const reply = await options.model.stream(
-            {
-              system: [{ type: 'text', text: 'You write faithful, compact summaries of coding sessions.' }],
-              tools: [],
-              messages: [{ role: 'user', content: prompt }],
-              maxTokens: 4096,
-            },
-            signal,
-          );
-          return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-        },
+        summarize: (prompt, signal) =>
+          askText(options.model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
       });
 
       const childLedger = createReadLedger();
