@@ -17,7 +17,6 @@ import {
   toolFromUse,
   withResult,
 } from './draft.ts';
-import { lineChanges } from './format.ts';
 import {
   type AssistantBlockView,
   initialState,
@@ -25,6 +24,7 @@ import {
   type QueuedMessage,
   type ViewState,
 } from './model.ts';
+import { applyWorkEvent } from './reduceWork.ts';
 
 // Pure reducers: (state, input) → new state; the input state is never mutated. A batch of events
 // copies the top-level arrays once and then edits the copies, so replaying thousands of events
@@ -194,65 +194,13 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     case 'todo':
       draft.todos = event.todos;
       break;
-    case 'job': {
-      const { id, command, status, exitCode } = event.job;
-      const view = { id, command, status, exitCode };
-      const at = (draft.jobs ?? []).findIndex((j) => j.id === id);
-      draft.jobs = at >= 0 ? draft.jobs.map((j, i) => (i === at ? view : j)) : [...(draft.jobs ?? []), view];
+    case 'job':
+    case 'subagent_start':
+    case 'subagent_tool':
+    case 'subagent_end':
+    case 'memory_changed':
+      applyWorkEvent(draft, event);
       break;
-    }
-    case 'subagent_start': {
-      const card = get(draft, event.toolUseId, 'tool') ?? toolFromUse(event.toolUseId, 'Task', undefined);
-      put(draft, {
-        ...card,
-        subagent: {
-          agentId: event.agentId,
-          description: event.description,
-          mode: event.mode,
-          status: 'running',
-          calls: [],
-          costUsd: 0,
-          turns: 0,
-          logPath: event.logPath,
-        },
-      });
-      break;
-    }
-    case 'subagent_tool': {
-      const card = get(draft, event.toolUseId, 'tool');
-      if (!card?.subagent) break;
-      const calls = [...card.subagent.calls];
-      if (event.phase === 'start') calls.push({ name: event.name, input: event.input, status: 'running' });
-      else {
-        const at = calls.findLastIndex((c) => c.name === event.name && c.status === 'running');
-        if (at >= 0)
-          calls[at] = {
-            ...calls[at]!,
-            status: event.status ?? 'success',
-            ...(event.errorCode ? { errorCode: event.errorCode } : {}),
-          };
-      }
-      put(draft, { ...card, subagent: { ...card.subagent, calls } });
-      break;
-    }
-    case 'subagent_end': {
-      const card = get(draft, event.toolUseId, 'tool');
-      if (!card?.subagent) break;
-      const calls = card.subagent.calls.map((c) =>
-        c.status === 'running' ? { ...c, status: 'cancelled' as const } : c,
-      );
-      put(draft, {
-        ...card,
-        subagent: {
-          ...card.subagent,
-          status: event.status,
-          turns: event.turns,
-          costUsd: event.costUsd,
-          calls,
-        },
-      });
-      break;
-    }
     case 'retry':
       put(draft, {
         kind: 'notice',
@@ -276,23 +224,6 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       } else if (message.role === 'summary') {
         addNotice(draft, message.id, 'info', 'Earlier conversation was summarised to free context space.');
       }
-      break;
-    }
-    case 'memory_changed': {
-      const { change } = event;
-      // An undo marks the card it reverted; it is not a new card.
-      const reverted = change.undoes ? get(draft, change.undoes, 'memory') : undefined;
-      if (reverted) put(draft, { ...reverted, undone: true });
-      else if (!change.undoes)
-        put(draft, {
-          kind: 'memory',
-          id: change.id,
-          scope: change.scope,
-          origin: change.origin,
-          summary: change.summary,
-          lines: lineChanges(change.before, change.after),
-          undone: false,
-        });
       break;
     }
     case 'error':
