@@ -128,22 +128,33 @@ describe('background jobs (keel run)', () => {
     const ws = tempWorkspace();
     const sleep = uniqueSleep();
     let jobId = '';
+    let sawOutput = false;
+    let reads = 0;
+    // Like a model polling a job it just started: it reads again (a moment later) until the first line
+    // is there, since a process that started a few milliseconds ago may not have printed yet.
+    const readOutput = (): ScriptedReply => {
+      reads++;
+      return {
+        content: [{ type: 'tool_use', name: 'Job', input: { id: jobId, action: 'output' } }],
+        fault: { type: 'slow', delayMs: 200, perChunkDelayMs: 1 },
+      };
+    };
     emu.setScenario({
       respond: (req, index) => {
         const last = lastUserText(req);
-        switch (index) {
-          case 0:
-            return bash({ command: `echo tick-one; sleep ${sleep}`, run_in_background: true });
-          case 1:
-            jobId = /job_[0-9a-f]{6}/.exec(last)?.[0] ?? 'missing';
-            return { content: [{ type: 'tool_use', name: 'Job', input: { id: jobId, action: 'output' } }] };
-          case 2:
-            assert.match(last, /is running/);
-            assert.match(last, /tick-one/);
-            return { content: [{ type: 'tool_use', name: 'Job', input: { id: jobId, action: 'kill' } }] };
-          default:
-            return answer(/was stopped/.test(last) ? 'stopped it' : `unexpected: ${last.slice(0, 200)}`);
+        if (index === 0) return bash({ command: `echo tick-one; sleep ${sleep}`, run_in_background: true });
+        if (!jobId) {
+          jobId = /job_[0-9a-f]{6}/.exec(last)?.[0] ?? 'missing';
+          return readOutput();
         }
+        if (!sawOutput) {
+          assert.match(last, /is running/);
+          if (!/tick-one/.test(last) && reads < 8) return readOutput();
+          assert.match(last, /tick-one/);
+          sawOutput = true;
+          return { content: [{ type: 'tool_use', name: 'Job', input: { id: jobId, action: 'kill' } }] };
+        }
+        return answer(/was stopped/.test(last) ? 'stopped it' : `unexpected: ${last.slice(0, 200)}`);
       },
     });
     const child = startKeel(['run', '--workspace', ws, 'serve'], cliEnv(emu.url));
