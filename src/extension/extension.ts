@@ -1,9 +1,8 @@
 import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import type { Host, McpPort } from '../agent/host.ts';
+import type { Host } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
-import { createModalApprovals } from './approvals.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
 import { createProposals } from './editReview/proposals.ts';
 import {
@@ -14,15 +13,15 @@ import {
 } from './editReview/reviewManager.ts';
 import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
-import { createVscodeMcpPort, registerMcpServersCommand } from './mcp.ts';
+import { registerMcpServersCommand } from './mcp.ts';
+import { createHostProvider } from './hostProvider.ts';
 import { registerMemoryCommands } from './memoryCommands.ts';
 import { registerEvidenceCommands } from './evidence.ts';
-import { findRipgrep } from './ripgrep.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
 import { registerCheckpointCommands } from './checkpointCommands.ts';
 import { type LongTaskView, registerLongTask } from './longTask.ts';
 import { runOutsideMessage } from './sandboxUi.ts';
-import { type KeelSettings, readSettings } from './settings.ts';
+import { readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
 import { createExtensionTelemetry } from './telemetry.ts';
 import {
@@ -33,16 +32,7 @@ import {
   selectionContext,
   testsPrompt,
 } from './taskPrompts.ts';
-import { createVscodeHost, workspaceRoots } from './vscodeHost.ts';
-
-/** The settings' sandbox block as the core's sandbox settings (a custom deny list replaces the default). */
-function sandboxSettingsFor(s: KeelSettings['sandbox']) {
-  return {
-    enabled: s.enabled,
-    failIfUnavailable: s.failIfUnavailable,
-    ...(s.denyRead ? { denyRead: s.denyRead } : {}),
-  };
-}
+import { workspaceRoots } from './vscodeHost.ts';
 
 // Activation wires things up and does nothing heavy: the agent core (model client, tools) is
 // imported on the first prompt, the webview protocol validator with the first webview. Every
@@ -100,58 +90,16 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   sub(review, proposals, registerReviewUi(review, proposals));
   restoreReviews(review, display, write);
 
-  let ripgrep: { path: string | undefined } | undefined;
-  const getRipgrep = () => {
-    ripgrep ??= { path: findRipgrep(vscode.env.appRoot, context.extensionPath) };
-    return ripgrep.path;
-  };
-  let host: Host | undefined;
-  let onHostCreated: ((created: Host) => void) | undefined;
-  // Commands the user approved in the "Run outside the sandbox…" modal, each good for one run.
-  const outsideApproved = new Set<string>();
-  const mcpPort = createVscodeMcpPort(context, () => roots()[0]);
-  // MCP servers come from the workspace's and the user's mcp.json; the core starts them when needed.
-  const withMcp = (mcp: McpPort, base: Host): Host => Object.assign(base, { mcp });
-  const getHost = () => {
-    host ??= withMcp(
-      mcpPort,
-      createVscodeHost({
-        review,
-        proposals,
-        approvals: createModalApprovals({
-          policyFor: (kind) => (kind === 'other' || kind === 'mcp' ? 'ask' : readSettings().approvals[kind]),
-          log: (m) => write('info', m),
-          consumePreApproval: (request) => {
-            for (const command of outsideApproved) {
-              if (!request.detail.startsWith(`${command}\n\n`)) continue;
-              outsideApproved.delete(command);
-              return true;
-            }
-            return false;
-          },
-        }),
-        sandbox: sandboxSettingsFor(readSettings().sandbox),
-        reviewMode: () => readSettings().editReview,
-        runSignal: () => controller?.runSignal,
-        ...(getRipgrep() ? { ripgrepPath: getRipgrep() } : {}),
-        log: write,
-        revealEdits: true,
-      }),
-    );
-    onHostCreated?.(host);
-    return host;
-  };
-  // Folders added or removed change the roots the path guard allows: rebuild the host lazily.
-  sub(vscode.workspace.onDidChangeWorkspaceFolders(() => (host = undefined)));
-
-  /** The tier of the current host's sandbox; undefined without a folder open. */
-  const sandboxInfoNow = () => {
-    try {
-      return getHost().shell.sandbox?.info;
-    } catch {
-      return undefined;
-    }
-  };
+  const hosts = createHostProvider({
+    context,
+    review,
+    proposals,
+    primaryRoot: () => roots()[0],
+    runSignal: () => controller?.runSignal,
+    log: write,
+  });
+  sub(hosts);
+  const getHost = hosts.get;
 
   controller = createSessionController({
     host: getHost,
@@ -177,9 +125,9 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     proposals,
     roots,
     log: write,
-    sandboxInfo: () => sandboxInfoNow(),
+    sandboxInfo: () => hosts.sandboxInfo(),
     runOutsideSandbox: async (command) => {
-      outsideApproved.add(command);
+      hosts.approveOutsideOnce(command);
       await ctl.submit(runOutsideMessage(command), {
         mentions: [],
         idempotencyKey: `outside-${Date.now()}-${Math.random().toString(36).slice(2)}`,
@@ -234,7 +182,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     status,
     ctl.onDidChange((e) => {
       if (e.type !== 'usage') return;
-      status.setSandbox(sandboxInfoNow());
+      status.setSandbox(hosts.sandboxInfo());
       status.update(e.usage);
     }),
     // The view title's Stop button shows only while a run is going.
@@ -245,8 +193,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     }),
   );
   // The host (and its sandbox probe) is made lazily, with the first session; shown from then on.
-  onHostCreated = (created) => status.setSandbox(created.shell.sandbox?.info);
-  if (host) onHostCreated(host);
+  sub(hosts.onDidCreate((created) => status.setSandbox(created.shell.sandbox?.info)));
 
   const send = async (text: string, mentions: readonly string[] = []) => {
     await chat.reveal();
@@ -412,7 +359,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     'info',
     `Keel activated in ${activationMs.toFixed(1)} ms (module load ${moduleLoadMs.toFixed(1)} ms; VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`,
   );
-  if (!getRipgrep())
+  if (!hosts.ripgrepPath())
     write(
       'warn',
       `no ripgrep found under ${vscode.env.appRoot}: Grep will answer UNAVAILABLE (Glob and Read still work)`,
