@@ -130,46 +130,87 @@ function assistantToLlm(message: AssistantMessage): Anthropic.ContentBlockParam[
   return blocks;
 }
 
+// Messages are immutable, so the model message built from an assistant reply or from a run of user-side
+// items is reused while that run is unchanged: a request at 100k tokens then hands the serialiser the
+// same objects as the previous call for everything but its end (model/requestBody.ts caches their bytes).
+const assistantLlm = new WeakMap<AssistantMessage, LlmMessage | null>();
+const userRunLlm = new WeakMap<AgentMessage, { members: readonly AgentMessage[]; message: LlmMessage }>();
+
+function userBlock(message: AgentMessage): UserBlock | undefined {
+  switch (message.role) {
+    case 'user':
+      return { type: 'text', text: renderUserText(message) };
+    case 'reminder':
+      return { type: 'text', text: `<system-reminder>\n${message.text}\n</system-reminder>` };
+    case 'summary':
+      return { type: 'text', text: message.text };
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        tool_use_id: message.toolUseId,
+        // The API rejects some empty blocks; an explicit marker also tells the model "nothing".
+        content: message.content.length > 0 ? message.content : '(no output)',
+        ...(message.isError ? { is_error: true } : {}),
+      };
+    default:
+      return undefined;
+  }
+}
+
+function sameMembers(a: readonly AgentMessage[], b: readonly AgentMessage[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** One user message from consecutive user-side items: tool_result blocks first, as the API requires. */
+function userRunToLlm(members: readonly AgentMessage[]): LlmMessage {
+  const first = members[0]!;
+  const cached = userRunLlm.get(first);
+  if (cached && sameMembers(cached.members, members)) return cached.message;
+  const results: UserBlock[] = [];
+  const rest: UserBlock[] = [];
+  for (const member of members) {
+    const block = userBlock(member)!;
+    (block.type === 'tool_result' ? results : rest).push(block);
+  }
+  const message: LlmMessage = { role: 'user', content: [...results, ...rest] };
+  userRunLlm.set(first, { members, message });
+  return message;
+}
+
 /**
  * Pure conversion of the app-level transcript to the Messages API list.
  * Consecutive user-side items (tool results, reminders, user text) merge into one user message,
- * tool_result blocks first as the API requires. Notices are dropped.
+ * tool_result blocks first as the API requires. Notices are dropped. The returned objects may be
+ * shared with earlier calls: never mutate them.
  */
 export function toLlm(messages: readonly AgentMessage[]): LlmMessage[] {
   const out: LlmMessage[] = [];
-  let pending: UserBlock[] = [];
+  let run: AgentMessage[] = [];
   const flushUser = () => {
-    if (pending.length === 0) return;
-    const results = pending.filter((b) => b.type === 'tool_result');
-    const rest = pending.filter((b) => b.type !== 'tool_result');
-    out.push({ role: 'user', content: [...results, ...rest] });
-    pending = [];
+    if (run.length === 0) return;
+    out.push(userRunToLlm(run));
+    run = [];
   };
   for (const message of messages) {
     switch (message.role) {
       case 'user':
-        pending.push({ type: 'text', text: renderUserText(message) });
-        break;
       case 'reminder':
-        pending.push({ type: 'text', text: `<system-reminder>\n${message.text}\n</system-reminder>` });
-        break;
       case 'summary':
-        pending.push({ type: 'text', text: message.text });
-        break;
       case 'tool_result':
-        pending.push({
-          type: 'tool_result',
-          tool_use_id: message.toolUseId,
-          // The API rejects some empty blocks; an explicit marker also tells the model "nothing".
-          content: message.content.length > 0 ? message.content : '(no output)',
-          ...(message.isError ? { is_error: true } : {}),
-        });
+        run.push(message);
         break;
       case 'assistant': {
-        const blocks = assistantToLlm(message);
-        if (blocks.length === 0) break;
+        let llm = assistantLlm.get(message);
+        if (llm === undefined) {
+          const blocks = assistantToLlm(message);
+          llm = blocks.length === 0 ? null : { role: 'assistant', content: blocks };
+          assistantLlm.set(message, llm);
+        }
+        if (llm === null) break;
         flushUser();
-        out.push({ role: 'assistant', content: blocks });
+        out.push(llm);
         break;
       }
       case 'notice':

@@ -140,7 +140,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       jsonOk = false;
     }
     const headers = headerMap(req);
-    const record: RecordedRequest = { body, headers, status: 0, requestId };
+    const record: RecordedRequest = { body, raw, headers, status: 0, requestId };
     if (isMessages) requests.push(record);
     const fail = (status: number, type: ErrorType, message: string, extra: Record<string, string> = {}) => {
       record.status = status;

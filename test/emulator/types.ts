@@ -79,6 +79,8 @@ export interface UsageOut {
 export interface RecordedRequest {
   /** The parsed JSON body (or the raw text when it was not JSON). */
   body: unknown;
+  /** The body exactly as received (UTF-8 text): byte-level checks of what a client sends. */
+  raw?: string;
   /** Typed view of `body`, present when the request passed validation. */
   request?: MessagesRequest;
   /** Lower-cased header names. */

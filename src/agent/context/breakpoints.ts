@@ -110,7 +110,19 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
   const system = input.system.map((b, i) =>
     i === input.system.length - 1 ? { ...b, cache_control: long ? EPHEMERAL_1H : EPHEMERAL } : { ...b },
   );
-  const messages: Msg[] = input.messages.map((m) => ({ role: m.role, content: blocksOf(m) }));
+  // Messages no marker touches are handed on as they are (never mutated): the serialiser reuses the
+  // bytes of the ones the previous call sent. A marked message is a copy.
+  const messages: Msg[] = input.messages.map((m) =>
+    typeof m.content === 'string' ? { role: m.role, content: blocksOf(m) } : (m as Msg),
+  );
+  const copied = new Set<number>();
+  const own = (index: number): Msg => {
+    if (!copied.has(index)) {
+      messages[index] = { role: messages[index]!.role, content: [...messages[index]!.content] };
+      copied.add(index);
+    }
+    return messages[index]!;
+  };
   const same = (a: readonly number[] | undefined, b: readonly number[] | undefined) =>
     !!a && !!b && a[0] === b[0] && a[1] === b[1];
 
@@ -156,7 +168,7 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
   // Non-increasing TTLs: everything before the last 1 h marker becomes 1 h (the system is already).
   for (let i = chosen.length - 2; i >= 0; i--) if (chosen[i + 1]![2]) chosen[i]![2] = true;
   for (const [m, b, ttl] of chosen) {
-    const message = messages[m]!;
+    const message = own(m);
     message.content[b] = mark(message.content[b]!, ttl);
   }
   const positions = chosen.map(([m, b]) => [m, b] as const);
@@ -165,7 +177,7 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
   if (tail.length > 0) {
     const blocks: Block[] = tail.map((text) => ({ type: 'text', text }));
     const last = messages[messages.length - 1];
-    if (last && last.role === 'user') last.content.push(...blocks);
+    if (last && last.role === 'user') own(messages.length - 1).content.push(...blocks);
     else messages.push({ role: 'user', content: blocks });
   }
   return { system, messages: messages as Anthropic.MessageParam[], positions };

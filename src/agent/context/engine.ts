@@ -195,6 +195,20 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
   let calibratedFrom: string | undefined;
   let overflowStreak = 0;
 
+  // The hash of the tools + system each request sends (not a frozen constant: the trace measures
+  // stability). Re-canonicalising ~10 KB on every call is avoided while the sent system blocks are
+  // the frozen ones (same type and text; cache markers do not count), which a string compare shows.
+  const hashOfSent = (sent: readonly Anthropic.TextBlockParam[]): string => {
+    const frozen =
+      sent.length === system.length &&
+      sent.every((block, i) => {
+        const { cache_control: _marker, ...rest } = block;
+        const keys = Object.keys(rest);
+        return keys.length === 2 && block.type === 'text' && block.text === system[i]!.text;
+      });
+    return frozen ? prefixHash : requestPrefixHash({ tools, system: sent });
+  };
+
   const todosOf = (transcript: readonly AgentMessage[]) => options.getTodos?.() ?? latestTodos(transcript);
 
   const build = (view: ContextView, volatileTail?: readonly string[], before?: ReadonlySet<string>) => {
@@ -357,7 +371,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
           messages: built.placed.messages,
           stage,
           estTokens: built.tokens,
-          prefixHash: requestPrefixHash({ tools, system: built.placed.system }),
+          prefixHash: hashOfSent(built.placed.system),
           utilization: built.tokens / window,
         },
         appended,

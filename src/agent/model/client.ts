@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
+import type { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { AssistantBlock, Usage } from '../messages.ts';
 import { classifyError, ModelError, retryDelayMs } from './errors.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
+import { type BodyEncoder, createBodyEncoder } from './requestBody.ts';
 
 // Streaming model client over the real SDK. The SDK's own retries are off: it cannot retry a stream
 // that has already started, so one policy (ours) covers HTTP errors, mid-stream errors and cut streams.
@@ -99,8 +101,11 @@ interface BlockState {
   json: string;
 }
 
+const JSON_CONTENT = { 'content-type': 'application/json' } as const;
+
 async function streamOnce(
   client: Anthropic,
+  encoder: BodyEncoder,
   model: string,
   request: ModelRequest,
   signal: AbortSignal,
@@ -114,17 +119,22 @@ async function streamOnce(
   let stopReason: string | null = null;
   let sawStop = false;
   let actualModel = model;
-  const stream = await client.messages.create(
-    {
-      model,
-      max_tokens: request.maxTokens,
-      system: request.system,
-      tools: request.tools,
-      messages: request.messages,
-      stream: true,
-    },
-    { signal },
-  );
+  // The same POST `messages.create({..., stream: true})` makes (headers, timeout, error classes, SSE
+  // parsing), with the body pre-serialised: only what is new since the previous call is stringified.
+  const body = encoder.encode({
+    model,
+    max_tokens: request.maxTokens,
+    system: request.system,
+    tools: request.tools,
+    messages: request.messages,
+    stream: true,
+  });
+  const stream = await client.post<Stream<Anthropic.RawMessageStreamEvent>>('/v1/messages', {
+    body,
+    headers: JSON_CONTENT,
+    stream: true,
+    signal,
+  });
   const snapshot = () => {
     partialOut.length = 0;
     for (const b of blocks) partialOut.push(b.block);
@@ -216,6 +226,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     maxRetries: 0,
     timeout: 10 * 60 * 1000,
   });
+  const encoder = createBodyEncoder();
   const maxRetries = options.maxRetries ?? 4;
   const now = options.now ?? Date.now;
   const limiter = options.limiter ?? globalLimiter;
@@ -233,7 +244,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           const partial: AssistantBlock[] = [];
           try {
             return await limiter.run(
-              () => streamOnce(client, model, request, signal, callbacks, partial),
+              () => streamOnce(client, encoder, model, request, signal, callbacks, partial),
               signal,
             );
           } catch (error) {
