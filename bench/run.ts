@@ -12,6 +12,7 @@ const benches: Bench[] = [
   { name: 'Grep tool vs raw rg (real tree ≥10k files)', file: './grep.ts', fn: 'runGrepBenches' },
   { name: 'Harness CPU per call at 25k-150k tokens', file: './turnCpu.ts', fn: 'runTurnCpuBench' },
   { name: 'Fixed prefix: cl100k tokens per tool', file: './prefix.ts', fn: 'runPrefixBench' },
+  { name: 'Extension: first prompt after activation', file: './firstPrompt.ts', fn: 'runFirstPromptBench' },
   {
     name: 'Sub-agents: 4 Task calls in one reply vs one per reply',
     file: './subagents.ts',

@@ -117,6 +117,9 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   );
   // VS Code waits (a few seconds at most) for deactivate: long enough to log a cut run's end.
   shutdown = () => ctl.shutdown(2000);
+  // While the user types the first prompt: load the core and make the host, off activation's path.
+  const warm = setTimeout(() => void ctl.warmUp(), 0);
+  sub({ dispose: () => clearTimeout(warm) });
 
   const chat = createChatView({
     extensionUri: context.extensionUri,

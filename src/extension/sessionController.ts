@@ -78,6 +78,12 @@ export interface SessionController extends vscode.Disposable {
    * has logged its end, so the log does not stop in the middle of a run.
    */
   shutdown(timeoutMs: number): Promise<void>;
+  /**
+   * Does ahead of the first prompt what every first prompt needs and nothing a user would see: loads
+   * the core (SDK, tools). No session, no log file, no host (it reads the settings of the moment it
+   * is made), no network. Idempotent; a prompt sent meanwhile simply waits for the same work.
+   */
+  warmUp(): Promise<void>;
 }
 
 export interface SessionControllerOptions {
@@ -215,8 +221,18 @@ export function createSessionController(options: SessionControllerOptions): Sess
     return created;
   };
 
+  let warming: Promise<void> | undefined;
+
   const controller: SessionController = {
     onDidChange: emitter.event,
+    warmUp() {
+      warming ??= (async () => {
+        const started = performance.now();
+        await import('../agent/session/session.ts');
+        options.log('debug', `core warmed up in ${Math.round(performance.now() - started)} ms`);
+      })().catch((error: unknown) => options.log('debug', `warm-up failed: ${String(error)}`));
+      return warming;
+    },
     get current() {
       return session;
     },
