@@ -80,8 +80,9 @@ export interface SessionController extends vscode.Disposable {
   shutdown(timeoutMs: number): Promise<void>;
   /**
    * Does ahead of the first prompt what every first prompt needs and nothing a user would see: loads
-   * the core (SDK, tools). No session, no log file, no host (it reads the settings of the moment it
-   * is made), no network. Idempotent; a prompt sent meanwhile simply waits for the same work.
+   * the core (SDK, tools) and runs one canned model call on loopback (model/warmUp.ts). No session, no
+   * log file, no host (it reads the settings of the moment it is made), nothing sent off the machine.
+   * Idempotent; a prompt sent meanwhile only waits for the core to load.
    */
   warmUp(): Promise<void>;
 }
@@ -229,6 +230,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
       warming ??= (async () => {
         const started = performance.now();
         await import('../agent/session/session.ts');
+        const { warmUpModelCalls } = await import('../agent/model/warmUp.ts');
+        await warmUpModelCalls();
         options.log('debug', `core warmed up in ${Math.round(performance.now() - started)} ms`);
       })().catch((error: unknown) => options.log('debug', `warm-up failed: ${String(error)}`));
       return warming;
