@@ -137,6 +137,18 @@ interface RunFigures {
   estTokens: number;
 }
 
+/** The emulator writes the last request after it answered: wait until the file is whole. */
+async function readLastRequest(file: string): Promise<Anthropic.MessageCreateParams> {
+  for (let attempt = 0; ; attempt++) {
+    await new Promise((r) => setTimeout(r, 200));
+    try {
+      return JSON.parse(fs.readFileSync(file, 'utf8')) as Anthropic.MessageCreateParams;
+    } catch (error) {
+      if (attempt >= 25) throw error;
+    }
+  }
+}
+
 /** One run: a fresh session resumed from the log, TURNS prompts, then the bare SDK baseline. */
 async function oneRun(
   ws: string,
@@ -166,8 +178,7 @@ async function oneRun(
   session.dispose();
   // Baseline: the bare SDK sending exactly the request Keel sent last (tools, system, messages,
   // cache markers), same emulator: the least any harness must spend on one call.
-  await new Promise((r) => setTimeout(r, 200));
-  const lastRequest = JSON.parse(fs.readFileSync(lastRequestFile, 'utf8')) as Anthropic.MessageCreateParams;
+  const lastRequest = await readLastRequest(lastRequestFile);
   const client = new Anthropic({ apiKey: 'bench', baseURL: emuUrl, maxRetries: 0 });
   const bare: number[] = [];
   for (let t = 0; t < TURNS; t++) {
