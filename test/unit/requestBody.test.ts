@@ -243,3 +243,44 @@ test('only messages new since the previous call are serialised; the rest is reus
   const other = { ...params(moved), system: [{ type: 'text' as const, text: 'other' }] };
   assert.equal(Buffer.from(encoder.encode(other)).toString(), JSON.stringify(other));
 });
+
+test('through the model client, a call serialises only the messages that are new since the previous one', async () => {
+  const emu = await startEmulator({
+    scenario: { replies: [{ content: [{ type: 'text', text: 'ok' }] }], onExhausted: 'repeat_last' },
+  });
+  try {
+    const serialised: string[] = [];
+    // toJSON is what JSON.stringify calls for an object: it counts who serialises the message, wherever.
+    const message = (id: string, text: string): Anthropic.MessageParam => {
+      const plain = { role: 'user' as const, content: [{ type: 'text' as const, text }] };
+      Object.defineProperty(plain, 'toJSON', {
+        enumerable: false,
+        value: () => {
+          serialised.push(id);
+          return { role: plain.role, content: plain.content };
+        },
+      });
+      return plain;
+    };
+    const assistant = (text: string): Anthropic.MessageParam => ({
+      role: 'assistant',
+      content: [{ type: 'text', text }],
+    });
+    const client = createModelClient({ models: [MODEL], apiKey: 'test', baseURL: emu.url });
+    const signal = new AbortController().signal;
+    const system = [{ type: 'text' as const, text: 'You are terse.' }];
+    const first = [message('u1', 'first question')];
+    await client.stream({ system, tools: TOOLS, messages: first, maxTokens: 100 }, signal);
+    assert.deepEqual(serialised, ['u1']);
+    serialised.length = 0;
+    const second = [...first, assistant('ok'), message('u2', 'second question')];
+    await client.stream({ system, tools: TOOLS, messages: second, maxTokens: 100 }, signal);
+    assert.deepEqual(serialised, ['u2'], 'the first message was sent from its kept bytes');
+    assert.equal(
+      emu.requests[1]?.raw,
+      JSON.stringify({ model: MODEL, max_tokens: 100, system, tools: TOOLS, messages: second, stream: true }),
+    );
+  } finally {
+    await emu.close();
+  }
+});

@@ -1,5 +1,4 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { AssistantBlock, Usage } from '../messages.ts';
 import { classifyError, ModelError, retryDelayMs } from './errors.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
@@ -119,21 +118,21 @@ async function streamOnce(
   let stopReason: string | null = null;
   let sawStop = false;
   let actualModel = model;
-  // The same POST `messages.create({..., stream: true})` makes (headers, timeout, error classes, SSE
-  // parsing), with the body pre-serialised: only what is new since the previous call is stringified.
-  const body = encoder.encode({
+  const params = {
     model,
     max_tokens: request.maxTokens,
     system: request.system,
     tools: request.tools,
     messages: request.messages,
     stream: true,
-  });
-  const stream = await client.post<Stream<Anthropic.RawMessageStreamEvent>>('/v1/messages', {
-    body,
-    headers: JSON_CONTENT,
-    stream: true,
+  } as const;
+  // The SDK's own messages.create (headers, timeout, warnings, error classes, SSE parsing) with the
+  // body pre-serialised: a request option's `body` is sent as given, and only what is new since the
+  // previous call was stringified (requestBody.ts; byte-identical to the SDK's JSON.stringify).
+  const stream = await client.messages.create(params, {
     signal,
+    body: encoder.encode(params),
+    headers: JSON_CONTENT,
   });
   const snapshot = () => {
     partialOut.length = 0;
