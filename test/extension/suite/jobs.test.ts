@@ -54,7 +54,8 @@ describe('Background jobs and sub-agents in VS Code', () => {
     const first = await api.controller.submit('start the dev server');
     assert.equal(first.ok, true);
     await waitFor('the first run to end', () => !api.controller.current?.running, 30_000);
-    assert.ok(sleeping(server) > 0, 'the job outlived its run');
+    // The job's shell may not have exec'd `sleep` yet when a fast run ends: wait for it (the run is over).
+    await waitFor('the job to outlive its run', () => sleeping(server) > 0, 10_000);
 
     void api.controller.submit('start a build');
     await waitFor('the second job', () => sleeping(build) > 0, 30_000);
