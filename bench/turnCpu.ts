@@ -82,7 +82,7 @@ export function syntheticTranscript(targetTokens: number): AgentMessage[] {
 async function startEmulatorProcess(
   scenarioFile: string,
   lastRequestFile: string,
-): Promise<{ url: string; stop: () => void }> {
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawn(
     process.execPath,
     [
@@ -105,7 +105,15 @@ async function startEmulatorProcess(
     rl.once('line', (l) => resolve(l.trim()));
     child.once('exit', (code) => reject(new Error(`emulator exited ${code}`)));
   });
-  return { url, stop: () => child.kill('SIGTERM') };
+  // Waits for the exit: the emulator may still be writing the last request into the folder removed next.
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }
 
 function scenarioReplies(prompts: number) {
@@ -235,7 +243,7 @@ async function measureSize(targetTokens: number) {
       runs_bare_ms: runs.map((r) => +r.bare.toFixed(2)),
     };
   } finally {
-    emu.stop();
+    await emu.stop();
     fs.rmSync(ws, { recursive: true, force: true });
   }
 }
