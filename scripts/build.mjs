@@ -2,6 +2,7 @@
 // Bundles the CLI (ESM, Node 20); then scripts/build-ext.mjs bundles the extension (CJS) and the
 // webview (browser IIFE), so `npm run build` builds everything a user runs.
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import * as esbuild from 'esbuild';
 
 const watch = process.argv.includes('--watch');
@@ -31,6 +32,10 @@ const builds = [
     entryPoints: { cli: 'src/cli/entry.ts' },
     outExtension: { '.js': '.mjs' },
     outdir: 'dist',
+    // Cold start: what a command imports lazily (`await import()`: the SDK, the shell parser, MCP,
+    // sessions…) lands in its own chunk under dist/cli-chunks/, so `keel tool LS` never parses it.
+    splitting: true,
+    chunkNames: 'cli-chunks/[name]-[hash]',
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -41,6 +46,8 @@ const builds = [
     },
   },
 ];
+// Chunk names carry content hashes: drop the previous build's before writing the new ones.
+rmSync('dist/cli-chunks', { recursive: true, force: true });
 if (watch) {
   for (const options of builds) await (await esbuild.context(options)).watch();
 } else {

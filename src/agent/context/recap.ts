@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TodoItem } from '../events.ts';
 import type { AgentMessage, ToolResultMessage } from '../messages.ts';
 

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type CircuitBreaker, circuitOpenRefusal } from '../safety/guards/circuitBreaker.ts';
 import type { LoopDetector } from '../safety/guards/loopDetector.ts';
 import type { AnyToolDefinition, ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
@@ -71,7 +71,8 @@ export function createToolRegistry(
 ): ToolRegistry {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const apiTools = sorted.map(toApiTool);
+  // JSON Schemas are built on first use (the first request), once: `keel tool NAME` never needs them.
+  let apiTools: readonly Anthropic.Tool[] | undefined;
 
   async function run(tool: AnyToolDefinition, input: unknown, context: ToolContext): Promise<ToolResult> {
     try {
@@ -86,7 +87,10 @@ export function createToolRegistry(
 
   return {
     tools: sorted,
-    apiTools,
+    get apiTools() {
+      apiTools ??= sorted.map(toApiTool);
+      return apiTools;
+    },
     get: (name) => byName.get(name),
     async execute(name, rawInput, context) {
       const started = performance.now();
