@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
+import * as z from 'zod';
 import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
@@ -24,6 +25,10 @@ import { createTtyApprovals } from './ttyApprovals.ts';
 
 // Cold start: each command imports what only it needs (sessions and the model SDK for run/task, the
 // checkpoint store for restore, …) with `await import()`, which the CLI build puts in separate chunks.
+// A CLI process parses each schema a handful of times: compiling zod's fast path (new Function per
+// object schema) costs more than it saves, and at start-up it is on the critical path.
+z.config({ jitless: true });
+
 const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
 
 // `keel … | head -n 1`: once the reader has gone, stdout's EPIPE ends the run quietly (exit 0, as

@@ -399,6 +399,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         maxTurns: options.maxTurns ?? 50,
         turnsUsed: () => treeTurns,
         maxTokens: options.maxTokens ?? 8192,
+        ...(options.readConcurrency !== undefined ? { readConcurrency: options.readConcurrency } : {}),
       });
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);

@@ -44,6 +44,8 @@ export interface AgentSessionOptions {
   readonly wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
   /** Per-prompt checkpoints (default on); `false` turns them off, `budgetBytes` caps their disk use. */
   readonly checkpoints?: false | { readonly budgetBytes?: number };
+  /** Read-only calls (Read, Grep, Glob, LS) of one reply run at once, at most (default 4; 1 = one by one). */
+  readonly readConcurrency?: number;
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';

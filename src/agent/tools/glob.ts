@@ -172,6 +172,7 @@ export function createGlobTool(): ToolDefinition<GlobInput, GlobData> {
     description: DESCRIPTION,
     inputSchema: globInputSchema,
     readOnly: true,
+    concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => glob(input, ctx)),
   };
 }
