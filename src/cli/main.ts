@@ -131,11 +131,7 @@ function mentionedFiles(prompt: string, workspace: string): string[] {
 }
 
 async function run(args: RunArgs): Promise<number> {
-  const [{ createAgentSession }, { createCliMcpPort }, { attachTelemetry }] = await Promise.all([
-    import('../agent/session/session.ts'),
-    import('./mcpPort.ts'),
-    import('./telemetry.ts'),
-  ]);
+  const { createAgentSession, createCliMcpPort, attachTelemetry } = await import('./commands.ts');
   const demo = args.demo ? await startDemo() : undefined;
   let stopJobs: (() => Promise<void>) | undefined;
   try {
@@ -227,10 +223,7 @@ async function run(args: RunArgs): Promise<number> {
 }
 
 async function task(args: TaskArgs): Promise<number> {
-  const [{ createAgentSession }, { runTaskCommand }] = await Promise.all([
-    import('../agent/session/session.ts'),
-    import('./taskCommand.ts'),
-  ]);
+  const { createAgentSession, runTaskCommand } = await import('./commands.ts');
   const workspace = fs.realpathSync(workspaceDir(args.workspace));
   const host = makeHost(workspace, approvalsFor(args.approve));
   const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
@@ -306,7 +299,7 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       case 'tool':
         return await tool(args);
       case 'eval': {
-        const { evalCommand } = await import('./evalCommand.ts');
+        const { evalCommand } = await import('./commands.ts');
         return await evalCommand(args);
       }
       case 'doctor': {
@@ -315,17 +308,17 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         return report.ok ? EXIT.finished : EXIT.failed;
       }
       case 'memory': {
-        const { memoryCommand } = await import('./memoryCommand.ts');
+        const { memoryCommand } = await import('./commands.ts');
         return await memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       }
       case 'task':
         return await task(args);
       case 'restore': {
-        const { runRestore } = await import('./restoreCommand.ts');
+        const { runRestore } = await import('./commands.ts');
         return runRestore(args, workspaceDir(args.workspace), () => Date.now());
       }
       case 'trace': {
-        const { resolveSessionLog, traceMetrics } = await import('../agent/trace/trace.ts');
+        const { resolveSessionLog, traceMetrics } = await import('./commands.ts');
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
         if (args.html) return await writeTraceHtml(resolveSessionLog(args.target, stateDir), args.html);
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
