@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import * as z from 'zod';
+import { z } from 'zod';
 
 // The CLI contract (stable: other tools and checks drive Keel through it).
 export const USAGE = `Usage:

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 import type { Scenario, ScriptedBlock, ScriptedReply } from './types.ts';
 
 // Scripted model behaviours for eval suites (`keel eval --emulator`): each policy plays one kind of

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as z from 'zod';
+import { z } from 'zod';
 import type { MessagesRequest, ReplyExpectation, Scenario, ScriptedReply } from './types.ts';
 import { blocksOf } from './validate.ts';
 

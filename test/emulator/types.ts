@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 
 // The request schema is deliberately loose (unknown fields pass through, as the API tolerates many
 // optional parameters); the rules the real API enforces beyond shape live in validate.ts.

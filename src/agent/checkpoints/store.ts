@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 
 // `.keel/checkpoints/<session>/`: what Keel changed, and the bytes it changed from.
 //   blobs/<aa>/<sha256>   content-addressed pre-images (and post-images, for the next change's base)

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 import type { TodoItem } from '../events.ts';
 import type { AgentMessage, ToolResultMessage } from '../messages.ts';
 

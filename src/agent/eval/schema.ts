@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 
 // An eval suite is a directory: `suite.json` (name, defaults) and `tasks/*.json`. Everything is
 // validated up front; a bad suite gets one error per problem naming the file and the field, and no

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 
 // MCP server configuration in VS Code's own `mcp.json` format:
 //   {"inputs": [...], "servers": {"name": {"type": "stdio", "command", "args", "env", "cwd"}

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 import type { AgentEvent } from '../events.ts';
 import type { StoragePort } from '../host.ts';
 import type { AgentMessage } from '../messages.ts';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 import { type BashData, createBashTool } from '../tools/bash.ts';
 import { fail, ok, type ToolDefinition, type ToolResult } from '../tools/protocol.ts';
 import type { FeatureList } from './featureList.ts';

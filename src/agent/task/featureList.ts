@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 
 // keel-task/feature_list.json (seed 003): the whole task split into features, each with a shell
 // command that exits 0 when it works. The agent may only flip `passes` false → true, through

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 
 // keel-task/sessions.jsonl: the harness's own record of sessions (committed with the task). A start
 // line without an end line is a session that crashed or was killed.

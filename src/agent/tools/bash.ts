@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 import type { ApprovalRequest, SandboxDenial } from '../host.ts';
 import type { CommandVerdict } from '../safety/commandPolicy.ts';
 import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';

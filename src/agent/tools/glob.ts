@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import type fg from 'fast-glob';
-import * as z from 'zod';
+import { z } from 'zod';
 import { canonicalize } from '../safety/paths/pathGuard.ts';
 import { climbsOut } from '../safety/paths/pathReadings.ts';
 import { compareStrings, failure, notFound, resolvePath, runTool, inStateDir } from './fs/common.ts';

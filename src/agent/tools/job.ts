@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 import { defuseOutput, type JobInfo } from '../jobs/manager.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 import type { DirEntry } from '../host.ts';
 import { createIgnoreMatcher, type IgnoreMatcher } from './fs/gitignore.ts';
 import {

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 import type { AgentMessage } from '../messages.ts';
 import {
   addEntry,

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 import { MAX_BYTES } from './output.ts';
 import { isUntrustedPath, wrapUntrusted } from '../safety/untrusted.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';

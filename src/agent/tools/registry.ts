@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import * as z from 'zod';
+import { z } from 'zod';
 import { type CircuitBreaker, circuitOpenRefusal } from '../safety/guards/circuitBreaker.ts';
 import type { LoopDetector } from '../safety/guards/loopDetector.ts';
 import type { AnyToolDefinition, ReadLedger, ToolContext, ToolDefinition, ToolResult } from './protocol.ts';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
 import { readSkillNow, skillReminder } from '../skills/discover.ts';
 import { climbsOut } from '../safety/paths/pathReadings.ts';

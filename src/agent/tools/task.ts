@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 import { fail, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
 
 // Task: hand a self-contained job to a sub-agent (seed 000 §7). The sub-agent's reads and searches

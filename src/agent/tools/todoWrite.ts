@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 import type { TodoItem } from '../events.ts';
 import { fail, ok, type ToolDefinition, type ToolResult } from './protocol.ts';
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { z } from 'zod';
 import type { Refusal } from '../refusal.ts';
 
 // Per-tool circuit breaker (P6): a tool that keeps failing is paused instead of letting the model

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
+import { z } from 'zod';
 
 // Loop detection outside the model (P6): the model does not notice its own loops, so a deterministic,
 // hash-based rule set watches every call. Four detectors share one bookkeeping pass:

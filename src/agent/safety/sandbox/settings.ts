@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as z from 'zod';
+import { z } from 'zod';
 
 // What the OS sandbox allows, as settings (VS Code: keel.sandbox.*; CLI: flags and KEEL_* variables).
 
