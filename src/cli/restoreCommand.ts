@@ -89,6 +89,7 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
         files: plan.items.map((item, i) => jsonItem(item, applied(i))),
         conflicts: conflicts.map((c) => c.path),
         unrecoverable: unrecoverable.map((c) => c.path),
+        notes: plan.notes,
       }),
     );
   } else {
@@ -106,6 +107,7 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
       process.stderr.write(
         `keel: ${unrecoverable.length} file(s) have no saved copy and were left as they are.\n`,
       );
+    for (const note of plan.notes) process.stderr.write(`keel: ${note}\n`);
     if (!args.dryRun && !args.undo && result?.applied.some((a) => a.applied))
       process.stderr.write(`keel: undo this with: keel restore ${sessionId} --undo\n`);
   }

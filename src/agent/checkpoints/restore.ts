@@ -34,6 +34,8 @@ export interface RestorePlan {
   readonly sessionId: string;
   readonly beforePrompt: number;
   readonly items: RestoreItem[];
+  /** What the restore cannot undo and the user should know (background jobs' writes). */
+  readonly notes: string[];
 }
 
 export class RestoreError extends Error {}
@@ -150,7 +152,37 @@ export function planRestore(options: {
           : 'restored to its earlier content',
     });
   }
-  return { sessionId: options.sessionId, beforePrompt: options.beforePrompt, items };
+  return {
+    sessionId: options.sessionId,
+    beforePrompt: options.beforePrompt,
+    items,
+    notes: jobNotes(store, options.beforePrompt),
+  };
+}
+
+/** Background jobs running at or after prompt N wrote outside any checkpoint: name each one. */
+function jobNotes(store: CheckpointStore, beforePrompt: number): string[] {
+  const since = store.prompts().find((p) => p.prompt === beforePrompt)?.ts ?? 0;
+  const open = new Map<string, { prompt: number; command: string; end?: number }>();
+  const runs: { prompt: number; command: string; end?: number }[] = [];
+  for (const r of store.jobs()) {
+    const key = `${r.prompt}\u0000${r.command}`;
+    if (r.event === 'start') {
+      const run = { prompt: r.prompt, command: r.command };
+      runs.push(run);
+      open.set(key, run);
+    } else {
+      const run = open.get(key);
+      if (run) run.end = r.ts;
+      open.delete(key);
+    }
+  }
+  return runs
+    .filter((j) => j.prompt >= beforePrompt || j.end === undefined || j.end >= since)
+    .map(
+      (j) =>
+        `Background job \`${j.command}\` (started in prompt ${j.prompt}${j.end === undefined ? ', maybe still running' : ''}) is not checkpointed: files only it changed are not restored.`,
+    );
 }
 
 export interface AppliedItem extends RestoreItem {
@@ -263,5 +295,5 @@ export function planUndo(options: { stateDir: string; root: string; sessionId: s
       };
     return { ...base, action, status: 'ok', reason: 'back to its content before the restore' };
   });
-  return { sessionId: options.sessionId, beforePrompt: 0, items };
+  return { sessionId: options.sessionId, beforePrompt: 0, items, notes: [] };
 }
