@@ -61,7 +61,10 @@ export function registerForkCommand(deps: ForkCommandDeps): vscode.Disposable {
     }
     const files = describePlan(plan, false);
     const message = `Edit prompt ${prompt} and continue from there? The chat goes on in a new branch; this one stays in the history.`;
-    const detail = `${files.message}\n${files.detail}`;
+    const detail =
+      plan.items.length === 0
+        ? ['No file to restore: Keel changed none at or after this prompt.', ...plan.notes].join('\n')
+        : `${files.message}\n${files.detail}`;
     const conflicts = plan.items.some((i) => i.status === 'conflict');
     const choices: ForkAnswer[] = [
       'Restore Files and Edit',

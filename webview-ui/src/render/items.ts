@@ -58,7 +58,6 @@ function editButton(promptNumber: number, ctx: RenderContext): HTMLElement {
       'aria-label': 'Restore and edit this message',
     },
     icon('edit'),
-    'Edit',
   );
   button.addEventListener('click', () => ctx.post({ type: 'forkBefore', promptNumber }));
   return button;
