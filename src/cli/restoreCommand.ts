@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import {
   applyRestore,
   checkpointStats,
+  ForkedEarlierError,
   planRestore,
   planUndo,
   RestoreError,
@@ -73,8 +74,20 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
       : planRestore({ stateDir, root: workspace, sessionId, beforePrompt: args.beforePrompt! });
   } catch (error) {
     // A chat that never changed a file has no checkpoints, and can still be forked.
-    if (!args.fork || !(error instanceof RestoreError) || !/^No checkpoints/.test(error.message)) throw error;
-    plan = { sessionId, beforePrompt: args.beforePrompt!, items: [], notes: [] };
+    const forkedEarlier = error instanceof ForkedEarlierError;
+    if (
+      !args.fork ||
+      !(error instanceof RestoreError) ||
+      !(forkedEarlier || /^No checkpoints/.test(error.message))
+    )
+      throw error;
+    // A prompt from before this session was itself forked: its files are the parent's to restore.
+    plan = {
+      sessionId,
+      beforePrompt: args.beforePrompt!,
+      items: [],
+      notes: forkedEarlier ? [error.message] : [],
+    };
   }
   const result = args.dryRun
     ? undefined

@@ -51,23 +51,27 @@ export function registerForkCommand(deps: ForkCommandDeps): vscode.Disposable {
     const { createNodeStorage } = await import('../agent/node/nodeHost.ts');
     // A chat without checkpoints (they are off, or it never changed a file) still forks.
     let plan: RestorePlan = { sessionId, beforePrompt: prompt, items: [], notes: [] };
+    // A message from before this chat was itself forked: its files are the parent chat's to restore.
+    let filesElsewhere: string | undefined;
     try {
       plan = core.planRestore({ stateDir, root, sessionId, beforePrompt: prompt });
     } catch (error) {
-      if (!(error instanceof core.RestoreError) || !/^No checkpoints/.test(error.message)) {
+      if (error instanceof core.ForkedEarlierError) filesElsewhere = error.message;
+      else if (!(error instanceof core.RestoreError) || !/^No checkpoints/.test(error.message)) {
         void vscode.window.showWarningMessage(`Keel: ${(error as Error).message}`);
         return undefined;
       }
     }
     const files = describePlan(plan, false);
     const message = `Edit prompt ${prompt} and continue from there? The chat goes on in a new branch; this one stays in the history.`;
-    const detail =
-      plan.items.length === 0
+    const detail = filesElsewhere
+      ? `Files are left as they are. ${filesElsewhere}`
+      : plan.items.length === 0
         ? ['No file to restore: Keel changed none at or after this prompt.', ...plan.notes].join('\n')
         : `${files.message}\n${files.detail}`;
     const conflicts = plan.items.some((i) => i.status === 'conflict');
     const choices: ForkAnswer[] = [
-      'Restore Files and Edit',
+      ...(filesElsewhere ? [] : (['Restore Files and Edit'] as const)),
       ...(conflicts ? (['Restore, Overwrite Conflicts, and Edit'] as const) : []),
       'Edit Only',
     ];

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
+import { ForkedEarlierError, planRestore } from '../../src/agent/checkpoints/restore.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { ForkError, forkSession } from '../../src/agent/session/fork.ts';
@@ -80,6 +81,14 @@ test('a fork before prompt 2 continues from prompt 1’s history in a new sessio
   assert.equal(starts.at(-1)?.type === 'agent_start' ? starts.at(-1)?.promptNumber : undefined, 2);
   resumed.dispose();
   assert.deepEqual(fs.readFileSync(oldLog), oldBytes);
+
+  // Prompt 1 is older than the fork: the fork cannot restore its files (the parent's changes), and says so.
+  assert.throws(
+    () => planRestore({ stateDir, root: ws, sessionId: fork.id, beforePrompt: 1 }),
+    (e: unknown) =>
+      e instanceof ForkedEarlierError && e.message.includes(`keel restore ${original.id} --before-prompt 1`),
+  );
+  assert.equal(planRestore({ stateDir, root: ws, sessionId: fork.id, beforePrompt: 2 }).items.length, 0);
 });
 
 test('forking at a prompt that does not exist is a clear error and writes nothing', async () => {

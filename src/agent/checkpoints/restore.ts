@@ -5,6 +5,7 @@ import {
   type CheckpointStore,
   type FileState,
   openCheckpointStore,
+  readForkOrigin,
   sameState,
   sessionCheckpointDir,
   sha256,
@@ -40,6 +41,19 @@ export interface RestorePlan {
 
 export class RestoreError extends Error {}
 
+/** The prompt is older than the fork this session started from: its files are the parent's to restore. */
+export class ForkedEarlierError extends RestoreError {
+  constructor(
+    readonly parent: string,
+    readonly forkedBeforePrompt: number,
+    beforePrompt: number,
+  ) {
+    super(
+      `Prompt ${beforePrompt} happened before this session was forked from ${parent} (at prompt ${forkedBeforePrompt}): its files are restored from that session (keel restore ${parent} --before-prompt ${beforePrompt}).`,
+    );
+  }
+}
+
 /** What is at `abs` now, in the same terms the record used (bytes by hash, or a stat signature). */
 function currentState(abs: string, like: FileState): FileState {
   let stat: fs.Stats;
@@ -70,6 +84,9 @@ export function planRestore(options: {
   beforePrompt: number;
 }): RestorePlan {
   const dir = sessionCheckpointDir(options.stateDir, options.sessionId);
+  const origin = readForkOrigin(options.stateDir, options.sessionId);
+  if (origin && options.beforePrompt < origin.beforePrompt)
+    throw new ForkedEarlierError(origin.parent, origin.beforePrompt, options.beforePrompt);
   if (!fs.existsSync(dir))
     throw new RestoreError(`No checkpoints for session ${options.sessionId} (looked in ${dir}).`);
   const store = openCheckpointStore(options.stateDir, options.sessionId);

@@ -62,6 +62,26 @@ export function sessionCheckpointDir(stateDir: string, sessionId: string): strin
   return path.join(checkpointsRoot(stateDir), sessionId);
 }
 
+/** A forked session's checkpoints start at the fork: earlier prompts' files are the parent's. */
+export const forkOriginSchema = z.object({ parent: z.string(), beforePrompt: z.number().int().positive() });
+export type ForkOrigin = z.infer<typeof forkOriginSchema>;
+
+export function writeForkOrigin(stateDir: string, sessionId: string, origin: ForkOrigin): void {
+  const dir = sessionCheckpointDir(stateDir, sessionId);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'fork.json'), `${JSON.stringify(origin)}\n`);
+}
+
+export function readForkOrigin(stateDir: string, sessionId: string): ForkOrigin | undefined {
+  try {
+    const text = fs.readFileSync(path.join(sessionCheckpointDir(stateDir, sessionId), 'fork.json'), 'utf8');
+    const parsed = forkOriginSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }

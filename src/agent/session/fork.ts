@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { writeForkOrigin } from '../checkpoints/store.ts';
 import type { StoragePort } from '../host.ts';
 import { isValidSessionId, loadSession, type SessionHeader, sessionLogPath } from './log.ts';
 import { newSessionId } from './session.ts';
@@ -69,5 +70,6 @@ export function forkSession(options: {
     sessionLogPath(options.stateDir, id),
     `${[JSON.stringify(header), ...kept].join('\n')}\n`,
   );
+  writeForkOrigin(options.stateDir, id, { parent: options.sessionId, beforePrompt: options.beforePrompt });
   return { id, text: message.message.text, mentions: message.message.mentions ?? [] };
 }
