@@ -47,6 +47,8 @@ export interface LiveScan {
 }
 
 const FENCE_TIMEOUT_MS = 2_000;
+/** Inotify watches are a per-user budget VS Code's own file watcher shares: a huge tree is scanned instead. */
+const MAX_WATCHED_DIRS = 16_384;
 
 function kernelQueueLimit(): number {
   try {
@@ -118,6 +120,10 @@ export function createLiveScan(options: LiveScanOptions): LiveScan {
     if (known && known.ino === ino) return;
     known?.watcher.close();
     dirs.delete(rel);
+    if (dirs.size >= MAX_WATCHED_DIRS) {
+      stopWatching(`more than ${MAX_WATCHED_DIRS} folders to watch`);
+      return;
+    }
     try {
       const watcher = fs.watch(abs, { persistent: false }, (event, filename) =>
         onEvent(rel, event, filename),
