@@ -28,6 +28,7 @@ const benches: Bench[] = [
     fn: 'runSessionBench',
   },
   { name: 'keel trace --html of a 50 MB session log', file: './trace.ts', fn: 'runTraceBench' },
+  { name: 'Rails: command classification and Edit NO_MATCH cost', file: './rails.ts', fn: 'runRailsBench' },
   { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
   {
     name: 'MCP: eager vs lazy tool schemas (three real servers, 30 calls)',

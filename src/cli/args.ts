@@ -232,6 +232,20 @@ export function parseCli(argv: readonly string[]): CliArgs {
   };
   switch (command) {
     case 'run': {
+      allowedFor([
+        'workspace',
+        'model',
+        'fallback-model',
+        'max-turns',
+        'approve',
+        'json',
+        'resume',
+        'context-window',
+        'demo',
+        'mcp-config',
+        'job-wait',
+        'sandbox',
+      ]);
       if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
         throw new UsageError(
           pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)',
