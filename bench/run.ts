@@ -41,6 +41,16 @@ const benches: Bench[] = [
     file: './memorySearch.ts',
     fn: 'runMemorySearchBench',
   },
+  {
+    name: 'CLI cold start: keel tool LS, keel run --demo vs node -e 0',
+    file: './coldStart.ts',
+    fn: 'runColdStartBench',
+  },
+  {
+    name: 'Read-only tools: 6 Reads + 2 Greps in one turn, concurrent vs sequential',
+    file: './readConcurrency.ts',
+    fn: 'runReadConcurrencyBench',
+  },
 ];
 
 const only = process.argv[2];

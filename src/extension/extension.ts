@@ -147,6 +147,8 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       review,
       display,
       log: write,
+      controller: ctl,
+      setInput: (text, mentions) => chat.setInput(text, mentions),
     }),
   );
 

@@ -619,6 +619,34 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     }
   });
 
+  it('"Edit" on a user message asks first, then goes on in a new chat with that message back in the input', async () => {
+    script('fork', [{ content: [{ type: 'text', text: 'Answer to the message to edit.' }] }]);
+    const frame = await openPanel();
+    await send(frame, 'A message to edit later');
+    await waitForText(frame, 'Answer to the message to edit.');
+    const message = frame.locator('.msg.user', { hasText: 'A message to edit later' }).last();
+    await message.hover();
+    await message.getByRole('button', { name: 'Restore and edit this message' }).click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    assert.match(((await dialog.textContent()) ?? '').replace(/\s+/g, ' '), /Edit prompt \d+ and continue/);
+    await shot('fork-confirmation');
+    await dialog.getByRole('button', { name: 'Edit Only' }).click();
+    const input = frame.getByRole('textbox', { name: 'Message Keel' });
+    await until('the message back in the input', async () =>
+      (await input.inputValue()) === 'A message to edit later' ? true : undefined,
+    );
+    // The new branch holds the history before that message, not the message or its answer.
+    await frame.waitForFunction(
+      (t) => !document.body.textContent?.includes(t),
+      'Answer to the message to edit.',
+      {
+        timeout: UI_TIMEOUT,
+      },
+    );
+    await input.fill('');
+  });
+
   // Last: it opens another editor, and earlier tests select text in the first one.
   it('the demo: "add a farewell function" edits with a pending review (CodeLens Accept/Reject) and runs the test', async () => {
     const file = path.join(workspace, 'src', 'greet.js');
