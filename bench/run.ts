@@ -39,6 +39,11 @@ const benches: Bench[] = [
     file: './memorySearch.ts',
     fn: 'runMemorySearchBench',
   },
+  {
+    name: 'Session logs: reopen a 50 MB log, list 500 sessions',
+    file: './sessionLog.ts',
+    fn: 'runSessionLogBench',
+  },
 ];
 
 const only = process.argv[2];
