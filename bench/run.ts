@@ -44,6 +44,11 @@ const benches: Bench[] = [
     file: './sessionLog.ts',
     fn: 'runSessionLogBench',
   },
+  {
+    name: 'Chat panel: a 5,000-event transcript in Chromium',
+    file: './panel.ts',
+    fn: 'runPanelBench',
+  },
 ];
 
 const only = process.argv[2];
