@@ -12,6 +12,11 @@ import { type RenderContext, renderItem } from './items.ts';
 
 /** Pixels rendered above and below the viewport. */
 export const OVERSCAN_PX = 1000;
+/**
+ * At least this many items are in the DOM (all of them in an ordinary session), so the browser's
+ * find and a reader's quick look back work as before; virtualising starts with long transcripts.
+ */
+export const MIN_RENDERED = 50;
 /** Rendered elements kept off the DOM after they scrolled out. */
 const KEEP_DETACHED = 300;
 
@@ -171,6 +176,13 @@ export function createTranscript(): Transcript {
     return changed;
   }
 
+  function widen(range: { start: number; end: number }, n: number): { start: number; end: number } {
+    const missing = MIN_RENDERED - (range.end - range.start);
+    if (missing <= 0) return range;
+    const end = Math.min(n, range.end + Math.floor(missing / 2));
+    return { start: Math.max(0, end - MIN_RENDERED), end: Math.min(n, Math.max(end, MIN_RENDERED)) };
+  }
+
   function layout(): void {
     empty.hidden = items.length > 0;
     // Where the list starts in the scrolled content (below the padding, and the empty state if shown).
@@ -184,7 +196,7 @@ export function createTranscript(): Transcript {
     for (let pass = 0; pass < 3; pass++) {
       const total = geometry.offset(items.length);
       const top = stick ? Math.max(0, total - viewport) : Math.max(0, geometry.offset(anchor) + anchorDelta);
-      const range = geometry.range(top, viewport, OVERSCAN_PX);
+      const range = widen(geometry.range(top, viewport, OVERSCAN_PX), items.length);
       if (pass > 0 && range.start === start && range.end === end) break;
       mount(range.start, range.end);
       above.style.height = `${geometry.offset(start)}px`;
