@@ -28,6 +28,7 @@ const benches: Bench[] = [
     fn: 'runSessionBench',
   },
   { name: 'keel trace --html of a 50 MB session log', file: './trace.ts', fn: 'runTraceBench' },
+  { name: 'Rails: command classification and Edit NO_MATCH cost', file: './rails.ts', fn: 'runRailsBench' },
   { name: 'OS sandbox: per-command overhead', file: './sandbox.ts', fn: 'runSandboxBench' },
   {
     name: 'MCP: eager vs lazy tool schemas (three real servers, 30 calls)',
@@ -48,6 +49,16 @@ const benches: Bench[] = [
     name: 'Chat panel: a 5,000-event transcript in Chromium',
     file: './panel.ts',
     fn: 'runPanelBench',
+  },
+  {
+    name: 'CLI cold start: keel tool LS, keel run --demo vs node -e 0',
+    file: './coldStart.ts',
+    fn: 'runColdStartBench',
+  },
+  {
+    name: 'Read-only tools: 6 Reads + 2 Greps in one turn, concurrent vs sequential',
+    file: './readConcurrency.ts',
+    fn: 'runReadConcurrencyBench',
   },
 ];
 

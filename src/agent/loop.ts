@@ -7,7 +7,7 @@ import { ModelError } from './model/errors.ts';
 import { costUsd } from './model/pricing.ts';
 import type { RunOutcome } from './session/types.ts';
 import { fail, renderForModel, type ToolContext, type ToolResult } from './tools/protocol.ts';
-import type { ToolRegistry } from './tools/registry.ts';
+import type { StartedCall, ToolRegistry } from './tools/registry.ts';
 
 // The agent loop: stream a reply, run its tool calls, append the results, repeat. New capabilities
 // are tools, prompt parts (the context engine) or event subscribers — never more code here.
@@ -36,6 +36,8 @@ export interface LoopDeps {
   readonly turnsUsed?: () => number;
   readonly maxTokens: number;
   readonly contextWindow: number;
+  /** Read-only calls of one reply run at the same time, at most (default READ_CONCURRENCY; 1 = one by one). */
+  readonly readConcurrency?: number;
 }
 
 const MAX_OVERFLOW_RETRIES = 3;
@@ -100,6 +102,105 @@ async function runTool(
     content: executed.content || renderForModel(executed.result),
     stopRun: executed.stopRun,
   };
+}
+
+type ToolUse = ReturnType<typeof toolUses>[number];
+
+/** Calls that may share a batch: sub-agents with sub-agents, read-only calls with read-only calls. */
+function batchGroup(deps: LoopDeps, use: ToolUse): 'concurrent' | 'read' | undefined {
+  const tool = deps.registry.get(use.name);
+  if (tool?.concurrent) return 'concurrent';
+  const reads = tool?.concurrentRead && use.invalidJson === undefined;
+  return reads && (deps.readConcurrency ?? READ_CONCURRENCY) > 1 ? 'read' : undefined;
+}
+
+/** Read-only calls of one reply running at the same time, at most. */
+export const READ_CONCURRENCY = 4;
+
+/**
+ * A batch of read-only calls: up to `concurrency` run at once, and each is committed in call
+ * order — its guards checked, [Skipped] once a steering message or a stop came before it, its result
+ * appended — so the transcript is the one running them one by one would give (P2, P7). Every call
+ * that started gets its tool_end. Returns the stop reason a loop guard gave, if any.
+ */
+async function runReadBatch(
+  deps: LoopDeps,
+  batch: readonly ToolUse[],
+  concurrency: number,
+): Promise<string | undefined> {
+  let stopRun: string | undefined;
+  const halted = () => deps.hasSteering() || deps.signal.aborted || stopRun !== undefined;
+  type Started = { call: StartedCall; began: number; ranAt: Promise<number> };
+  const slots = batch.map(() => {
+    let settle!: (started: Started | undefined) => void;
+    const promise = new Promise<Started | undefined>((resolve) => {
+      settle = resolve;
+    });
+    return { promise, settle };
+  });
+  let next = 0;
+  const worker = async () => {
+    while (next < batch.length) {
+      const k = next++;
+      const use = batch[k]!;
+      // Not started once the batch is halted: committed below as [Skipped] / ABORTED.
+      if (halted()) {
+        slots[k]!.settle(undefined);
+        continue;
+      }
+      deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
+      const began = deps.now();
+      const call = deps.registry.begin(use.name, use.input, deps.toolContext(use.id));
+      const ranAt = call.ran.then(() => deps.now());
+      slots[k]!.settle({ call, began, ranAt });
+      await ranAt;
+    }
+  };
+  const workers = Array.from({ length: Math.min(concurrency, batch.length) }, () => worker());
+  for (let k = 0; k < batch.length; k++) {
+    const use = batch[k]!;
+    // Decided where running one by one would decide it: once the previous call is done (the
+    // first call was cleared with the batch).
+    const skip = k > 0 && halted();
+    const started = await slots[k]!.promise;
+    if (skip || !started) {
+      const result = deps.signal.aborted
+        ? fail('ABORTED', 'The run was aborted before this call ran.', 'Wait for the user.')
+        : skipped();
+      if (started) {
+        await started.call.discard();
+        deps.emit({
+          type: 'tool_end',
+          toolUseId: use.id,
+          name: use.name,
+          result,
+          durationMs: (await started.ranAt) - started.began,
+        });
+      }
+      deps.append(toolResultMessage(deps, use.id, use.name, result, renderForModel(result)));
+      continue;
+    }
+    const executed = await started.call.commit();
+    deps.emit({
+      type: 'tool_end',
+      toolUseId: use.id,
+      name: use.name,
+      result: executed.result,
+      durationMs: (await started.ranAt) - started.began,
+    });
+    deps.append(
+      toolResultMessage(
+        deps,
+        use.id,
+        use.name,
+        executed.result,
+        executed.content || renderForModel(executed.result),
+      ),
+    );
+    stopRun ??= executed.stopRun;
+  }
+  await Promise.all(workers);
+  return stopRun;
 }
 
 export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
@@ -198,13 +299,18 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     }
     let stopRun: string | undefined;
     // Calls run in order, except that consecutive calls of a concurrent tool (Task: sub-agents) run
-    // together; their results are still appended in the order the model asked for them (P2).
+    // together, and so do consecutive read-only calls (Read, Grep, Glob, LS; a few at a time); their
+    // results are still appended in the order the model asked for them (P2).
     for (let i = 0; i < uses.length; ) {
+      const group = batchGroup(deps, uses[i]!);
       let end = i + 1;
-      if (deps.registry.get(uses[i]!.name)?.concurrent)
-        while (end < uses.length && deps.registry.get(uses[end]!.name)?.concurrent) end++;
+      if (group) while (end < uses.length && batchGroup(deps, uses[end]!) === group) end++;
       const batch = uses.slice(i, end);
       i = end;
+      if (group === 'read' && batch.length > 1 && !deps.hasSteering() && !deps.signal.aborted && !stopRun) {
+        stopRun = await runReadBatch(deps, batch, deps.readConcurrency ?? READ_CONCURRENCY);
+        continue;
+      }
       if (deps.hasSteering() || deps.signal.aborted || stopRun) {
         for (const use of batch) {
           const result = deps.signal.aborted

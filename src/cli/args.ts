@@ -13,7 +13,7 @@ export const USAGE = `Usage:
   keel doctor [--sandbox on|off|required]
   keel memory search QUERY [--workspace DIR] [--json]
   keel memory rollback [--workspace DIR]
-  keel restore SESSION-ID --before-prompt N [--workspace DIR] [--dry-run] [--force] [--json]
+  keel restore SESSION-ID --before-prompt N [--fork] [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore --stats [--workspace DIR] [--json]
   keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
@@ -100,6 +100,8 @@ const restoreSchema = z.object({
   stats: z.boolean(),
   dryRun: z.boolean(),
   force: z.boolean(),
+  /** Also start a new session from before that prompt ("Restore and edit this message"). */
+  fork: z.boolean(),
   json: z.boolean(),
   workspace: z.string().optional(),
 });
@@ -219,6 +221,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     stats: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     force: { type: 'boolean' },
+    fork: { type: 'boolean' },
     sessions: { type: 'string' },
   });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
@@ -229,6 +232,20 @@ export function parseCli(argv: readonly string[]): CliArgs {
   };
   switch (command) {
     case 'run': {
+      allowedFor([
+        'workspace',
+        'model',
+        'fallback-model',
+        'max-turns',
+        'approve',
+        'json',
+        'resume',
+        'context-window',
+        'demo',
+        'mcp-config',
+        'job-wait',
+        'sandbox',
+      ]);
       if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
         throw new UsageError(
           pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)',
@@ -303,7 +320,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
       throw new UsageError('keel memory takes "search QUERY" or "rollback"');
     }
     case 'restore': {
-      allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'json']);
+      allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'fork', 'json']);
+      if (v.fork === true && v['before-prompt'] === undefined)
+        throw new UsageError('keel restore --fork goes with --before-prompt N');
       const modes = [v['before-prompt'] !== undefined, v.undo === true, v.stats === true].filter(
         Boolean,
       ).length;
@@ -320,6 +339,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         stats: v.stats === true,
         dryRun: v['dry-run'] === true,
         force: v.force === true,
+        fork: v.fork === true,
         json: v.json === true,
         workspace: v.workspace,
       });

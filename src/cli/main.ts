@@ -4,16 +4,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
-import { RestoreError } from '../agent/checkpoints/index.ts';
+import { z } from 'zod';
 import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
-import { FeatureListError } from '../agent/task/featureList.ts';
-import { GitError } from '../agent/task/git.ts';
-import { TaskError } from '../agent/task/harness.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
-import { SessionConfigError, createAgentSession } from '../agent/session/session.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
-import { resolveSessionLog, traceMetrics } from '../agent/trace/trace.ts';
 import {
   type CliArgs,
   parseCli,
@@ -23,15 +18,16 @@ import {
   USAGE,
   UsageError,
 } from './args.ts';
-import { createCliMcpPort } from './mcpPort.ts';
-import { memoryCommand } from './memoryCommand.ts';
 import { progressLine } from './render.ts';
-import { runRestore } from './restoreCommand.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
-import { runTaskCommand } from './taskCommand.ts';
-import { attachTelemetry } from './telemetry.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
+
+// Cold start: each command imports what only it needs (sessions and the model SDK for run/task, the
+// checkpoint store for restore, …) with `await import()`, which the CLI build puts in separate chunks.
+// A CLI process parses each schema a handful of times: compiling zod's fast path (new Function per
+// object schema) costs more than it saves, and at start-up it is on the critical path.
+z.config({ jitless: true });
 
 const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
 
@@ -135,6 +131,7 @@ function mentionedFiles(prompt: string, workspace: string): string[] {
 }
 
 async function run(args: RunArgs): Promise<number> {
+  const { createAgentSession, createCliMcpPort, attachTelemetry } = await import('./commands.ts');
   const demo = args.demo ? await startDemo() : undefined;
   let stopJobs: (() => Promise<void>) | undefined;
   try {
@@ -226,6 +223,7 @@ async function run(args: RunArgs): Promise<number> {
 }
 
 async function task(args: TaskArgs): Promise<number> {
+  const { createAgentSession, runTaskCommand } = await import('./commands.ts');
   const workspace = fs.realpathSync(workspaceDir(args.workspace));
   const host = makeHost(workspace, approvalsFor(args.approve));
   const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
@@ -265,9 +263,9 @@ async function tool(args: ToolArgs): Promise<number> {
   return result.status === 'error' ? EXIT.failed : EXIT.finished;
 }
 
-async function writeTraceHtml(target: string, stateDir: string, out: string): Promise<number> {
+async function writeTraceHtml(sessionLog: string, out: string): Promise<number> {
   const { traceHtml } = await import('../agent/trace/html.ts');
-  const html = await traceHtml(resolveSessionLog(target, stateDir));
+  const html = await traceHtml(sessionLog);
   fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
   fs.writeFileSync(out, html);
   process.stderr.write(`keel: trace written to ${out}\n`);
@@ -301,7 +299,7 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       case 'tool':
         return await tool(args);
       case 'eval': {
-        const { evalCommand } = await import('./evalCommand.ts');
+        const { evalCommand } = await import('./commands.ts');
         return await evalCommand(args);
       }
       case 'doctor': {
@@ -309,32 +307,28 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         process.stdout.write(`${report.text}\n`);
         return report.ok ? EXIT.finished : EXIT.failed;
       }
-      case 'memory':
+      case 'memory': {
+        const { memoryCommand } = await import('./commands.ts');
         return await memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
+      }
       case 'task':
         return await task(args);
-      case 'restore':
+      case 'restore': {
+        const { runRestore } = await import('./commands.ts');
         return runRestore(args, workspaceDir(args.workspace), () => Date.now());
+      }
       case 'trace': {
+        const { resolveSessionLog, traceMetrics } = await import('./commands.ts');
         const stateDir = path.join(workspaceDir(args.workspace), '.keel');
-        if (args.html) return await writeTraceHtml(args.target, stateDir, args.html);
+        if (args.html) return await writeTraceHtml(resolveSessionLog(args.target, stateDir), args.html);
         out(`${JSON.stringify(traceMetrics(args.target, stateDir), null, 2)}\n`);
         return EXIT.finished;
       }
     }
   } catch (error) {
-    if (
-      error instanceof UsageError ||
-      error instanceof SessionConfigError ||
-      error instanceof RestoreError ||
-      error instanceof TaskError ||
-      error instanceof FeatureListError ||
-      error instanceof GitError
-    ) {
-      process.stderr.write(`keel: ${error.message}\n`);
-      return error instanceof UsageError ? EXIT.usage : EXIT.failed;
-    }
+    // Usage, session-config, restore, task, feature-list and git errors all carry a message written
+    // for the user; only a usage error also changes the exit code.
     process.stderr.write(`keel: ${error instanceof Error ? error.message : String(error)}\n`);
-    return EXIT.failed;
+    return error instanceof UsageError ? EXIT.usage : EXIT.failed;
   }
 }

@@ -1,16 +1,22 @@
 import type { AgentEvent } from '../agent/events.ts';
 
+// Read-only calls of one reply run together: their start lines come first, so an end line that does
+// not follow its own start names the call it belongs to.
+let lastStarted: string | undefined;
+
 /** Human-readable progress on stderr (stdout stays clean for the final answer). */
 export function progressLine(event: AgentEvent): string | undefined {
   switch (event.type) {
     case 'tool_start': {
+      lastStarted = event.toolUseId;
       const input = JSON.stringify(event.input);
       return `▸ ${event.name} ${input.length > 120 ? `${input.slice(0, 117)}...` : input}`;
     }
     case 'tool_end': {
       const r = event.result;
       const code = r.error ? ` ${r.error.code}` : '';
-      return `  ${r.status}${code} (${event.durationMs} ms)`;
+      const which = event.toolUseId === lastStarted ? '' : ` ◂ ${event.name}`;
+      return `  ${r.status}${code} (${event.durationMs} ms)${which}`;
     }
     case 'subagent_start':
       return `  ↳ sub-agent ${event.agentId} (${event.mode}): ${event.description}`;

@@ -2,11 +2,15 @@ import * as path from 'node:path';
 import {
   applyRestore,
   checkpointStats,
+  ForkedEarlierError,
   planRestore,
   planUndo,
+  RestoreError,
   type RestoreItem,
   type RestorePlan,
 } from '../agent/checkpoints/index.ts';
+import { createNodeStorage } from '../agent/node/nodeHost.ts';
+import { forkSession } from '../agent/session/fork.ts';
 import type { RestoreArgs } from './args.ts';
 
 // `keel restore`: per-prompt checkpoints back to disk. Exit 0 when everything planned was (or, with
@@ -63,9 +67,28 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
     return 0;
   }
   const sessionId = args.sessionId!;
-  const plan: RestorePlan = args.undo
-    ? planUndo({ stateDir, root: workspace, sessionId })
-    : planRestore({ stateDir, root: workspace, sessionId, beforePrompt: args.beforePrompt! });
+  let plan: RestorePlan;
+  try {
+    plan = args.undo
+      ? planUndo({ stateDir, root: workspace, sessionId })
+      : planRestore({ stateDir, root: workspace, sessionId, beforePrompt: args.beforePrompt! });
+  } catch (error) {
+    // A chat that never changed a file has no checkpoints, and can still be forked.
+    const forkedEarlier = error instanceof ForkedEarlierError;
+    if (
+      !args.fork ||
+      !(error instanceof RestoreError) ||
+      !(forkedEarlier || /^No checkpoints/.test(error.message))
+    )
+      throw error;
+    // A prompt from before this session was itself forked: its files are the parent's to restore.
+    plan = {
+      sessionId,
+      beforePrompt: args.beforePrompt!,
+      items: [],
+      notes: forkedEarlier ? [error.message] : [],
+    };
+  }
   const result = args.dryRun
     ? undefined
     : applyRestore(plan, {
@@ -79,6 +102,17 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
   const conflicts = plan.items.filter((i) => i.status === 'conflict');
   const unrecoverable = plan.items.filter((i) => i.status === 'unrecoverable');
   const blocked = (args.force ? 0 : conflicts.length) + unrecoverable.length;
+  // The conversation goes on from before that prompt in a new session; this one's log is only read.
+  const fork =
+    args.fork && !args.dryRun
+      ? forkSession({
+          stateDir,
+          storage: createNodeStorage(),
+          sessionId,
+          beforePrompt: args.beforePrompt!,
+          now: now(),
+        })
+      : undefined;
   if (args.json) {
     out(
       JSON.stringify({
@@ -89,6 +123,8 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
         files: plan.items.map((item, i) => jsonItem(item, applied(i))),
         conflicts: conflicts.map((c) => c.path),
         unrecoverable: unrecoverable.map((c) => c.path),
+        notes: plan.notes,
+        ...(fork ? { fork: { session: fork.id, text: fork.text, mentions: fork.mentions } } : {}),
       }),
     );
   } else {
@@ -106,6 +142,16 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
       process.stderr.write(
         `keel: ${unrecoverable.length} file(s) have no saved copy and were left as they are.\n`,
       );
+    for (const note of plan.notes) process.stderr.write(`keel: ${note}\n`);
+    if (args.fork && args.dryRun)
+      out(`  (with --fork: a new session would start from before prompt ${args.beforePrompt})`);
+    if (fork) {
+      out(
+        `Forked: new session ${fork.id} starts from before prompt ${args.beforePrompt} (${sessionId} is kept).`,
+      );
+      out(`Prompt ${args.beforePrompt} was: ${fork.text}`);
+      out(`Continue with: keel run --resume ${fork.id} "EDITED PROMPT"`);
+    }
     if (!args.dryRun && !args.undo && result?.applied.some((a) => a.applied))
       process.stderr.write(`keel: undo this with: keel restore ${sessionId} --undo\n`);
   }

@@ -9,15 +9,19 @@ import { createToolset } from '../agent/tools/index.ts';
 import { fail, type ToolResult } from '../agent/tools/protocol.ts';
 import { createToolRegistry } from '../agent/tools/registry.ts';
 
-function toolsetFor(host: Host, bundledSkillsDir: string | undefined) {
+function toolsetFor(host: Host, bundledSkillsDir: string | undefined, withSkills = true) {
   let todos: readonly import('../agent/events.ts').TodoItem[] = [];
   return createToolset({
     host,
     readOnly: !host.workspace.isTrusted(),
-    skills: discoverSkills({
-      bundledDir: bundledSkillsDir ?? defaultBundledSkillsDir(),
-      workspaceRoot: host.workspace.roots[0] ?? '',
-    }),
+    ...(withSkills
+      ? {
+          skills: discoverSkills({
+            bundledDir: bundledSkillsDir ?? defaultBundledSkillsDir(),
+            workspaceRoot: host.workspace.roots[0] ?? '',
+          }),
+        }
+      : {}),
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -54,8 +58,9 @@ export async function runToolOnce(
     );
   }
   const host: Host = { ...baseHost, approvals: withSessionMemory(baseHost.approvals) };
-  const tools = toolsetFor(host, options.bundledSkillsDir);
-  const registry = createToolRegistry(tools);
+  // Scanning the skill folders is only for the Skill tool (or to name every tool when NAME is unknown).
+  let registry = createToolRegistry(toolsetFor(host, options.bundledSkillsDir, false));
+  if (!registry.get(name)) registry = createToolRegistry(toolsetFor(host, options.bundledSkillsDir));
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), () => host.clock.now());
   const controller = new AbortController();
   const onSigint = () => controller.abort('interrupted');

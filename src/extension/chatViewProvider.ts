@@ -272,6 +272,13 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           message.promptNumber,
         );
         return;
+      case 'forkBefore':
+        await vscode.commands.executeCommand(
+          'keel.forkBeforePrompt',
+          deps.controller.current?.id,
+          message.promptNumber,
+        );
+        return;
       case 'openDiff':
         await openReviewDiff(deps.review, abs(message.path));
         return;

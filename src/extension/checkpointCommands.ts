@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import type { RestoreItem, RestorePlan, RestoreResult } from '../agent/checkpoints/restore.ts';
 import type { ReviewManager } from './editReview/reviewManager.ts';
+import { registerForkCommand } from './forkCommand.ts';
+import type { SessionController } from './sessionController.ts';
 
 // "Restore to before this prompt" and "Undo restore" in VS Code: the same core as `keel restore`,
 // behind a modal confirmation that lists every file and every conflict before anything is written.
@@ -22,6 +24,9 @@ export interface CheckpointCommandDeps {
   readonly review: ReviewManager;
   readonly display: (p: string) => string;
   readonly log: (level: 'info' | 'warn', message: string) => void;
+  /** For "Restore and edit this message" (forkCommand.ts): open the fork, fill the input. */
+  readonly controller: SessionController;
+  readonly setInput: (text: string, mentions: readonly string[]) => Promise<void>;
 }
 
 function itemLine(item: RestoreItem): string {
@@ -43,10 +48,12 @@ export function describePlan(plan: RestorePlan, undo: boolean): { message: strin
   const message = undo
     ? `Undo the last restore in this chat? ${plan.items.length} file(s).`
     : `Restore the files Keel changed to how they were before prompt ${plan.beforePrompt}? ${plan.items.length} file(s)${conflicts ? `, ${conflicts} conflict(s)` : ''}.`;
-  const detail =
+  const detail = [
     plan.items.length === 0
       ? 'Keel changed no file at or after this prompt.'
-      : plan.items.map(itemLine).join('\n');
+      : plan.items.map(itemLine).join('\n'),
+    ...plan.notes,
+  ].join('\n');
   return { message, detail };
 }
 
@@ -142,5 +149,6 @@ export function registerCheckpointCommands(deps: CheckpointCommandDeps): vscode.
     vscode.commands.registerCommand('keel.undoRestore', (s?: string, t?: { answer: RestoreAnswer }) =>
       run(true, s, undefined, t),
     ),
+    registerForkCommand(deps),
   );
 }

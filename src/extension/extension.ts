@@ -144,6 +144,8 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       review,
       display,
       log: write,
+      controller: ctl,
+      setInput: (text, mentions) => chat.setInput(text, mentions),
     }),
   );
 

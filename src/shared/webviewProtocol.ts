@@ -305,6 +305,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('openDiff'), path: relPath }),
   /** "Restore to before this": the files Keel changed from that prompt on (confirmed by the host). */
   z.strictObject({ type: z.literal('restoreBefore'), promptNumber: z.int().check(z.positive()) }),
+  /** "Restore and edit this message": files back, the chat forked before it, its text in the input. */
+  z.strictObject({ type: z.literal('forkBefore'), promptNumber: z.int().check(z.positive()) }),
   /** The memory diff card's buttons: keep the change, or undo it (restores the previous version). */
   z.strictObject({ type: z.literal('memoryDecision'), changeId: id, keep: z.boolean() }),
   /** Open a workspace file (paths in tool cards are links); line is 1-based. */

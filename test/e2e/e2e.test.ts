@@ -469,16 +469,33 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     script('ask', [{ content: [{ type: 'text', text: 'It returns a greeting for the given name.' }] }]);
     await openFile('src/app.ts');
     const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
-    await editor.click();
-    await page.keyboard.press('Control+Home');
-    await page.keyboard.press('Shift+ArrowDown');
-    await page.keyboard.press('Shift+ArrowDown');
-    await editor.click({ button: 'right', position: { x: 40, y: 8 } });
-    const item = page.locator('.context-view .action-item', { hasText: 'Ask About Selection' }).first();
-    await item.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-    await item.click();
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    // The context menu can be dismissed by a late workbench repaint before the click lands (seen once
+    // in CI): the attempt is repeated, and whatever VS Code said instead is printed.
+    for (let attempt = 1; ; attempt++) {
+      await editor.click();
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.press('Shift+ArrowDown');
+      await page.keyboard.press('Shift+ArrowDown');
+      await editor.click({ button: 'right', position: { x: 40, y: 8 } });
+      const item = page.locator('.context-view .action-item', { hasText: 'Ask About Selection' }).first();
+      await item.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+      await item.hover();
+      await item.click();
+      const asked = page.locator('.quick-input-widget', { hasText: 'Ask Keel About Selection' });
+      try {
+        await asked.waitFor({ state: 'visible', timeout: attempt < 3 ? 10_000 : UI_TIMEOUT });
+        break;
+      } catch (error) {
+        const toasts = await page.locator('.notifications-toasts').textContent();
+        console.log(
+          `Ask About Selection, attempt ${attempt}: no input box; notifications: ${toasts || '(none)'}`,
+        );
+        await shot(`ask-attempt-${attempt}`);
+        if (attempt >= 3) throw error;
+        await page.keyboard.press('Escape');
+      }
+    }
     await input.fill('What does this do?');
     await page.keyboard.press('Enter');
     const frame = await chatFrame();
@@ -600,6 +617,34 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       await page.waitForTimeout(500); // let the webview pick up the new theme variables
       await shot(name);
     }
+  });
+
+  it('"Edit" on a user message asks first, then goes on in a new chat with that message back in the input', async () => {
+    script('fork', [{ content: [{ type: 'text', text: 'Answer to the message to edit.' }] }]);
+    const frame = await openPanel();
+    await send(frame, 'A message to edit later');
+    await waitForText(frame, 'Answer to the message to edit.');
+    const message = frame.locator('.msg.user', { hasText: 'A message to edit later' }).last();
+    await message.hover();
+    await message.getByRole('button', { name: 'Restore and edit this message' }).click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    assert.match(((await dialog.textContent()) ?? '').replace(/\s+/g, ' '), /Edit prompt \d+ and continue/);
+    await shot('fork-confirmation');
+    await dialog.getByRole('button', { name: 'Edit Only' }).click();
+    const input = frame.getByRole('textbox', { name: 'Message Keel' });
+    await until('the message back in the input', async () =>
+      (await input.inputValue()) === 'A message to edit later' ? true : undefined,
+    );
+    // The new branch holds the history before that message, not the message or its answer.
+    await frame.waitForFunction(
+      (t) => !document.body.textContent?.includes(t),
+      'Answer to the message to edit.',
+      {
+        timeout: UI_TIMEOUT,
+      },
+    );
+    await input.fill('');
   });
 
   // Last: it opens another editor, and earlier tests select text in the first one.

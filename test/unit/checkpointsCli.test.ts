@@ -162,6 +162,35 @@ describe('keel restore', () => {
     assert.ok(parsed.totalBytes > 0);
   });
 
+  test('--fork: files back to before prompt 2, and a new session from before it that `run --resume` continues', async () => {
+    const ws = tempWorkspace({ 'a.txt': 'a\n' });
+    const id = await prompt(ws, 'one', [write('one.txt', '1\n'), say('done 1')]);
+    await prompt(ws, 'two, badly put', [write('two.txt', '2\n'), say('done 2')], id);
+    const oldLog = fs.readFileSync(path.join(ws, '.keel', 'sessions', `${id}.jsonl`));
+    const run = await runKeel(
+      ['restore', id, '--before-prompt', '2', '--fork', '--workspace', ws, '--json'],
+      cliEnv(emu.url),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const report = JSON.parse(run.stdout) as { fork: { session: string; text: string } };
+    assert.equal(report.fork.text, 'two, badly put');
+    assert.ok(!exists(ws, 'two.txt'));
+    assert.equal(readText(ws, 'one.txt'), '1\n');
+    const forkId = report.fork.session;
+    assert.notEqual(forkId, id);
+    const again = await prompt(ws, 'two, said better', [say('done in the fork')], forkId);
+    assert.equal(again, forkId);
+    const sent = JSON.stringify(emu.requests.at(-1)?.body);
+    assert.match(sent, /said better/);
+    assert.match(sent, /done 1/);
+    assert.doesNotMatch(sent, /badly put|done 2/);
+    assert.deepEqual(fs.readFileSync(path.join(ws, '.keel', 'sessions', `${id}.jsonl`)), oldLog);
+
+    const usage = await runKeel(['restore', id, '--undo', '--fork', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--fork goes with --before-prompt/);
+  });
+
   test('bad input gets a clear error and changes nothing', async () => {
     const ws = tempWorkspace({ 'a.txt': 'a\n' });
     const noSession = await runKeel(

@@ -326,6 +326,14 @@ describe('keel usage and guards', () => {
     }
   });
 
+  test('a flag of another command is refused by keel run, naming the flag, before any request', async () => {
+    const before = emu.requests.length;
+    const run = await runKeel(['run', '--workspace', tempWorkspace(), '--undo', 'fix it'], cliEnv(emu.url));
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /keel run does not take --undo/);
+    assert.equal(emu.requests.length, before, 'nothing was sent to the model');
+  });
+
   test('refuses to run with a context window under 16K tokens', async () => {
     const run = await runKeel(
       ['run', '--workspace', tempWorkspace(), '--context-window', '8000', 'x'],

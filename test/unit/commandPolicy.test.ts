@@ -454,9 +454,4 @@ describe('parse failures and edge cases', () => {
     for (let i = 0; i < 10; i++) cmd = `bash -c ${JSON.stringify(cmd)}`;
     assert.notEqual(classify(cmd).decision, 'allow');
   });
-  test('classification is fast', () => {
-    const started = performance.now();
-    for (let i = 0; i < 50; i++) classify('cd src && npm test -- --grep "x" | tee out.log && git status');
-    assert.ok(performance.now() - started < 5000);
-  });
 });

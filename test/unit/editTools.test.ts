@@ -151,24 +151,21 @@ test('an ambiguous match lists every candidate line; replace_all replaces them a
   assert.equal(t.text('a.py'), 'x = 9\ny = 2\nx = 9\nz = 3\nx = 9\n');
 });
 
-test('NO_MATCH shows the most similar region with line numbers, fast on a 10k-line file', async () => {
+test('NO_MATCH shows the most similar region with line numbers on a 10k-line file (its cost: npm run bench rails)', async () => {
   const t = setup();
   const lines = Array.from({ length: 10_000 }, (_, i) => `const value${i} = compute(${i}, "item-${i}");`);
   lines[7341] = 'function parseConfig(input: string, strict = false) {';
   lines[7342] = '  return JSON.parse(input);';
   t.put('big.ts', lines.join('\n'));
   t.read('big.ts');
-  const started = Date.now();
   const result = await t.edit({
     path: 'big.ts',
     old_string: 'function parseConfig(input: string, strict = true) {\n  return JSON.parse(input);',
     new_string: 'x',
   });
-  const elapsed = Date.now() - started;
   assert.equal(errorCode(result), 'NO_MATCH');
   assert.match(result.error!.message, /lines 7342-7343/);
   assert.match(result.error!.message, /7342\tfunction parseConfig\(input: string, strict = false\) \{/);
-  assert.ok(elapsed < 2000, `NO_MATCH took ${elapsed} ms`);
   assert.match(renderForModel(result), /^Error \[NO_MATCH\]/);
   // Line-number prefixes copied from Read output get a specific hint.
   const numbered = await t.edit({

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { computeHunks, keelHunks, rejectHunk, rejectKeelHunk } from '../../src/extension/editReview/hunks.ts';
+import {
+  baselineWithUserEdits,
+  computeHunks,
+  keelHunks,
+  rejectHunk,
+  rejectKeelHunk,
+} from '../../src/extension/editReview/hunks.ts';
 
 // Review shows only Keel's hunks; the user's later typing is never one of them and survives Reject.
 
@@ -50,4 +56,30 @@ test('with no typing, Reject all gives back the original exactly', () => {
   const crlf = 'a\r\nb\r\nc\r\n';
   const keel = 'a\r\nB\r\nc\r\nd\r\n';
   assert.equal(rejectAll(crlf, keel, `${keel}typed\r\n`).text, `${crlf}typed\r\n`);
+});
+
+test('the user types between two of Keel’s writes: Keel’s second write does not make their text Keel’s', () => {
+  // Keel's first write, then the user adds lines (outside Keel's hunks), then Keel writes again
+  // starting from what is on disk. The new baseline holds the user's text; Reject all keeps it.
+  const afterUser = `user top\n${KEEL.replace('seven\n', 'seven\nuser bottom\n')}`;
+  const baseline = baselineWithUserEdits(ORIGINAL, KEEL, afterUser);
+  assert.equal(baseline, `user top\n${ORIGINAL.replace('seven\n', 'seven\nuser bottom\n')}`);
+  const secondWrite = afterUser.replace('three\n', 'THREE by keel\n');
+  const hunks = keelHunks(baseline!, secondWrite, secondWrite);
+  assert.deepEqual(
+    hunks.map((h) => h.newLines.join('')),
+    ['TWO\nTHREE by keel\n', 'FIVE\nFIVE-B\n'],
+    'only Keel’s lines are Keel’s hunks',
+  );
+  assert.equal(
+    rejectAll(baseline!, secondWrite, secondWrite).text,
+    baseline,
+    'Reject all keeps every user line',
+  );
+});
+
+test('the user typed inside Keel’s hunk between two writes: no baseline can separate them', () => {
+  const afterUser = KEEL.replace('TWO\n', 'TWO and the user\n');
+  assert.equal(baselineWithUserEdits(ORIGINAL, KEEL, afterUser), undefined);
+  assert.equal(baselineWithUserEdits(ORIGINAL, KEEL, KEEL), ORIGINAL, 'no user edit: the baseline stays');
 });

@@ -2,6 +2,7 @@ export { type CheckpointRecorder, createCheckpointRecorder } from './recorder.ts
 export {
   type AppliedItem,
   applyRestore,
+  ForkedEarlierError,
   planRestore,
   planUndo,
   RestoreError,

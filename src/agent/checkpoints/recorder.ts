@@ -1,21 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ShellPort, WorkspacePort } from '../host.ts';
-import {
-  DEFAULT_IGNORED_SIZE_CAP,
-  diffScans,
-  type Scan,
-  type ScanEntry,
-  sameSignature,
-  scanWorkspace,
-} from './scan.ts';
+import { type ChangeDetector, createLiveScan, type LiveScan, type ScanChange } from './liveScan.ts';
+import { DEFAULT_IGNORED_SIZE_CAP, type ScanEntry, sameSignature } from './scan.ts';
 import { type CheckpointStore, type FileState, openCheckpointStore } from './store.ts';
 
 // Per-prompt checkpoints. Keel's own writes go through the workspace port, so the recorder sees the
 // exact prior bytes at write time. A command can touch anything, so around each command the recorder
-// scans the workspace (stat only) and keeps a copy of every capturable file whose signature it has
-// not seen yet: the first command of a session copies the tree once, later ones only what changed.
-// A change is the command's only if the kernel stamped it (ctime) while the command ran.
+// brings its workspace scan up to date (stat only; see liveScan.ts: after the first command only the
+// paths the kernel reported are looked at again) and keeps a copy of every capturable file whose
+// signature it has not seen yet: the first command of a session copies the tree once, later ones
+// only what changed. A change is the command's only if the kernel stamped it (ctime) while it ran.
 
 /** Files bigger than this get no pre-image copy (restore reports them instead of guessing). */
 export const DEFAULT_CAPTURE_CAP = 8 * 1024 * 1024;
@@ -30,6 +25,8 @@ export interface CheckpointRecorderOptions {
   readonly captureCap?: number;
   readonly ignoredSizeCap?: number;
   readonly log?: (level: 'warn', message: string) => void;
+  /** How changes between two scans are found (default `watch`, falling back to `full` by itself). */
+  readonly detector?: ChangeDetector;
 }
 
 export interface CheckpointRecorder {
@@ -39,6 +36,9 @@ export interface CheckpointRecorder {
   beginPrompt(text: string): number;
   wrapWorkspace(inner: WorkspacePort): WorkspacePort;
   wrapShell(inner: ShellPort): ShellPort;
+  /** The shell background jobs run on: their writes are not checkpointed, but restore can say they ran. */
+  wrapJobShell(inner: ShellPort): ShellPort;
+  dispose(): void;
 }
 
 interface Known {
@@ -135,37 +135,40 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
     return { kind: 'untracked', size: entry.size, mtimeMs: entry.mtimeMs, reason };
   };
 
-  const scan = (): Scan =>
-    scanWorkspace({
+  let live: LiveScan | undefined;
+  const liveScan = (): LiveScan => {
+    live ??= createLiveScan({
       root,
       skipDirs: [options.stateDir],
       ignoredSizeCap: options.ignoredSizeCap ?? DEFAULT_IGNORED_SIZE_CAP,
+      fenceDir: path.join(store.dir, 'fence'),
+      ...(options.detector ? { detector: options.detector } : {}),
+      log: warn,
     });
+    return live;
+  };
 
   // Kernel timestamps are coarse (a tick, ~4 ms): allow a little on both sides of the command's run.
   const CTIME_SLACK_MS = 20;
-  const recordCommand = (command: string, before: Scan, after: Scan, startedAt: number, endedAt: number) => {
-    const diff = diffScans(before, after);
+  const recordCommand = (command: string, changes: ScanChange[], startedAt: number, endedAt: number) => {
     // Stamped while the command ran: the command's. Otherwise someone else saved it between the two
     // scans (or the command left a background writer): not Keel's change, taken in as the baseline.
-    const byCommand = (rel: string) => {
-      const ctime = after.get(rel)!.ctimeMs;
-      return ctime >= startedAt - CTIME_SLACK_MS && ctime <= endedAt + CTIME_SLACK_MS;
-    };
-    for (const rel of diff.created) {
-      const next = capture(rel, after.get(rel)!);
-      if (byCommand(rel)) record(rel, 'Bash', { kind: 'absent' }, next, command);
-    }
-    for (const rel of diff.modified) {
-      const prior = priorState(rel, before.get(rel)!);
-      const next = capture(rel, after.get(rel)!);
-      if (!byCommand(rel)) continue; // someone else saved it before the command ran: their baseline now
-      if (prior.kind === 'bytes' && next.kind === 'bytes' && prior.hash === next.hash) continue; // touched only
-      record(rel, 'Bash', prior, next, command);
-    }
-    for (const rel of diff.deleted) {
-      record(rel, 'Bash', priorState(rel, before.get(rel)!), { kind: 'absent' }, command);
-      known.delete(rel);
+    const byCommand = (entry: ScanEntry) =>
+      entry.ctimeMs >= startedAt - CTIME_SLACK_MS && entry.ctimeMs <= endedAt + CTIME_SLACK_MS;
+    for (const { rel, before, after } of [...changes].sort((a, b) => (a.rel < b.rel ? -1 : 1))) {
+      if (!before && after) {
+        const next = capture(rel, after);
+        if (byCommand(after)) record(rel, 'Bash', { kind: 'absent' }, next, command);
+      } else if (before && after) {
+        const prior = priorState(rel, before);
+        const next = capture(rel, after);
+        if (!byCommand(after)) continue; // someone else saved it before the command ran: their baseline now
+        if (prior.kind === 'bytes' && next.kind === 'bytes' && prior.hash === next.hash) continue; // touched only
+        record(rel, 'Bash', prior, next, command);
+      } else if (before) {
+        record(rel, 'Bash', priorState(rel, before), { kind: 'absent' }, command);
+        known.delete(rel);
+      }
     }
   };
 
@@ -251,19 +254,20 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
           return inner.sandbox;
         },
         async run(runOptions) {
-          let before: Scan | undefined;
+          let scanned = false;
           try {
-            before = scan();
-            for (const [rel, entry] of before) capture(rel, entry);
+            // What changed since the last command (the user, an editor, a job) is the baseline now.
+            for (const { rel, after } of await liveScan().refresh()) if (after) capture(rel, after);
+            scanned = true;
           } catch (error) {
             warn(`scan before the command failed; its changes are not recorded: ${String(error)}`);
           }
           const startedAt = Date.now();
           const result = await inner.run(runOptions);
           const endedAt = Date.now();
-          if (before) {
+          if (scanned) {
             try {
-              recordCommand(runOptions.command, before, scan(), startedAt, endedAt);
+              recordCommand(runOptions.command, await liveScan().refresh(), startedAt, endedAt);
             } catch (error) {
               warn(`scan after the command failed; its changes are not recorded: ${String(error)}`);
             }
@@ -271,6 +275,33 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
           return result;
         },
       };
+    },
+    wrapJobShell(inner) {
+      return {
+        get sandbox() {
+          return inner.sandbox;
+        },
+        async run(runOptions) {
+          const job = { prompt: Math.max(prompt, 1), command: runOptions.command.slice(0, 200) };
+          try {
+            store.appendJob({ ...job, event: 'start', ts: options.now() });
+          } catch (error) {
+            warn(`could not record a background job: ${String(error)}`);
+          }
+          try {
+            return await inner.run(runOptions);
+          } finally {
+            try {
+              store.appendJob({ ...job, event: 'end', ts: options.now() });
+            } catch {
+              // the start record already makes restore say the job ran
+            }
+          }
+        },
+      };
+    },
+    dispose() {
+      live?.dispose();
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   type CheckpointStore,
   type FileState,
   openCheckpointStore,
+  readForkOrigin,
   sameState,
   sessionCheckpointDir,
   sha256,
@@ -34,9 +35,24 @@ export interface RestorePlan {
   readonly sessionId: string;
   readonly beforePrompt: number;
   readonly items: RestoreItem[];
+  /** What the restore cannot undo and the user should know (background jobs' writes). */
+  readonly notes: string[];
 }
 
 export class RestoreError extends Error {}
+
+/** The prompt is older than the fork this session started from: its files are the parent's to restore. */
+export class ForkedEarlierError extends RestoreError {
+  constructor(
+    readonly parent: string,
+    readonly forkedBeforePrompt: number,
+    beforePrompt: number,
+  ) {
+    super(
+      `Prompt ${beforePrompt} happened before this session was forked from ${parent} (at prompt ${forkedBeforePrompt}): its files are restored from that session (keel restore ${parent} --before-prompt ${beforePrompt}).`,
+    );
+  }
+}
 
 /** What is at `abs` now, in the same terms the record used (bytes by hash, or a stat signature). */
 function currentState(abs: string, like: FileState): FileState {
@@ -68,6 +84,9 @@ export function planRestore(options: {
   beforePrompt: number;
 }): RestorePlan {
   const dir = sessionCheckpointDir(options.stateDir, options.sessionId);
+  const origin = readForkOrigin(options.stateDir, options.sessionId);
+  if (origin && options.beforePrompt < origin.beforePrompt)
+    throw new ForkedEarlierError(origin.parent, origin.beforePrompt, options.beforePrompt);
   if (!fs.existsSync(dir))
     throw new RestoreError(`No checkpoints for session ${options.sessionId} (looked in ${dir}).`);
   const store = openCheckpointStore(options.stateDir, options.sessionId);
@@ -150,7 +169,37 @@ export function planRestore(options: {
           : 'restored to its earlier content',
     });
   }
-  return { sessionId: options.sessionId, beforePrompt: options.beforePrompt, items };
+  return {
+    sessionId: options.sessionId,
+    beforePrompt: options.beforePrompt,
+    items,
+    notes: jobNotes(store, options.beforePrompt),
+  };
+}
+
+/** Background jobs running at or after prompt N wrote outside any checkpoint: name each one. */
+function jobNotes(store: CheckpointStore, beforePrompt: number): string[] {
+  const since = store.prompts().find((p) => p.prompt === beforePrompt)?.ts ?? 0;
+  const open = new Map<string, { prompt: number; command: string; end?: number }>();
+  const runs: { prompt: number; command: string; end?: number }[] = [];
+  for (const r of store.jobs()) {
+    const key = `${r.prompt}\u0000${r.command}`;
+    if (r.event === 'start') {
+      const run = { prompt: r.prompt, command: r.command };
+      runs.push(run);
+      open.set(key, run);
+    } else {
+      const run = open.get(key);
+      if (run) run.end = r.ts;
+      open.delete(key);
+    }
+  }
+  return runs
+    .filter((j) => j.prompt >= beforePrompt || j.end === undefined || j.end >= since)
+    .map(
+      (j) =>
+        `Background job \`${j.command}\` (started in prompt ${j.prompt}${j.end === undefined ? ', maybe still running' : ''}) is not checkpointed: files only it changed are not restored.`,
+    );
 }
 
 export interface AppliedItem extends RestoreItem {
@@ -263,5 +312,5 @@ export function planUndo(options: { stateDir: string; root: string; sessionId: s
       };
     return { ...base, action, status: 'ok', reason: 'back to its content before the restore' };
   });
-  return { sessionId: options.sessionId, beforePrompt: 0, items };
+  return { sessionId: options.sessionId, beforePrompt: 0, items, notes: [] };
 }

@@ -65,7 +65,7 @@ export function scanWorkspace(options: ScanOptions): Scan {
   return out;
 }
 
-function entryOf(stat: fs.Stats, inIgnoredDir: boolean): ScanEntry {
+export function entryOf(stat: fs.Stats, inIgnoredDir: boolean): ScanEntry {
   return {
     size: stat.size,
     mtimeMs: stat.mtimeMs,
@@ -78,23 +78,4 @@ function entryOf(stat: fs.Stats, inIgnoredDir: boolean): ScanEntry {
 
 export function sameSignature(a: ScanEntry, b: ScanEntry): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
-}
-
-export interface ScanDiff {
-  readonly created: string[];
-  readonly modified: string[];
-  readonly deleted: string[];
-}
-
-export function diffScans(before: Scan, after: Scan): ScanDiff {
-  const created: string[] = [];
-  const modified: string[] = [];
-  const deleted: string[] = [];
-  for (const [rel, entry] of after) {
-    const prior = before.get(rel);
-    if (!prior) created.push(rel);
-    else if (!sameSignature(prior, entry)) modified.push(rel);
-  }
-  for (const rel of before.keys()) if (!after.has(rel)) deleted.push(rel);
-  return { created: created.sort(), modified: modified.sort(), deleted: deleted.sort() };
 }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 //   blobs/<aa>/<sha256>   content-addressed pre-images (and post-images, for the next change's base)
 //   changes.jsonl         one line per file change, append-only, in the order they happened
 //   prompts.jsonl         one line per user prompt (its number and first words), for listings
+//   jobs.jsonl            background jobs' starts and ends (not checkpointed; restore names them)
 // Nothing here runs git or touches the user's repository metadata.
 
 /** What a path held: absent, exact bytes (by hash), or only a stat signature (no copy was kept). */
@@ -44,12 +45,41 @@ export const promptRecordSchema = z.object({
 });
 export type PromptRecord = z.infer<typeof promptRecordSchema>;
 
+/** A background job's start or end: its writes are not checkpointed, so restore names the job instead. */
+export const jobRecordSchema = z.object({
+  prompt: z.number().int().nonnegative(),
+  event: z.enum(['start', 'end']),
+  command: z.string(),
+  ts: z.number(),
+});
+export type JobRecord = z.infer<typeof jobRecordSchema>;
+
 export function checkpointsRoot(stateDir: string): string {
   return path.join(stateDir, 'checkpoints');
 }
 
 export function sessionCheckpointDir(stateDir: string, sessionId: string): string {
   return path.join(checkpointsRoot(stateDir), sessionId);
+}
+
+/** A forked session's checkpoints start at the fork: earlier prompts' files are the parent's. */
+export const forkOriginSchema = z.object({ parent: z.string(), beforePrompt: z.number().int().positive() });
+export type ForkOrigin = z.infer<typeof forkOriginSchema>;
+
+export function writeForkOrigin(stateDir: string, sessionId: string, origin: ForkOrigin): void {
+  const dir = sessionCheckpointDir(stateDir, sessionId);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'fork.json'), `${JSON.stringify(origin)}\n`);
+}
+
+export function readForkOrigin(stateDir: string, sessionId: string): ForkOrigin | undefined {
+  try {
+    const text = fs.readFileSync(path.join(sessionCheckpointDir(stateDir, sessionId), 'fork.json'), 'utf8');
+    const parsed = forkOriginSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function sha256(bytes: Uint8Array): string {
@@ -94,6 +124,8 @@ export interface CheckpointStore {
   changes(): ChangeRecord[];
   appendPrompt(record: PromptRecord): void;
   prompts(): PromptRecord[];
+  appendJob(record: JobRecord): void;
+  jobs(): JobRecord[];
 }
 
 export function openCheckpointStore(stateDir: string, sessionId: string): CheckpointStore {
@@ -101,6 +133,7 @@ export function openCheckpointStore(stateDir: string, sessionId: string): Checkp
   const blobPath = (hash: string) => path.join(dir, 'blobs', hash.slice(0, 2), hash);
   const changesFile = path.join(dir, 'changes.jsonl');
   const promptsFile = path.join(dir, 'prompts.jsonl');
+  const jobsFile = path.join(dir, 'jobs.jsonl');
   let seq: number | undefined;
   const append = (file: string, value: unknown) => {
     fs.mkdirSync(dir, { recursive: true });
@@ -138,6 +171,8 @@ export function openCheckpointStore(stateDir: string, sessionId: string): Checkp
     changes: () => readJsonl(changesFile, changeRecordSchema),
     appendPrompt: (record) => append(promptsFile, record),
     prompts: () => readJsonl(promptsFile, promptRecordSchema),
+    appendJob: (record) => append(jobsFile, record),
+    jobs: () => readJsonl(jobsFile, jobRecordSchema),
   };
   return store;
 }

@@ -1,7 +1,8 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock, Usage } from '../messages.ts';
 import { classifyError, ModelError, retryDelayMs } from './errors.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
+import { loadSdk } from './sdk.ts';
 
 // Streaming model client over the real SDK. The SDK's own retries are off: it cannot retry a stream
 // that has already started, so one policy (ours) covers HTTP errors, mid-stream errors and cut streams.
@@ -210,12 +211,17 @@ async function streamOnce(
 
 export function createModelClient(options: ModelClientOptions): ModelClient {
   if (options.models.length === 0) throw new Error('createModelClient: at least one model is required');
-  const client = new Anthropic({
-    apiKey: options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? null,
-    baseURL: options.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? null,
-    maxRetries: 0,
-    timeout: 10 * 60 * 1000,
-  });
+  let client: Promise<Anthropic> | undefined;
+  const sdkClient = () =>
+    (client ??= loadSdk().then(
+      (Sdk) =>
+        new Sdk({
+          apiKey: options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? null,
+          baseURL: options.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? null,
+          maxRetries: 0,
+          timeout: 10 * 60 * 1000,
+        }),
+    ));
   const maxRetries = options.maxRetries ?? 4;
   const now = options.now ?? Date.now;
   const limiter = options.limiter ?? globalLimiter;
@@ -232,8 +238,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         for (let attempt = 0; attempt <= maxRetries; attempt++) {
           const partial: AssistantBlock[] = [];
           try {
+            const sdk = await sdkClient();
             return await limiter.run(
-              () => streamOnce(client, model, request, signal, callbacks, partial),
+              () => streamOnce(sdk, model, request, signal, callbacks, partial),
               signal,
             );
           } catch (error) {

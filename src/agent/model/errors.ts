@@ -1,4 +1,5 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { loadedSdk } from './sdk.ts';
 
 export type ModelErrorKind =
   | 'aborted'
@@ -56,11 +57,13 @@ function apiMessage(error: InstanceType<typeof Anthropic.APIError>): string {
 export function classifyError(error: unknown, signal: AbortSignal): ModelError {
   if (signal.aborted) return new ModelError('aborted', 'Aborted.');
   if (error instanceof ModelError) return error;
-  if (error instanceof Anthropic.APIUserAbortError) return new ModelError('aborted', 'Aborted.');
-  if (error instanceof Anthropic.APIConnectionError) {
+  const Sdk = loadedSdk();
+  if (!Sdk) return classifyOther(error);
+  if (error instanceof Sdk.APIUserAbortError) return new ModelError('aborted', 'Aborted.');
+  if (error instanceof Sdk.APIConnectionError) {
     return new ModelError('connection', `Connection error: ${error.message}`);
   }
-  if (error instanceof Anthropic.APIError) {
+  if (error instanceof Sdk.APIError) {
     const message = apiMessage(error);
     const requestId = error.requestID ?? undefined;
     const status = error.status;
@@ -118,6 +121,10 @@ export function classifyError(error: unknown, signal: AbortSignal): ModelError {
       requestId,
     );
   }
+  return classifyOther(error);
+}
+
+function classifyOther(error: unknown): ModelError {
   if (error instanceof Error && /terminated|socket|ECONNRESET|premature/i.test(error.message)) {
     return new ModelError('connection', `Connection error: ${error.message}`);
   }

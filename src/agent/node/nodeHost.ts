@@ -1,7 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ApprovalsPort, DirEntry, FileStat, Host, StoragePort, WorkspacePort } from '../host.ts';
-import { createSandbox } from '../safety/sandbox/sandbox.ts';
+import type {
+  ApprovalsPort,
+  DirEntry,
+  FileStat,
+  Host,
+  SandboxPort,
+  StoragePort,
+  WorkspacePort,
+} from '../host.ts';
+import { createSandbox, type Sandbox } from '../safety/sandbox/sandbox.ts';
 import type { SandboxSettingsInput } from '../safety/sandbox/settings.ts';
 import { createNodeShell } from './nodeShell.ts';
 
@@ -139,6 +147,26 @@ export function ensureStateDir(stateDir: string): void {
   if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '*\n');
 }
 
+/**
+ * The sandbox is made (bubblewrap probed, a temp dir created) when something first asks for it — a
+ * command, `keel run`'s notice — not with the host: `keel tool LS` never pays for the probe.
+ */
+function lazySandbox(make: () => Sandbox): SandboxPort & { dispose(): void } {
+  let made: Sandbox | undefined;
+  const get = () => {
+    made ??= make();
+    return made;
+  };
+  return {
+    get info() {
+      return get().info;
+    },
+    wrap: (argv, options) => get().wrap(argv, options),
+    explain: (output) => get().explain(output),
+    dispose: () => made?.dispose(),
+  };
+}
+
 export interface NodeHostOptions {
   readonly workspace: string;
   readonly approvals: ApprovalsPort;
@@ -153,8 +181,9 @@ export function createNodeHost(options: NodeHostOptions): Host {
   const workspace = createNodeWorkspace([options.workspace], options.trusted ?? true);
   const stateDir = path.join(workspace.roots[0]!, '.keel');
   ensureStateDir(stateDir);
-  const sandbox = options.sandbox
-    ? createSandbox({ settings: options.sandbox, roots: workspace.roots, stateDir })
+  const settings = options.sandbox;
+  const sandbox = settings
+    ? lazySandbox(() => createSandbox({ settings, roots: workspace.roots, stateDir }))
     : undefined;
   if (sandbox) process.once('exit', () => sandbox.dispose());
   return {

@@ -22,6 +22,9 @@ const headerSchema = z.object({
   /** A sub-agent's log names the session (and the Task call) that started it. */
   parent: z.string().optional(),
   parentToolUseId: z.string().optional(),
+  /** A fork ("Restore and edit this message") names the session it copied and the prompt it stopped before. */
+  forkOf: z.string().optional(),
+  forkBeforePrompt: z.number().int().positive().optional(),
 });
 export type SessionHeader = z.infer<typeof headerSchema>;
 

@@ -145,6 +145,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
           now,
           promptsSoFar: events.filter((e) => e.type === 'agent_start').length,
           ...(base.log ? { log: base.log } : {}),
+          ...((options.checkpoints || undefined)?.detector
+            ? { detector: (options.checkpoints || undefined)?.detector }
+            : {}),
         });
   if (recorder) {
     try {
@@ -286,8 +289,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   /** Turns the run's whole tree took (the parent's and its sub-agents'). */
   let treeTurns = 0;
   // Background jobs outlive their prompt: a before/after scan cannot attribute their changes to one,
-  // so they run on the host's own shell (their writes are not checkpointed).
-  const jobs = createJobManager({ ...host, shell: base.shell }, now);
+  // so they run on the host's own shell (their writes are not checkpointed; restore names them).
+  const jobs = createJobManager(
+    { ...host, shell: recorder ? recorder.wrapJobShell(base.shell) : base.shell },
+    now,
+  );
   jobs.onChange((job) => emit({ type: 'job', job }));
   let runId: string | undefined;
   const loggedEngine = withPrefixLog(engine, loggedPrefixHash, (prefix) => {
@@ -399,6 +405,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         maxTurns: options.maxTurns ?? 50,
         turnsUsed: () => treeTurns,
         maxTokens: options.maxTokens ?? 8192,
+        ...(options.readConcurrency !== undefined ? { readConcurrency: options.readConcurrency } : {}),
       });
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
@@ -513,6 +520,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       void jobs.stopAll();
       listeners.clear();
       void mcp?.manager.shutdown();
+      recorder?.dispose();
     },
   };
   constructing = false;

@@ -43,7 +43,15 @@ export interface AgentSessionOptions {
   /** Wraps every tool (a long task uses it to protect its feature list). */
   readonly wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
   /** Per-prompt checkpoints (default on); `false` turns them off, `budgetBytes` caps their disk use. */
-  readonly checkpoints?: false | { readonly budgetBytes?: number };
+  readonly checkpoints?:
+    | false
+    | {
+        readonly budgetBytes?: number;
+        /** `full` rescans the workspace around every command (the bench's baseline). Default `watch`. */
+        readonly detector?: 'watch' | 'full';
+      };
+  /** Read-only calls (Read, Grep, Glob, LS) of one reply run at once, at most (default 4; 1 = one by one). */
+  readonly readConcurrency?: number;
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';

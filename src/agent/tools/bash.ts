@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { ApprovalRequest, SandboxDenial } from '../host.ts';
-import { type CommandVerdict, classifyCommand } from '../safety/commandPolicy.ts';
+import type { CommandVerdict } from '../safety/commandPolicy.ts';
 import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
@@ -182,6 +182,8 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     ) as ToolResult<BashData>;
   }
   const outside = sandboxed && input.outside_sandbox === true;
+  // The command policy (and the shell parser under it) loads with the first command, not at start-up.
+  const { classifyCommand } = await import('../safety/commandPolicy.ts');
   const verdict = classifyCommand(command, {
     workspaceRoot: root,
     home: os.homedir(),

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
-import fg from 'fast-glob';
+import type fg from 'fast-glob';
 import { z } from 'zod';
 import { canonicalize } from '../safety/paths/pathGuard.ts';
 import { climbsOut } from '../safety/paths/pathReadings.ts';
@@ -34,6 +34,8 @@ Example: {"pattern":"**/*.test.ts"}`;
 
 async function glob(input: GlobInput, ctx: ToolContext): Promise<ToolResult<GlobData>> {
   const pattern = input.pattern.trim();
+  // fast-glob (and micromatch/picomatch/braces under it) loads with the first Glob, not at start-up.
+  const { default: fg } = await import('fast-glob');
   const base = resolvePath(ctx, input.path);
   const cwdRel = path.relative(base.root, base.path).split(path.sep).join('/');
   // Every reading of the pattern (braces expanded, extglobs, escapes, encodings, "\\") must stay below
@@ -170,6 +172,7 @@ export function createGlobTool(): ToolDefinition<GlobInput, GlobData> {
     description: DESCRIPTION,
     inputSchema: globInputSchema,
     readOnly: true,
+    concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => glob(input, ctx)),
   };
 }

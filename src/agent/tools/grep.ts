@@ -257,6 +257,7 @@ export function createGrepTool(): ToolDefinition<GrepInput, GrepData> {
     description: DESCRIPTION,
     inputSchema: grepInputSchema,
     readOnly: true,
+    concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => grep(input, ctx)),
   };
 }

@@ -151,6 +151,7 @@ export function createLsTool(): ToolDefinition<LsInput, LsData> {
     description: DESCRIPTION,
     inputSchema: lsInputSchema,
     readOnly: true,
+    concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => list(input, ctx)),
   };
 }

@@ -101,6 +101,11 @@ export interface ToolDefinition<I = unknown, D = unknown> {
   circuitKey?(input: I): string;
   /** Consecutive calls of this tool in one reply may run at the same time (Task). */
   readonly concurrent?: boolean;
+  /**
+   * Only reads (asks nothing, writes nothing): consecutive such calls in one reply run a few at a
+   * time and are committed in call order, as if run one by one (Read, Grep, Glob, LS).
+   */
+  readonly concurrentRead?: boolean;
   execute(input: I, context: ToolContext): Promise<ToolResult<D>>;
 }
 

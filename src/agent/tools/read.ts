@@ -154,6 +154,7 @@ export function createReadTool(): ToolDefinition<ReadInput, ReadData> {
     description: DESCRIPTION,
     inputSchema: readInputSchema,
     readOnly: true,
+    concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => readFile(input, ctx)),
   };
 }

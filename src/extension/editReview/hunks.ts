@@ -162,3 +162,22 @@ export function keelHunks(original: string, keel: string, current: string): Keel
 export function rejectKeelHunk(current: string, hunk: KeelHunk): string {
   return replaceLines(current, hunk.currentStart, hunk.newLines.length, hunk.oldLines);
 }
+
+/**
+ * The baseline with the user's own edits in it: `current` with every one of Keel's hunks undone.
+ * Used when the user typed between two of Keel's writes to a file, so Keel's next write is not
+ * measured against a baseline that lacks the user's text (which would then count as Keel's).
+ * Undefined when the user typed inside one of Keel's hunks: the two cannot be told apart there.
+ */
+export function baselineWithUserEdits(original: string, keel: string, current: string): string | undefined {
+  let mine = keel;
+  let text = current;
+  for (;;) {
+    const hunks = keelHunks(original, mine, text);
+    if (hunks.length === 0) return text;
+    const hunk = hunks.find((h) => !h.conflict);
+    if (!hunk) return undefined;
+    text = rejectKeelHunk(text, hunk);
+    mine = rejectHunk(mine, hunk);
+  }
+}

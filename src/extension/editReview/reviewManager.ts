@@ -1,29 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { deletePath, readCurrentText, renamePath, writeContent } from './fileOps.ts';
 import {
   acceptHunk,
-  computeHunks,
+  baselineWithUserEdits,
   decodeExact,
   encodeText,
   type Hunk,
-  type KeelHunk,
-  keelHunks,
   rejectHunk,
   rejectKeelHunk,
-  splitLines,
 } from './hunks.ts';
-import { decodeBytes, diskFingerprint, encodeBytes, type ReviewStore } from './reviewStore.ts';
+import { describeLines, FILE_HUNK, hunkViews, textHunks } from './pendingHunks.ts';
+import { persistReviews, type RestoreReport, restoreReviews } from './reviewPersistence.ts';
+import type { ReviewStore } from './reviewStore.ts';
+
+export type { RestoreReport } from './reviewPersistence.ts';
 
 // Pending review of agent edits. For each file Keel changed, the baseline ("original") is what the
 // file held before Keel's first unreviewed change; hunks are recomputed from (baseline, current
 // content) every time, so they survive later edits elsewhere in the file. Accepting folds a hunk
 // into the baseline; rejecting writes the baseline's lines back for that hunk only.
 
-/** Pseudo hunk id for whole-file operations (a delete, a rename, a non-text file). */
-export const FILE_HUNK = 'file';
+export { FILE_HUNK } from './pendingHunks.ts';
 
 export interface PendingFile {
   readonly reviewId: string;
@@ -94,11 +93,6 @@ export interface ReviewManager extends vscode.Disposable {
   persist(): void;
 }
 
-export interface RestoreReport {
-  readonly restored: readonly string[];
-  readonly dropped: readonly { readonly path: string; readonly reason: string }[];
-}
-
 export interface ReviewManagerOptions {
   /** Told to the agent at its next turn. */
   readonly onRejected?: (note: RejectionNote) => void;
@@ -111,13 +105,6 @@ export interface ReviewManagerOptions {
   readonly onConflict?: (message: string) => void;
 }
 
-function describeLines(hunk: Hunk): string {
-  const first = hunk.oldStart + 1;
-  if (hunk.oldLines.length === 0) return `the ${hunk.newLines.length} line(s) you inserted at line ${first}`;
-  const last = hunk.oldStart + hunk.oldLines.length;
-  return `your change to line${first === last ? ` ${first}` : `s ${first}-${last}`}`;
-}
-
 export function createReviewManager(options: ReviewManagerOptions): ReviewManager {
   const files = new Map<string, PendingFile>();
   const emitter = new vscode.EventEmitter<void>();
@@ -125,22 +112,7 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
 
   // Every change is written through at once (synchronously): a reload can come at any moment.
   const persist = () => {
-    if (!store) return;
-    try {
-      for (const file of files.values()) {
-        store.put({
-          reviewId: file.reviewId,
-          path: file.path,
-          kind: file.kind,
-          originalBase64: encodeBytes(file.originalBytes),
-          ...(file.renamedFrom ? { renamedFrom: file.renamedFrom } : {}),
-          fingerprint: diskFingerprint(file.path),
-        });
-      }
-      store.retain(new Set([...files.values()].map((f) => f.reviewId)));
-    } catch (error) {
-      options.log?.(`could not persist the pending review: ${(error as Error).message}`);
-    }
+    if (store) persistReviews(store, files.values(), options.log);
   };
   const changed = () => {
     persist();
@@ -166,39 +138,12 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     if (files.delete(p)) changed();
   };
 
-  const textHunks = async (file: PendingFile): Promise<KeelHunk[] | undefined> => {
-    if (file.original === undefined || file.kind === 'delete') return undefined;
-    const current = await readCurrentText(file.path);
-    if (current === undefined) return undefined;
-    if (file.keel !== undefined) return keelHunks(file.original, file.keel, current);
-    return computeHunks(file.original, current).map((h) => ({
-      ...h,
-      conflict: false,
-      currentStart: h.newStart,
-    }));
+  const hunks = async (p: string): Promise<ReviewHunkView[]> => {
+    const file = files.get(p);
+    return file ? hunkViews(file) : [];
   };
   const conflictNotice = (message: string) =>
     options.onConflict ? options.onConflict(message) : void vscode.window.showWarningMessage(message);
-
-  const hunks = async (p: string): Promise<ReviewHunkView[]> => {
-    const file = files.get(p);
-    if (!file) return [];
-    const text = await textHunks(file);
-    if (text === undefined) {
-      const removed = file.original !== undefined ? splitLines(file.original).length : 0;
-      return [{ id: FILE_HUNK, line: 0, added: 0, removed: file.kind === 'delete' ? removed : 0 }];
-    }
-    const views: ReviewHunkView[] = text.map((h) => ({
-      id: h.id,
-      line: h.currentStart,
-      added: h.newLines.length,
-      removed: h.oldLines.length,
-      hunk: h,
-      ...(h.conflict ? { conflict: true } : {}),
-    }));
-    if (views.length === 0 && file.renamedFrom) return [{ id: FILE_HUNK, line: 0, added: 0, removed: 0 }];
-    return views;
-  };
 
   const settleIfClean = async (file: PendingFile) => {
     const text = await textHunks(file);
@@ -259,7 +204,25 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     pending: () => [...files.values()],
     get: (p) => files.get(p),
     beforeWrite(p, before) {
-      if (files.has(p)) return;
+      const pending = files.get(p);
+      if (pending) {
+        // The user typed in the file since Keel's last write: their text joins the baseline, so it
+        // is never offered as Keel's hunk (nor reverted by Reject) after Keel writes again.
+        const text = before ? decodeExact(before) : undefined;
+        if (pending.keel === undefined || pending.original === undefined || text === undefined) return;
+        if (text === pending.keel) return;
+        const base = baselineWithUserEdits(pending.original, pending.keel, text);
+        if (base === undefined) return;
+        const kind = pending.kind === 'create' && base !== '' ? 'modify' : pending.kind;
+        set({
+          ...pending,
+          kind,
+          original: base,
+          originalBytes: kind === 'create' ? undefined : encodeText(base),
+          keel: text,
+        });
+        return;
+      }
       if (before === undefined) {
         set({ reviewId: randomUUID(), path: p, kind: 'create', original: '', originalBytes: undefined });
       } else {
@@ -413,57 +376,10 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     forget: remove,
     persist,
     restore() {
-      const restored: string[] = [];
-      const dropped: { path: string; reason: string }[] = [];
-      if (!store) return { restored, dropped };
-      const { entries, problems } = store.load();
-      for (const problem of problems) options.log?.(`unreadable review entry dropped: ${problem}`);
-      for (const entry of entries) {
-        const drop = (reason: string) => {
-          dropped.push({ path: entry.path, reason });
-          store.remove(entry.reviewId);
-        };
-        if (files.has(entry.path)) {
-          store.remove(entry.reviewId);
-          continue;
-        }
-        let now: string | null;
-        try {
-          now = diskFingerprint(entry.path);
-        } catch (error) {
-          drop(`it cannot be read (${(error as Error).message})`);
-          continue;
-        }
-        if (now !== entry.fingerprint) {
-          drop(
-            now === null
-              ? 'it was deleted outside Keel'
-              : entry.fingerprint === null
-                ? 'a file was created there outside Keel'
-                : 'it changed outside Keel',
-          );
-          continue;
-        }
-        if (entry.renamedFrom && diskFingerprint(entry.renamedFrom) !== null) {
-          drop(`a file now exists at its old name ${options.display(entry.renamedFrom)}`);
-          continue;
-        }
-        const originalBytes = decodeBytes(entry.originalBase64);
-        // The disk still holds exactly what Keel left (the fingerprint matched): that is Keel's text.
-        const keelText = readKeelText(entry.path);
-        files.set(entry.path, {
-          ...(keelText !== undefined ? { keel: keelText } : {}),
-          reviewId: entry.reviewId,
-          path: entry.path,
-          kind: entry.kind,
-          original: entry.kind === 'create' ? '' : originalBytes ? decodeExact(originalBytes) : undefined,
-          originalBytes: entry.kind === 'create' ? undefined : originalBytes,
-          ...(entry.renamedFrom ? { renamedFrom: entry.renamedFrom } : {}),
-        });
-        restored.push(entry.path);
-      }
-      if (restored.length > 0 || dropped.length > 0) emitter.fire();
-      return { restored, dropped };
+      if (!store) return { restored: [], dropped: [] };
+      const report = restoreReviews(store, files, options);
+      if (report.restored.length > 0 || report.dropped.length > 0) emitter.fire();
+      return report;
     },
     dispose: () => {
       onSave.dispose();
@@ -471,14 +387,6 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     },
   };
   return manager;
-}
-
-function readKeelText(p: string): string | undefined {
-  try {
-    return decodeExact(fs.readFileSync(p));
-  } catch {
-    return undefined;
-  }
 }
 
 export function relativeTo(roots: readonly string[], p: string): string {

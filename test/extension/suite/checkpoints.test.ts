@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RestoreCommandResult } from '../../../src/extension/checkpointCommands.ts';
 import type { KeelApi } from '../../../src/extension/extension.ts';
+import type { ForkCommandResult } from '../../../src/extension/forkCommand.ts';
 import type { Emulator, ScriptedReply } from '../../emulator/server.ts';
 import { connectToEmulator, waitFor } from './helpers.ts';
 
@@ -89,6 +90,53 @@ describe('Checkpoints and long tasks in the running extension', () => {
     fs.rmSync(path.join(root(), dir), { recursive: true, force: true });
   });
 
+  it('"Restore and edit this message" restores the files and continues in a new chat from before that message', async () => {
+    api.controller.newChat();
+    const dir = `fork${Date.now().toString(36)}`;
+    const abs = (p: string) => path.join(root(), dir, p);
+    fs.mkdirSync(path.join(root(), dir));
+    await prompt('first ask', [call('Write', { path: `${dir}/one.txt`, content: 'one\n' }), say('done 1')]);
+    await prompt('second ask, to be reworded', [
+      call('Write', { path: `${dir}/two.txt`, content: 'two\n' }),
+      say('done 2'),
+    ]);
+    const original = api.controller.current!.id;
+    const logPath = path.join(root(), '.keel', 'sessions', `${original}.jsonl`);
+    const oldLog = fs.readFileSync(logPath);
+
+    const cancelled = (await vscode.commands.executeCommand('keel.forkBeforePrompt', original, 2, {
+      answer: undefined,
+    })) as ForkCommandResult;
+    assert.match(cancelled.message, /Edit prompt 2/);
+    assert.match(cancelled.detail, new RegExp(`${dir}/two\\.txt: remove \\(Keel created it\\)`));
+    assert.equal(api.controller.current!.id, original, 'cancelled: same chat');
+    assert.ok(fs.existsSync(abs('two.txt')), 'cancelled: nothing restored');
+
+    const result = (await vscode.commands.executeCommand('keel.forkBeforePrompt', original, 2, {
+      answer: 'Restore Files and Edit',
+    })) as ForkCommandResult;
+    assert.ok(result.forkId && result.forkId !== original);
+    assert.equal(api.controller.current!.id, result.forkId, 'the panel now shows the new branch');
+    assert.equal(result.restored, 1);
+    assert.ok(!fs.existsSync(abs('two.txt')), 'prompt 2’s file is gone');
+    assert.equal(fs.readFileSync(abs('one.txt'), 'utf8'), 'one\n', 'prompt 1’s file stays');
+    assert.deepEqual(fs.readFileSync(logPath), oldLog, 'the old chat’s log is untouched (P2)');
+    const texts = api.controller
+      .current!.eventsSince(0)
+      .flatMap((e) => (e.type === 'user_message' ? [e.message.text] : []));
+    assert.deepEqual(texts, ['first ask'], 'the new branch holds the history before the message');
+    assert.ok(
+      (await api.controller.list()).some((s) => s.id === original),
+      'the old chat stays in the history',
+    );
+
+    // The edited message goes on in the new branch.
+    await prompt('second ask, better worded', [say('done in the branch')]);
+    assert.equal(api.controller.current!.id, result.forkId);
+    await vscode.commands.executeCommand('keel.acceptAllEdits');
+    fs.rmSync(path.join(root(), dir), { recursive: true, force: true });
+  });
+
   it('the long-task view lists the features with their pass state and the session that passed each', async () => {
     const taskDir = path.join(root(), 'keel-task');
     fs.mkdirSync(taskDir, { recursive: true });
@@ -125,6 +173,7 @@ describe('Checkpoints and long tasks in the running extension', () => {
         'keel.continueLongTask',
         'keel.restoreBeforePrompt',
         'keel.undoRestore',
+        'keel.forkBeforePrompt',
       ])
         assert.ok(commands.includes(id), `${id} is registered`);
       // A broken list says why instead of showing nothing.

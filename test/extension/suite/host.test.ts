@@ -156,6 +156,29 @@ describe('VS Code host: edits under review', () => {
     assert.match(h.rejections.at(-1)!.description, /keeping the user's own edits/);
   });
 
+  it('the user types between two Keel writes to a file: Reject all still keeps what they typed', async () => {
+    const p = h.file('between.txt');
+    fs.writeFileSync(p, ORIGINAL);
+    await h.host.workspace.writeFile(p, bytes(ORIGINAL.replace('line 2', 'two')));
+    const doc = await typeInto(p, 0, 'typed between\n');
+    // Keel writes again, from what is there now (the user's line included).
+    await h.host.workspace.writeFile(p, bytes(doc.getText().replace('line 8', 'eight')));
+    const hunks = await h.review.hunks(p);
+    assert.deepEqual(
+      hunks.map((x) => [x.line, x.added, x.conflict === true]),
+      [
+        [2, 1, false],
+        [8, 1, false],
+      ],
+      'only Keel’s two changes are offered; the typed line is not one of them',
+    );
+    assert.equal(await h.review.rejectAll(), 1);
+    const expected = `typed between\n${ORIGINAL}`;
+    assert.equal(doc.getText(), expected, 'both of Keel’s changes undone, the typed line kept');
+    assert.equal(disk(p), expected);
+    assert.equal(h.review.pending().length, 0);
+  });
+
   it('accepting a hunk keeps it through a later Reject all; Reject all restores the rest byte for byte', async () => {
     const p = h.file('crlf.txt');
     const original = '\uFEFFalpha\r\nbeta\r\ngamma\r\ndelta\r\n';

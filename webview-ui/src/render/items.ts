@@ -47,6 +47,22 @@ function restoreButton(promptNumber: number, ctx: RenderContext): HTMLElement {
   return button;
 }
 
+function editButton(promptNumber: number, ctx: RenderContext): HTMLElement {
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'msg-action fork-before',
+      title:
+        'Restore and edit this message: files back to before it, the chat goes on in a new branch with this text in the input (asks first)',
+      'aria-label': 'Restore and edit this message',
+    },
+    icon('edit'),
+  );
+  button.addEventListener('click', () => ctx.post({ type: 'forkBefore', promptNumber }));
+  return button;
+}
+
 function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
   return h(
     'div',
@@ -63,6 +79,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
       'You',
       item.steering ? h('span', { class: 'tag' }, 'steering') : null,
       item.promptNumber !== undefined ? restoreButton(item.promptNumber, ctx) : null,
+      item.promptNumber !== undefined ? editButton(item.promptNumber, ctx) : null,
     ),
     h('div', { class: 'msg-text' }, ...userTextParts(item.text)),
     item.mentions.length > 0

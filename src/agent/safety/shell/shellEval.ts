@@ -165,7 +165,8 @@ function run(argv: string[], stdin: string | undefined, env: EvalEnv): string | 
   }
 }
 
-const OUTPUT_OPS = [OP.rdrOut, OP.appOut, OP.clbOut, OP.rdrAll, OP.appAll];
+// A function, not a constant: OP is read on first use, never at import.
+const isOutputOp = (op: number) => [OP.rdrOut, OP.appOut, OP.clbOut, OP.rdrAll, OP.appAll].includes(op);
 
 function evalStmt(
   stmt: ShNode,
@@ -178,7 +179,7 @@ function evalStmt(
   let input = stdin;
   for (const r of children(stmt, 'Redirs')) {
     const op = num(r, 'Op');
-    if (ignoreOutputs && OUTPUT_OPS.includes(op)) continue;
+    if (ignoreOutputs && isOutputOp(op)) continue;
     if (op !== OP.hdoc && op !== OP.dashHdoc && op !== OP.wordHdoc) return undefined;
     const body = heredocBody(r, env);
     if (!body.exact) return undefined;

@@ -1,4 +1,5 @@
-import sh from 'mvdan-sh';
+import { createRequire } from 'node:module';
+import type sh from 'mvdan-sh';
 
 // A thin, typed layer over mvdan-sh (mvdan/sh's parser compiled to JS): parse, walk, and expand words
 // the way bash would when their value is knowable from the command text alone (quotes, escapes,
@@ -15,7 +16,14 @@ interface SyntaxApi {
   Walk(node: ShNode, visit: (node: ShNode | null) => boolean): void;
 }
 
-const syntax = sh.syntax as SyntaxApi;
+// mvdan-sh (GopherJS, CommonJS, ~100 ms to load) is required on the first parse, not at start-up:
+// `keel tool LS` and a session that never runs a command never pay for it. require() keeps the API
+// synchronous; the bundles leave mvdan-sh external, so Node resolves it from node_modules either way.
+let loaded: SyntaxApi | undefined;
+function syntaxApi(): SyntaxApi {
+  loaded ??= (createRequire(import.meta.url)('mvdan-sh') as typeof sh).syntax as SyntaxApi;
+  return loaded;
+}
 
 export type ParseResult =
   | { readonly ok: true; readonly file: ShNode }
@@ -23,7 +31,7 @@ export type ParseResult =
 
 export function parseShell(src: string): ParseResult {
   try {
-    return { ok: true, file: syntax.NewParser().Parse(src, 'command') };
+    return { ok: true, file: syntaxApi().NewParser().Parse(src, 'command') };
   } catch (error) {
     const e = error as { Error?: () => string; message?: string };
     const message = typeof e.Error === 'function' ? e.Error() : String(e.message ?? error);
@@ -45,11 +53,11 @@ export function isSynthetic(node: ShNode): boolean {
 
 export function nodeType(node: ShNode | null | undefined): string {
   if (!node) return '';
-  return synthetic.has(node) ? 'Lit' : syntax.NodeType(node);
+  return synthetic.has(node) ? 'Lit' : syntaxApi().NodeType(node);
 }
 
 export function walk(node: ShNode, visit: (node: ShNode) => boolean): void {
-  syntax.Walk(node, (n) => (n ? visit(n) : true));
+  syntaxApi().Walk(node, (n) => (n ? visit(n) : true));
 }
 
 export function child(node: ShNode | null | undefined, key: string): ShNode | undefined {
@@ -92,6 +100,22 @@ export function sourceOf(src: Buffer, node: ShNode): string {
   return src.subarray(pos.call(node).Offset(), end.call(node).Offset()).toString('utf8');
 }
 
+/** An object whose values are computed together, the first time any of them is read. */
+function lazyTable<K extends string>(samples: Record<K, () => number>): { readonly [key in K]: number } {
+  let values: Record<string, number> | undefined;
+  const table = {} as { [key in K]: number };
+  for (const key of Object.keys(samples) as K[]) {
+    Object.defineProperty(table, key, {
+      enumerable: true,
+      get: () => {
+        values ??= Object.fromEntries(Object.entries<() => number>(samples).map(([k, read]) => [k, read()]));
+        return values[key] as number;
+      },
+    });
+  }
+  return table;
+}
+
 // Operator codes are Go iota values; read them off parsed samples instead of hard-coding a version.
 function stmt0(src: string): ShNode | undefined {
   const r = parseShell(src);
@@ -104,37 +128,38 @@ const procOp = (src: string) =>
 const expOp = (src: string) =>
   num(child(children(children(child(stmt0(src), 'Cmd'), 'Args')[0], 'Parts')[0], 'Exp'), 'Op');
 
-export const OP = {
-  and: binOp('a && b'),
-  or: binOp('a || b'),
-  pipe: binOp('a | b'),
-  pipeAll: binOp('a |& b'),
-  rdrOut: redirOp('a > b'),
-  appOut: redirOp('a >> b'),
-  rdrIn: redirOp('a < b'),
-  rdrInOut: redirOp('a <> b'),
-  dplIn: redirOp('a <&0'),
-  dplOut: redirOp('a >&2'),
-  clbOut: redirOp('a >| b'),
-  hdoc: redirOp('a <<E\nE\n'),
-  dashHdoc: redirOp('a <<-E\nE\n'),
-  wordHdoc: redirOp('a <<< b'),
-  rdrAll: redirOp('a &> b'),
-  appAll: redirOp('a &>> b'),
-  procIn: procOp('a <(b)'),
-  procOut: procOp('a >(b)'),
+// Read on first use (the first command checked), not at import: parsing needs mvdan-sh loaded.
+export const OP = lazyTable({
+  and: () => binOp('a && b'),
+  or: () => binOp('a || b'),
+  pipe: () => binOp('a | b'),
+  pipeAll: () => binOp('a |& b'),
+  rdrOut: () => redirOp('a > b'),
+  appOut: () => redirOp('a >> b'),
+  rdrIn: () => redirOp('a < b'),
+  rdrInOut: () => redirOp('a <> b'),
+  dplIn: () => redirOp('a <&0'),
+  dplOut: () => redirOp('a >&2'),
+  clbOut: () => redirOp('a >| b'),
+  hdoc: () => redirOp('a <<E\nE\n'),
+  dashHdoc: () => redirOp('a <<-E\nE\n'),
+  wordHdoc: () => redirOp('a <<< b'),
+  rdrAll: () => redirOp('a &> b'),
+  appAll: () => redirOp('a &>> b'),
+  procIn: () => procOp('a <(b)'),
+  procOut: () => procOp('a >(b)'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-  defUnset: expOp('${a-b}'),
+  defUnset: () => expOp('${a-b}'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-  defUnsetOrNull: expOp('${a:-b}'),
+  defUnsetOrNull: () => expOp('${a:-b}'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-  assignUnset: expOp('${a=b}'),
+  assignUnset: () => expOp('${a=b}'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-  assignUnsetOrNull: expOp('${a:=b}'),
+  assignUnsetOrNull: () => expOp('${a:=b}'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-  altUnset: expOp('${a+b}'),
+  altUnset: () => expOp('${a+b}'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-  altUnsetOrNull: expOp('${a:+b}'),
+  altUnsetOrNull: () => expOp('${a:+b}'),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-  otherParamOps: expOp('${a@P}'),
-} as const;
+  otherParamOps: () => expOp('${a@P}'),
+});

@@ -10,7 +10,9 @@ import { envFor, type Script, type State, type Walker } from './shellState.ts';
 // script), `> file` and friends are writes judged by where they land, `< ~/.secret` is a read of an
 // outside file, and /dev/tcp|udp opens the network.
 
-const OUTPUT_OPS = new Set([OP.rdrOut, OP.appOut, OP.clbOut, OP.rdrAll, OP.appAll, OP.rdrInOut]);
+// A function, not a constant: OP is read on first use, never at import.
+const isOutputOp = (op: number) =>
+  [OP.rdrOut, OP.appOut, OP.clbOut, OP.rdrAll, OP.appAll, OP.rdrInOut].includes(op);
 
 export interface Redirected {
   readonly input: StdinInfo;
@@ -78,10 +80,7 @@ export function redirections(
       if (field.exact && !network) judgePathUse(field.value, 'reads', 'redirection', rc);
       const from = field.exact ? resolvePath(field.value, rc) : undefined;
       input = { kind: 'file', network, ...(from ? { path: from } : {}) };
-    } else if (
-      OUTPUT_OPS.has(op) ||
-      ((op === OP.dplOut || op === OP.dplIn) && !/^(\d+|-)$/.test(field.value))
-    ) {
+    } else if (isOutputOp(op) || ((op === OP.dplOut || op === OP.dplIn) && !/^(\d+|-)$/.test(field.value))) {
       judgeRedirectTarget(arg, op === OP.appOut || op === OP.appAll, rc);
       const fd = str(child(r, 'N'), 'Value');
       if (fd === '' || fd === '1' || op === OP.rdrAll || op === OP.appAll) {
