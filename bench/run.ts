@@ -42,6 +42,16 @@ const benches: Bench[] = [
     fn: 'runMemorySearchBench',
   },
   {
+    name: 'Session logs: reopen a 50 MB log, list 500 sessions',
+    file: './sessionLog.ts',
+    fn: 'runSessionLogBench',
+  },
+  {
+    name: 'Chat panel: a 5,000-event transcript in Chromium',
+    file: './panel.ts',
+    fn: 'runPanelBench',
+  },
+  {
     name: 'CLI cold start: keel tool LS, keel run --demo vs node -e 0',
     file: './coldStart.ts',
     fn: 'runColdStartBench',

@@ -357,7 +357,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       } catch {
         return [];
       }
-      return listSessions(stateDir).map((s) => ({
+      return listSessions(stateDir, { log: (m) => options.log('warn', m) }).map((s) => ({
         id: s.id,
         title: s.title,
         updatedAt: s.updatedAt,

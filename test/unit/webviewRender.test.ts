@@ -9,8 +9,8 @@ import {
   keyArgument,
   parseUnifiedDiff,
   samePath,
-  visibleRange,
 } from '../../webview-ui/src/format.ts';
+import { createGeometry } from '../../webview-ui/src/virtual.ts';
 import { insertMention, mentionAt, mentionsInText } from '../../webview-ui/src/mentions.ts';
 import { initialState, type ToolItem, type ViewState } from '../../webview-ui/src/model.ts';
 import { MAX_SAVED_ITEMS, restoreSaved, toSaved } from '../../webview-ui/src/persist.ts';
@@ -513,10 +513,36 @@ test('thousands of events reduce quickly', () => {
   assert.ok(performance.now() - t2 < 2000);
 });
 
-test('the list window keeps only the newest items in the DOM', () => {
-  assert.deepEqual(visibleRange(5000, 200), { start: 4800, hidden: 4800 });
-  assert.deepEqual(visibleRange(50, 200), { start: 0, hidden: 0 });
-  assert.deepEqual(visibleRange(400, 400), { start: 0, hidden: 0 });
+test('the virtual list renders only what a viewport needs, and keeps offsets from measured heights', () => {
+  const g = createGeometry();
+  const items = Array.from({ length: 5000 }, (_, i) => ({ id: `i${i}`, kind: i % 2 ? 'tool' : 'user' }));
+  g.setItems(items, 0);
+  // Unmeasured: kind estimates (user 70, tool 40).
+  assert.equal(g.offset(2), 110);
+  assert.equal(g.offset(5000), 2500 * 110);
+  const bottom = g.range(g.offset(5000) - 800, 800, 400);
+  assert.equal(bottom.end, 5000);
+  assert.ok(5000 - bottom.start <= 31, `${5000 - bottom.start} items for an 800 px viewport`);
+  // A measured item moves everything after it; an item's first measurement refines its kind's estimate.
+  assert.equal(g.measure(0, 100), true);
+  assert.equal(g.offset(1), 100);
+  assert.equal(g.offset(3), 100 + 40 + 100, 'the other user items are now estimated at 100');
+  assert.equal(g.measure(0, 100), false, 'unchanged');
+  assert.equal(g.indexAt(0), 0);
+  assert.equal(g.indexAt(99), 0);
+  assert.equal(g.indexAt(100), 1);
+  assert.equal(g.indexAt(1e9), 4999);
+  // A growing last item (a streaming reply) changes only the end.
+  g.measure(4999, 40);
+  const total = g.offset(5000);
+  g.measure(4999, 40 + 500);
+  assert.equal(g.offset(5000), total + 500);
+  // Appending keeps what was measured; a hidden item (height 0) takes no room.
+  g.setItems([...items, { id: 'new', kind: 'assistant' }], 5000);
+  assert.equal(g.offset(1), 100);
+  g.measure(5000, 0);
+  assert.equal(g.offset(5001), g.offset(5000));
+  assert.deepEqual(createGeometry().range(0, 800, 100), { start: 0, end: 0 });
 });
 
 test('@ mentions: detect the query at the caret, insert the chosen path, send only those still present', () => {

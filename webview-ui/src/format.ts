@@ -160,12 +160,6 @@ export function samePath(a: string, b: string): boolean {
   return x === y || x.endsWith(`/${y}`) || y.endsWith(`/${x}`);
 }
 
-/** The slice of a long list that is rendered: the last `limit` items; the rest sit behind "Show earlier". */
-export function visibleRange(total: number, limit: number): { start: number; hidden: number } {
-  const start = Math.max(0, total - Math.max(1, limit));
-  return { start, hidden: start };
-}
-
 /** Lines removed and added between two versions of a small file (MEMORY.md), in file order. */
 export function lineChanges(
   before: string | null,

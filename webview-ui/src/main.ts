@@ -168,14 +168,24 @@ function render(): void {
   schedulePersist();
 }
 
+// Saving serialises the whole view (O(transcript)): debounced, so a streaming answer saves when it
+// pauses, or every few seconds while it goes on, never per delta. pagehide / hidden save at once,
+// and anything newer than the saved view comes back from the host (`ready {afterSeq}`).
+const PERSIST_IDLE_MS = 400;
+const PERSIST_MAX_WAIT_MS = 4000;
 let persistTimer: ReturnType<typeof setTimeout> | undefined;
+let persistPendingSince = 0;
 function persist(): void {
   clearTimeout(persistTimer);
   persistTimer = undefined;
   vscode.setState(toSaved(state, draft));
 }
 function schedulePersist(): void {
-  if (persistTimer === undefined) persistTimer = setTimeout(persist, 400);
+  const now = performance.now();
+  if (persistTimer === undefined) persistPendingSince = now;
+  clearTimeout(persistTimer);
+  const wait = Math.min(PERSIST_IDLE_MS, persistPendingSince + PERSIST_MAX_WAIT_MS - now);
+  persistTimer = setTimeout(persist, Math.max(0, wait));
 }
 window.addEventListener('pagehide', persist);
 document.addEventListener('visibilitychange', () => {

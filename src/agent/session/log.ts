@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AgentEvent } from '../events.ts';
 import type { StoragePort } from '../host.ts';
 import type { AgentMessage } from '../messages.ts';
+import { openLog, readLines, type TrailingFragment } from './logLines.ts';
 
 // `.keel/sessions/<id>.jsonl`: the append-only source of truth (P8). Line 1 is a header; every
 // other line is one AgentEvent, written and fsynced BEFORE the event is published. Streaming
@@ -26,14 +27,6 @@ const headerSchema = z.object({
   forkBeforePrompt: z.number().int().positive().optional(),
 });
 export type SessionHeader = z.infer<typeof headerSchema>;
-
-// Events are validated by envelope; bodies come from our own writer.
-const eventSchema = z.looseObject({
-  type: z.string(),
-  seq: z.number(),
-  sessionId: z.string(),
-  ts: z.number(),
-});
 
 /**
  * The frozen prefix (system + tools) exactly as sent, logged once per session before its first model
@@ -88,91 +81,100 @@ export function createSessionLog(storage: StoragePort, logPath: string, header?:
   };
 }
 
-/** Reads a session log. A torn trailing line (crash mid-write) is moved to `<log>.torn` and cut off. */
+/** An event line's envelope (bodies come from our own writer). */
+function isEnvelope(value: unknown): value is AgentEvent | PrefixRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.type === 'string' &&
+    typeof v.seq === 'number' &&
+    typeof v.sessionId === 'string' &&
+    typeof v.ts === 'number'
+  );
+}
+
+/**
+ * Reads a session log, line by line (never the whole file as one string). A torn trailing line
+ * (crash mid-write) is moved to `<log>.torn` and cut off when `repair` is set.
+ */
 export function loadSession(logPath: string, options: { repair?: boolean } = {}): LoadedSession {
-  let text: string;
-  try {
-    text = fs.readFileSync(logPath, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`No session log at ${logPath}`);
-    throw error;
-  }
-  const lines = text.split('\n');
-  let torn = 0;
-  if (!text.endsWith('\n') && lines.length > 0) {
-    const fragment = lines.pop() ?? '';
-    if (fragment.length > 0) {
-      torn++;
-      if (options.repair) {
-        fs.appendFileSync(`${logPath}.torn`, `${fragment}\n`);
-        fs.truncateSync(logPath, Buffer.byteLength(text) - Buffer.byteLength(fragment));
-      }
-    }
-  }
-  const nonEmpty = lines.filter((l) => l.trim().length > 0);
-  const first = nonEmpty.shift();
-  if (!first) throw new Error(`Session log ${logPath} is empty`);
-  const header = headerSchema.safeParse(JSON.parse(first));
-  if (!header.success) throw new Error(`Session log ${logPath} has no valid header: ${header.error.message}`);
+  const fd = openLog(logPath);
+  let header: SessionHeader | undefined;
   const events: AgentEvent[] = [];
   const prefixes: PrefixRecord[] = [];
+  const messages: AgentMessage[] = [];
   let maxSeq = 0;
-  for (const line of nonEmpty) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      torn++;
-      continue;
-    }
-    if (!eventSchema.safeParse(parsed).success) {
-      torn++;
-      continue;
-    }
-    const record = parsed as AgentEvent | PrefixRecord;
-    maxSeq = Math.max(maxSeq, record.seq);
-    if (record.type === 'prefix') prefixes.push(record);
-    else events.push(record);
-  }
-  const messages = events.flatMap((e) => (e.type === 'message_appended' ? [e.message] : []));
-  return { header: header.data, events, prefixes, maxSeq, messages, tornLines: torn };
-}
-
-export interface SessionSummary {
-  readonly id: string;
-  readonly title: string;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  readonly messageCount: number;
-}
-
-/** Past sessions, newest first, for `--resume` and the extension's history list. */
-export function listSessions(stateDir: string): SessionSummary[] {
-  const dir = path.join(stateDir, 'sessions');
-  let names: string[];
+  let torn = 0;
+  let fragment: TrailingFragment | undefined;
+  // A tool's result is logged twice (tool_end, then the tool_result message): keep one copy of its text.
+  const resultTexts = new Map<string, string>();
   try {
-    names = fs.readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
-  } catch {
-    return [];
+    for (const { bytes } of readLines(fd, 0, (f) => {
+      fragment = f;
+    })) {
+      const line = bytes.toString('utf8');
+      if (line.trim().length === 0) continue;
+      if (!header) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          parsed = undefined;
+        }
+        const checked = headerSchema.safeParse(parsed);
+        if (!checked.success)
+          throw new Error(
+            `Session log ${logPath} has no valid header: ${parsed === undefined ? 'line 1 is not JSON' : checked.error.message}`,
+          );
+        header = checked.data;
+        continue;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        torn++;
+        continue;
+      }
+      if (!isEnvelope(parsed)) {
+        torn++;
+        continue;
+      }
+      maxSeq = Math.max(maxSeq, parsed.seq);
+      if (parsed.type === 'prefix') prefixes.push(parsed);
+      else {
+        events.push(parsed);
+        shareResultText(parsed, resultTexts);
+        if (parsed.type === 'message_appended') messages.push(parsed.message);
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
   }
-  const out: SessionSummary[] = [];
-  for (const name of names) {
-    const file = path.join(dir, name);
-    try {
-      const loaded = loadSession(file);
-      // A sub-agent's log belongs to its parent session: not a chat of its own.
-      if (loaded.header.parent) continue;
-      const firstUser = loaded.messages.find((m) => m.role === 'user');
-      out.push({
-        id: loaded.header.id,
-        title: firstUser && firstUser.role === 'user' ? firstUser.text.slice(0, 80) : '(empty session)',
-        createdAt: loaded.header.createdAt,
-        updatedAt: fs.statSync(file).mtimeMs,
-        messageCount: loaded.messages.length,
-      });
-    } catch {
-      // An unreadable log is skipped from the list, not deleted.
+  if (fragment) {
+    torn++;
+    if (options.repair) {
+      fs.appendFileSync(`${logPath}.torn`, Buffer.concat([fragment.bytes, Buffer.from('\n')]));
+      fs.truncateSync(logPath, fragment.start);
     }
   }
-  return out.sort((a, b) => b.updatedAt - a.updatedAt);
+  if (!header) throw new Error(`Session log ${logPath} is empty`);
+  return { header, events, prefixes, maxSeq, messages, tornLines: torn };
 }
+
+function shareResultText(event: AgentEvent, texts: Map<string, string>): void {
+  if (event.type === 'tool_end' && typeof event.result?.text === 'string') {
+    texts.set(event.toolUseId, event.result.text);
+    return;
+  }
+  if (event.type !== 'message_appended' || event.message.role !== 'tool_result') return;
+  const message = event.message as { toolUseId: string; result?: { text?: unknown }; content?: unknown };
+  const text = texts.get(message.toolUseId);
+  if (text === undefined) return;
+  texts.delete(message.toolUseId);
+  // Equal strings, two copies after parsing: point both at one (strings are immutable).
+  if (message.result && message.result.text === text) message.result.text = text;
+  if (message.content === text) message.content = text;
+}
+
+export { listSessions, type SessionSummary } from './sessionIndex.ts';
