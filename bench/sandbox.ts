@@ -16,6 +16,10 @@ export interface SandboxBenchRow {
   readonly sandboxedMedianMs: number;
   readonly addedMs: number;
   readonly ratio: number;
+  /** The same sandbox without the domain proxy (its own empty network namespace per command). */
+  readonly noProxyMedianMs: number;
+  /** What joining the session's proxied namespace (nsenter) costs over that. */
+  readonly proxyAddedMs: number;
 }
 
 const GOAL_ADDED_MS = 15;
@@ -40,8 +44,10 @@ export async function runSandboxBench(runs = 25): Promise<unknown> {
     sandbox.dispose();
     return { skipped: `no sandbox here: ${sandbox.status.summary}` };
   }
+  const noProxySandbox = createSandbox({ roots: [workspace], settings: { networkProxy: false } });
   const plain = createNodeShell();
   const boxed = createNodeShell({ sandbox });
+  const noProxy = createNodeShell({ sandbox: noProxySandbox });
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir() };
   const time = async (shell: typeof plain, command: string) => {
     const started = process.hrtime.bigint();
@@ -53,22 +59,28 @@ export async function runSandboxBench(runs = 25): Promise<unknown> {
   for (const command of ['true', 'git status', 'node -e 0']) {
     const a: number[] = [];
     const b: number[] = [];
+    const c: number[] = [];
     for (let i = 0; i < 3; i++) {
       await time(plain, command);
       await time(boxed, command);
+      await time(noProxy, command);
     }
     for (let i = 0; i < runs; i++) {
       a.push(await time(plain, command));
       b.push(await time(boxed, command));
+      c.push(await time(noProxy, command));
     }
     const plainMs = median(a);
     const boxedMs = median(b);
+    const noProxyMs = median(c);
     rows.push({
       command,
       plainMedianMs: round(plainMs),
       sandboxedMedianMs: round(boxedMs),
       addedMs: round(boxedMs - plainMs),
       ratio: round(boxedMs / plainMs),
+      noProxyMedianMs: round(noProxyMs),
+      proxyAddedMs: round(boxedMs - noProxyMs),
     });
   }
   // Reference: bwrap's own cost with no policy at all, through the same shell.
@@ -82,12 +94,16 @@ export async function runSandboxBench(runs = 25): Promise<unknown> {
     );
   }
   sandbox.dispose();
+  noProxySandbox.dispose();
   fs.rmSync(workspace, { recursive: true, force: true });
   const worst = Math.max(...rows.map((r) => r.addedMs));
   return {
     runs,
     rows,
     bareBwrapAddedMs: round(median(bareB) - median(bareA)),
+    networkProxy: sandbox.network.proxy
+      ? 'on (session namespace + domain proxy)'
+      : `off: ${sandbox.network.reason}`,
     goalAddedMs: GOAL_ADDED_MS,
     worstAddedMs: worst,
     pass: worst <= GOAL_ADDED_MS,

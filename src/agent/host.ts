@@ -122,7 +122,7 @@ export interface SandboxedArgv {
   /** Close the descriptors: call right after spawn. */
   release(): void;
   /** After the process exited: refusals seen on disk (a hook planted in a .git made meanwhile). */
-  settle(): SandboxDenial[];
+  settle(outcome?: { readonly failed: boolean }): SandboxDenial[];
 }
 
 export interface SandboxPort {
@@ -132,7 +132,14 @@ export interface SandboxPort {
    * verify commands, MCP stdio servers); undefined when there is no sandbox (tier none). Spawn it
    * detached (its own session, no terminal), pass `fds` as stdio[3…], call release() after spawn.
    */
-  wrap(argv: readonly string[], options: { cwd: string; network?: boolean }): SandboxedArgv | undefined;
+  wrap(
+    argv: readonly string[],
+    options: {
+      cwd: string;
+      network?: boolean /** Extra writable folders (an MCP server's npm cache). */;
+      writable?: readonly string[];
+    },
+  ): SandboxedArgv | undefined;
   /** Refusals visible in a finished command's output (stderr patterns + the deny lists). */
   explain(output: {
     stdout: string;

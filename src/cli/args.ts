@@ -8,6 +8,7 @@ export const USAGE = `Usage:
            [--mcp-config FILE]... [--job-wait SECONDS] PROMPT
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
+  keel eval --from-session SESSION-ID OUT-DIR [--workspace DIR]
   keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
            [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
   keel doctor [--sandbox on|off|required]
@@ -137,6 +138,9 @@ const evalSchema = z.object({
   retryInfra: z.string().regex(/^\d+$/, '--retry-infra must be a whole number').transform(Number).optional(),
   out: z.string().min(1).optional(),
   emulator: z.boolean(),
+  /** `--from-session ID`: `suite` is then the OUT-DIR to write the task into. */
+  fromSession: z.string().min(1).optional(),
+  workspace: z.string().min(1).optional(),
 });
 export type EvalArgs = z.infer<typeof evalSchema>;
 
@@ -174,8 +178,14 @@ function parseEval(rest: readonly string[]): EvalArgs {
     'retry-infra': { type: 'string' },
     out: { type: 'string' },
     emulator: { type: 'boolean' },
+    'from-session': { type: 'string' },
+    workspace: { type: 'string' },
   });
   const v = parsed.values as Record<string, string | boolean | undefined>;
+  if (v['from-session'] !== undefined && parsed.positionals.length !== 1)
+    throw new UsageError(
+      'keel eval --from-session SESSION-ID takes one OUT-DIR (the suite to write the task into)',
+    );
   if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
   return check(evalSchema, {
     command: 'eval',
@@ -189,6 +199,8 @@ function parseEval(rest: readonly string[]): EvalArgs {
     retryInfra: v['retry-infra'],
     out: v.out,
     emulator: v.emulator === true,
+    fromSession: v['from-session'],
+    workspace: v.workspace,
   });
 }
 

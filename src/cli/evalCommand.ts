@@ -54,7 +54,37 @@ function stamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
+/** `keel eval --from-session SESSION-ID OUT-DIR`: writes the task; the user fills in its grader. */
+async function fromSessionCommand(args: EvalArgs & { fromSession: string }): Promise<number> {
+  const { createTaskFromSession, FromSessionError } = await import('../agent/eval/fromSession.ts');
+  const root = fs.realpathSync(path.resolve(args.workspace ?? process.cwd()));
+  try {
+    const made = createTaskFromSession({
+      root,
+      stateDir: path.join(root, '.keel'),
+      session: args.fromSession,
+      outDir: args.suite,
+    });
+    for (const warning of made.warnings) process.stderr.write(`keel: warning: ${warning}\n`);
+    process.stdout.write(
+      [
+        `Wrote ${made.taskFile}`,
+        `  fixture: ${made.fixtureDir} (the workspace before the session: ${made.restored} file(s) put back, ${made.removed} created by the session left out)`,
+        `Next: replace the placeholder command grader (marked TODO) in the task file, then: keel eval ${args.suite}`,
+      ].join('\n') + '\n',
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof FromSessionError) {
+      process.stderr.write(`keel: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
 export async function evalCommand(args: EvalArgs): Promise<number> {
+  if (args.fromSession !== undefined) return fromSessionCommand({ ...args, fromSession: args.fromSession });
   let suite: ReturnType<typeof loadSuite>;
   let provider: ModelProvider | undefined;
   try {

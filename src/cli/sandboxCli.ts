@@ -1,5 +1,6 @@
 import type { Host } from '../agent/host.ts';
-import { probeSandbox } from '../agent/safety/sandbox/probe.ts';
+import { findExecutable, probeSandbox } from '../agent/safety/sandbox/probe.ts';
+import { allowedDomainsFor } from '../agent/safety/sandbox/domains.ts';
 import {
   DEFAULT_DENY_READ,
   type SandboxSettingsInput,
@@ -36,15 +37,27 @@ export function sandboxNotice(host: Host): string | undefined {
 export function doctorReport(flag: SandboxFlag | undefined): { text: string; ok: boolean } {
   const settings = sandboxSettingsSchema.parse(sandboxSettings(flag));
   const status = probeSandbox({ bwrapPath: settings.bwrapPath, enabled: settings.enabled });
-  const lines = [`Sandbox: ${status.tier === 'none' ? 'unavailable' : status.tier}`, `  ${status.summary}`];
+  const proxy =
+    status.tier === 'bwrap' &&
+    settings.networkProxy &&
+    findExecutable(settings.socatPath) !== undefined &&
+    findExecutable('nsenter') !== undefined;
+  const summary = proxy
+    ? status.summary.replace('no network,', "network only through Keel's domain proxy,")
+    : status.summary;
+  const lines = [`Sandbox: ${status.tier === 'none' ? 'unavailable' : status.tier}`, `  ${summary}`];
   for (const check of status.checks)
     lines.push(`  [${check.ok ? 'ok' : 'no'}] ${check.name}: ${check.detail}`);
   if (status.fix) lines.push(`  Fix: ${status.fix}`);
   lines.push(
     `  Fail if unavailable: ${settings.failIfUnavailable ? 'yes' : 'no'}`,
     `  Unreadable inside the sandbox: ${settings.denyRead.length === DEFAULT_DENY_READ.length ? 'the default secrets list' : 'a custom list'} (${settings.denyRead.slice(0, 6).join(', ')}, …)`,
-    '  Network: off inside the sandbox; commands that need it ask and then run sandboxed with the network.',
-    '  Domain allow-list proxy: not built; macOS sandbox-exec: not built; native Windows: unsandboxed (use WSL2).',
+    status.tier === 'none'
+      ? '  Network: unconfined (no sandbox); network commands ask through the command policy.'
+      : proxy
+        ? `  Network: only through Keel's domain-filtering proxy; allowed without asking: ${allowedDomainsFor({ roots: [process.cwd()] }, settings).join(', ') || '(none: no registry configured, no KEEL_ALLOWED_DOMAINS)'}; others ask.`
+        : `  Network: off inside the sandbox (${settings.networkProxy ? `${findExecutable(settings.socatPath) ? 'nsenter' : settings.socatPath} not found: install socat for the domain allow-list` : 'proxy turned off'}); commands that need it ask and then run sandboxed with the network.`,
+    '  macOS sandbox-exec: not built; Landlock-only tier: not built; native Windows: unsandboxed (use WSL2).',
   );
   return { text: lines.join('\n'), ok: status.tier !== 'none' };
 }

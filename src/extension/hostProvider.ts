@@ -14,6 +14,7 @@ function sandboxSettingsFor(s: KeelSettings['sandbox']) {
     enabled: s.enabled,
     failIfUnavailable: s.failIfUnavailable,
     ...(s.denyRead ? { denyRead: s.denyRead } : {}),
+    ...(s.allowedDomains ? { allowedDomains: s.allowedDomains } : {}),
   };
 }
 

@@ -25,7 +25,13 @@ export interface KeelSettings {
   readonly maxTurns?: number | undefined;
   readonly contextWindow?: number | undefined;
   /** The OS sandbox for commands (machine-scoped: a workspace cannot turn it off). */
-  readonly sandbox: { enabled: boolean; failIfUnavailable: boolean; denyRead?: string[] | undefined };
+  readonly sandbox: {
+    enabled: boolean;
+    failIfUnavailable: boolean;
+    denyRead?: string[] | undefined;
+    /** Added to the built-in allow-list of the network proxy. */
+    allowedDomains?: string[] | undefined;
+  };
   /** Disk budget for per-prompt checkpoints; older sessions' checkpoints are pruned past it. */
   readonly checkpointBudgetMB?: number | undefined;
 }
@@ -59,7 +65,7 @@ export function parseSettings(raw: {
   editReview?: unknown;
   maxTurns?: unknown;
   contextWindow?: unknown;
-  sandbox?: { enabled?: unknown; failIfUnavailable?: unknown; denyRead?: unknown };
+  sandbox?: { enabled?: unknown; failIfUnavailable?: unknown; denyRead?: unknown; allowedDomains?: unknown };
   checkpointBudgetMB?: unknown;
 }): KeelSettings {
   const approvals = {} as Record<ApprovalCategory, ApprovalPolicy>;
@@ -79,6 +85,10 @@ export function parseSettings(raw: {
       denyRead:
         Array.isArray(raw.sandbox?.denyRead) && raw.sandbox.denyRead.every(nonEmpty)
           ? [...raw.sandbox.denyRead]
+          : undefined,
+      allowedDomains:
+        Array.isArray(raw.sandbox?.allowedDomains) && raw.sandbox.allowedDomains.every(nonEmpty)
+          ? [...raw.sandbox.allowedDomains]
           : undefined,
     },
     checkpointBudgetMB: positiveInt(raw.checkpointBudgetMB),
@@ -113,6 +123,7 @@ export function readSettings(): KeelSettings {
       enabled: userValue(c, 'sandbox.enabled'),
       failIfUnavailable: userValue(c, 'sandbox.failIfUnavailable'),
       denyRead: userValue(c, 'sandbox.denyRead'),
+      allowedDomains: userValue(c, 'sandbox.allowedDomains'),
     },
     checkpointBudgetMB: c.get('checkpoints.budgetMB') ?? undefined,
   });

@@ -2,7 +2,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ApprovalsPort, DirEntry, FileStat, Host, WorkspacePort } from '../agent/host.ts';
-import { createNodeStorage, createNodeWorkspace, ensureStateDir } from '../agent/node/nodeHost.ts';
+import {
+  createNodeStorage,
+  createNodeWorkspace,
+  ensureStateDir,
+  sandboxAudit,
+} from '../agent/node/nodeHost.ts';
 import { createNodeShell } from '../agent/node/nodeShell.ts';
 import { createSandbox } from '../agent/safety/sandbox/sandbox.ts';
 import type { SandboxSettingsInput } from '../agent/safety/sandbox/settings.ts';
@@ -187,7 +192,13 @@ export function createVscodeHost(options: VscodeHostOptions): Host {
   const stateDir = path.join(primary, '.keel');
   ensureStateDir(stateDir);
   const sandbox = options.sandbox
-    ? createSandbox({ settings: options.sandbox, roots: roots.map((r) => fs.realpathSync(r)), stateDir })
+    ? createSandbox({
+        settings: options.sandbox,
+        roots: roots.map((r) => fs.realpathSync(r)),
+        stateDir,
+        approvals: options.approvals,
+        audit: sandboxAudit(stateDir),
+      })
     : undefined;
   if (sandbox) process.once('exit', () => sandbox.dispose());
   return {

@@ -289,7 +289,15 @@ describe('keel run crash recovery during a tool call', () => {
     const killed = await child.result;
     const id = sessionIdFrom(killed.stderr);
     // A SIGKILLed parent cannot take its children along; clean up the orphan this test created.
-    for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');
+    // Sandboxed, the command's bwrap wrappers carry the marker too and die with their parent:
+    // one already gone is not an error.
+    for (const pid of processesWith(`sleep ${marker}`)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
 
     emu.setScenario({
       replies: [

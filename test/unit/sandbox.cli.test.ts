@@ -172,6 +172,33 @@ describe('OS sandbox through keel run --approve never', {
     assert.ok(!JSON.stringify(emu.requests.map((r) => r.body)).includes(SECRET));
   });
 
+  test('a script reaching a domain off the allow-list goes through the proxy, is refused under --approve never (403) and is audited', {
+    skip: !fs.existsSync('/usr/bin/socat') && 'no socat',
+  }, async () => {
+    const ws = workspace('proxy', true);
+    const { run, bash } = await session(
+      ws,
+      writeAndRun({
+        'fetch.py':
+          "import urllib.request\ntry:\n    urllib.request.urlopen('http://not-allowed.example/data')\nexcept Exception as e:\n    print(e, getattr(e, 'read', lambda: b'')().decode())\n    raise SystemExit(1)\n",
+      }),
+    );
+    assert.match(run.stderr.split('\n')[0] ?? '', /network only through Keel's domain proxy/);
+    assertDenied(bash[0], 'not-allowed.example:80', 'domain off the allow-list');
+    assert.match(bash[0]?.result.text ?? '', /HTTP Error 403/);
+    assert.match(bash[0]?.result.text ?? '', /network access to not-allowed\.example was refused/);
+    const audit = fs
+      .readFileSync(path.join(ws, '.keel', 'audit.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.type === 'network_decision');
+    assert.deepEqual(
+      audit.map((e) => [e.domain, e.decision, e.method]),
+      [['not-allowed.example', 'deny', 'GET']],
+    );
+  });
+
   test('a .git that appears during the session gets its hooks pinned too', async () => {
     const ws = workspace('late-git', false);
     const { bash } = await session(ws, [

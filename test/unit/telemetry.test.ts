@@ -280,3 +280,55 @@ test('with no endpoint set, a run loads no OpenTelemetry module (and with one, i
   assert.equal(on.code, 0, on.stderr);
   assert.match(fs.readFileSync(logOn, 'utf8'), /@opentelemetry\/sdk-trace/);
 });
+
+test('a sub-agent is an invoke_agent span under the Task call, with its chat and tool spans under it', async () => {
+  emu.setScenario({
+    replies: [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Task',
+            input: { description: 'Find the file', prompt: 'CHILD-OTEL: where is a.txt?', mode: 'explore' },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'done' }] },
+    ],
+    threads: [
+      {
+        firstUserContains: 'CHILD-OTEL',
+        replies: [
+          { content: [{ type: 'tool_use', name: 'Glob', input: { pattern: '*.txt' } }] },
+          { content: [{ type: 'text', text: '## Summary\nIt is a.txt.' }] },
+        ],
+      },
+    ],
+  });
+  received.length = 0;
+  const ws = tempWorkspace({ 'a.txt': 'alpha\n' });
+  const run = await runKeelWith(
+    [],
+    ['run', '--workspace', ws, '--approve', 'all', 'Delegate the search'],
+    otelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const spans = spansOf(received);
+  assert.equal(new Set(spans.map((s) => s.traceId)).size, 1, 'one trace');
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const root = spans.find((s) => s.name === 'invoke_agent keel')!;
+  const taskSpan = spans.find((s) => s.name === 'execute_tool Task')!;
+  assert.equal(taskSpan.parentSpanId, root.spanId);
+  const sub = spans.find((s) => s.name === 'invoke_agent Find the file');
+  assert.ok(sub, `spans: ${spans.map((s) => s.name).join(', ')}`);
+  assert.equal(sub.parentSpanId, taskSpan.spanId, 'the sub-agent is a child of the Task tool span');
+  assert.equal(attr(sub, 'gen_ai.operation.name'), 'invoke_agent');
+  assert.match(String(attr(sub, 'gen_ai.agent.id')), /-sub-/);
+  const glob = spans.find((s) => s.name === 'execute_tool Glob')!;
+  assert.equal(glob.parentSpanId, sub.spanId);
+  const subChats = spans.filter((s) => s.name.startsWith('chat ') && s.parentSpanId === sub.spanId);
+  assert.equal(subChats.length, 2, 'both sub-agent model calls under the sub-agent');
+  const mainChats = spans.filter((s) => s.name.startsWith('chat ') && s.parentSpanId === root.spanId);
+  assert.equal(mainChats.length, 2);
+  assert.ok(byId.size === spans.length);
+});

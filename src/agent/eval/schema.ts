@@ -95,6 +95,9 @@ export const taskFileSchema = z.strictObject({
 });
 export type TaskFile = z.infer<typeof taskFileSchema>;
 
+/** In the placeholder grader `--from-session` writes: a task whose grader still has it is refused. */
+export const PLACEHOLDER_MARKER = 'TODO(keel-from-session)';
+
 export interface EvalTask extends TaskFile {
   /** Absolute fixture directory. */
   readonly fixtureDir: string;
@@ -182,6 +185,12 @@ export function loadSuite(dir: string): EvalSuite {
     if (raw === undefined) continue;
     const task = check(taskFileSchema, raw, rel, problems);
     if (!task) continue;
+    task.graders.forEach((g, i) => {
+      if (g.type === 'command' && g.run.includes(PLACEHOLDER_MARKER))
+        problems.push(
+          `${rel}: graders[${i}].run: still the placeholder written by --from-session; replace it with the command that checks the task (e.g. "npm test") before running the suite`,
+        );
+    });
     const fixtureDir = path.resolve(suiteDir, task.fixture);
     if (!fs.existsSync(fixtureDir) || !fs.statSync(fixtureDir).isDirectory())
       problems.push(`${rel}: fixture: ${task.fixture} is not a directory (relative to the suite)`);

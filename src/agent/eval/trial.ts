@@ -217,6 +217,19 @@ export async function runTrial(
       options.signal,
     );
     const sessionId = /keel: session (\S+)/.exec(proc.stderr)?.[1];
+    // Past timeout_s the trial is the model's failure (it did not finish in time), whatever else
+    // is missing: never infra_error.
+    const timedOut = () =>
+      result({
+        sessionId,
+        log: undefined,
+        facts: undefined,
+        exitCode: proc.code,
+        status: 'failed',
+        reason: `timed out after ${task.timeout_s} s${sessionId ? '' : ' (before a session started)'}`,
+        graders: [],
+      });
+    if (!sessionId && proc.timedOut) return timedOut();
     if (!sessionId) {
       return infra(
         `keel exited (${proc.signal ?? proc.code}) before a session started: ${proc.stderr.trim().slice(-400)}`,
@@ -228,6 +241,7 @@ export async function runTrial(
     try {
       fs.copyFileSync(logSource, path.join(options.outDir, logRel));
     } catch (error) {
+      if (proc.timedOut) return timedOut();
       return infra(`the session log is missing: ${(error as Error).message}`, {
         sessionId,
         exitCode: proc.code,

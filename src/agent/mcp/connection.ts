@@ -10,7 +10,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { McpTransportSpec } from './config.ts';
-import { createStdioServerTransport, type StdioServerTransport } from './spawn.ts';
+import type { SandboxPort } from '../host.ts';
+import { traceEnv } from '../telemetry/propagation.ts';
+import { createStdioServerTransport, type StdioServerTransport, spawnMcpServer } from './spawn.ts';
 
 // One live connection to one MCP server, on the official SDK. The manager imports this module
 // dynamically, the first time a server has to start: a session without MCP never loads the SDK.
@@ -63,14 +65,17 @@ export function classifyCallError(error: unknown): 'timeout' | 'closed' | 'other
 
 const CLIENT_INFO = { name: 'keel', version: '0.1.0' };
 
-function makeTransport(spec: McpTransportSpec): Transport {
+function makeTransport(spec: McpTransportSpec, sandbox: SandboxPort | undefined): Transport {
   if (spec.type === 'stdio') {
-    return createStdioServerTransport({
-      command: spec.command,
-      args: spec.args,
-      env: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, String(v)])),
-      cwd: spec.cwd ?? process.cwd(),
-    });
+    return createStdioServerTransport(
+      {
+        command: spec.command,
+        args: spec.args,
+        env: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, String(v)])),
+        cwd: spec.cwd ?? process.cwd(),
+      },
+      (s) => spawnMcpServer(s, sandbox),
+    );
   }
   const init = { requestInit: { headers: { ...spec.headers } } };
   return spec.type === 'sse'
@@ -108,9 +113,9 @@ function withTimeout<T>(
 
 export async function connectMcpServer(
   spec: McpTransportSpec,
-  options: { startTimeoutMs: number; signal?: AbortSignal },
+  options: { startTimeoutMs: number; signal?: AbortSignal; sandbox?: SandboxPort },
 ): Promise<McpConnection> {
-  const transport = makeTransport(spec);
+  const transport = makeTransport(spec, options.sandbox);
   const stdio = spec.type === 'stdio' ? (transport as StdioServerTransport) : undefined;
   const tail = () => stdio?.stderrTail() ?? '';
   const client = new Client(CLIENT_INFO, { capabilities: {} });
@@ -209,12 +214,19 @@ export async function connectMcpServer(
         ? (p: { progress: number; total?: number; message?: string }) =>
             onProgress(`${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`)
         : undefined;
+      // The running tool call's W3C trace context rides in `_meta` (as MCP's OpenTelemetry
+      // conventions put it), so a traced server's spans join Keel's trace.
+      const traceparent = traceEnv().TRACEPARENT;
       try {
-        return (await client.callTool({ name, arguments: args }, undefined, {
-          timeout: timeoutMs,
-          signal: local.signal,
-          ...(onprogress ? { onprogress } : {}),
-        })) as CallToolResult;
+        return (await client.callTool(
+          { name, arguments: args, ...(traceparent ? { _meta: { traceparent } } : {}) },
+          undefined,
+          {
+            timeout: timeoutMs,
+            signal: local.signal,
+            ...(onprogress ? { onprogress } : {}),
+          },
+        )) as CallToolResult;
       } finally {
         signal.removeEventListener('abort', forward);
       }

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpPort } from '../host.ts';
+import type { McpPort, SandboxPort } from '../host.ts';
 import { ToolFailure } from '../tools/protocol.ts';
 import { describeTransport, McpConfigError, type McpServerConfig, resolveTransport } from './config.ts';
 import type { McpConnection, McpToolInfo } from './connection.ts';
@@ -33,6 +33,8 @@ export interface McpManagerOptions {
   readonly servers: readonly McpServerConfig[];
   readonly port: McpPort;
   readonly workspaceFolder: string;
+  /** The session's OS sandbox: stdio servers run inside it. */
+  readonly sandbox?: SandboxPort;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly startTimeoutMs?: number;
   readonly callTimeoutMs?: number;
@@ -195,6 +197,7 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
       connection = await module.connectMcpServer(spec, {
         startTimeoutMs: entry.config.startTimeoutMs ?? startTimeoutMs,
         ...(signal ? { signal } : {}),
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       });
     } catch (error) {
       if (signal?.aborted) {

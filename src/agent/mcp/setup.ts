@@ -63,6 +63,7 @@ export function setupSessionMcp(host: Host, options: { readonly readOnly: boolea
     servers,
     port,
     workspaceFolder: root,
+    ...(host.shell.sandbox ? { sandbox: host.shell.sandbox } : {}),
     ...(host.log ? { log: host.log } : {}),
     onConnected: (config, connection) => {
       const gist = connection.instructions ? instructionsGist(connection.instructions) : undefined;

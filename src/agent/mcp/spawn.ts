@@ -1,6 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { SandboxPort } from '../host.ts';
 
 // Every stdio MCP server process starts here, in `spawnMcpServer` — one function, so an OS sandbox
 // can wrap it (the command sandbox does the same for Bash). The transport below speaks the MCP stdio
@@ -33,15 +37,44 @@ export function serverEnvironment(extra: Readonly<Record<string, string>>): Reco
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
-/** The one place a stdio MCP server process is created. */
-export function spawnMcpServer(spec: McpSpawnSpec): ChildProcess {
-  const child = spawn(spec.command, [...spec.args], {
-    cwd: spec.cwd,
-    env: serverEnvironment(spec.env),
-    stdio: ['pipe', 'pipe', 'pipe'],
-    detached: process.platform !== 'win32',
-    windowsHide: true,
-  });
+/**
+ * Where sandboxed servers keep npm's cache (`npx -y some-server` must write one): Keel's own, never the
+ * user's `~/.npm`, which unsandboxed npm runs would later trust.
+ */
+export function sandboxedNpmCache(home: string = os.homedir()): string {
+  return path.join(home, '.keel', 'npm-cache');
+}
+
+/**
+ * The one place a stdio MCP server process is created. With an OS sandbox it runs confined like a
+ * command: writes only in the workspace, its temp dir and Keel's npm cache; network only through the
+ * domain proxy (or none); secrets unreadable.
+ */
+export function spawnMcpServer(spec: McpSpawnSpec, sandbox?: SandboxPort): ChildProcess {
+  if (sandbox?.info.tier === 'none' && sandbox.info.failIfUnavailable)
+    throw new Error(
+      `not started: no OS sandbox is available (${sandbox.info.reason ?? 'unavailable'}) and keel.sandbox.failIfUnavailable is set`,
+    );
+  const env = serverEnvironment(spec.env);
+  let wrapped: ReturnType<SandboxPort['wrap']>;
+  if (sandbox && sandbox.info.tier !== 'none') {
+    const npmCache = sandboxedNpmCache();
+    fs.mkdirSync(npmCache, { recursive: true });
+    wrapped = sandbox.wrap([spec.command, ...spec.args], { cwd: spec.cwd, writable: [npmCache] });
+    if (wrapped) Object.assign(env, { npm_config_cache: npmCache }, wrapped.env);
+  }
+  let child: ChildProcess;
+  try {
+    child = spawn(wrapped?.file ?? spec.command, [...(wrapped?.args ?? spec.args)], {
+      cwd: spec.cwd,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe', ...(wrapped?.fds ?? [])],
+      detached: process.platform !== 'win32',
+      windowsHide: true,
+    });
+  } finally {
+    wrapped?.release();
+  }
   live.add(child);
   child.on('close', () => live.delete(child));
   if (!exitHookInstalled) {
@@ -82,6 +115,7 @@ export function createStdioServerTransport(
   spec: McpSpawnSpec,
   spawnServer: (spec: McpSpawnSpec) => ChildProcess = spawnMcpServer,
 ): StdioServerTransport {
+  // (A sandboxed server: pass `(s) => spawnMcpServer(s, sandbox)`.)
   let child: ChildProcess | undefined;
   let buffer = '';
   let stderr = '';

@@ -9,6 +9,7 @@ import type {
   StoragePort,
   WorkspacePort,
 } from '../host.ts';
+import { auditPath, createAuditLog } from '../safety/audit.ts';
 import { createSandbox, type Sandbox } from '../safety/sandbox/sandbox.ts';
 import type { SandboxSettingsInput } from '../safety/sandbox/settings.ts';
 import { createNodeShell } from './nodeShell.ts';
@@ -147,6 +148,12 @@ export function ensureStateDir(stateDir: string): void {
   if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '*\n');
 }
 
+/** The sandbox's own audit lines (the proxy's domain decisions) in `<stateDir>/audit.jsonl`. */
+export function sandboxAudit(stateDir: string): (entry: Record<string, unknown>) => void {
+  const log = createAuditLog(createNodeStorage(), auditPath(stateDir), Date.now);
+  return (entry) => log.write({ type: 'network_decision', ...entry });
+}
+
 /**
  * The sandbox is made (bubblewrap probed, a temp dir created) when something first asks for it — a
  * command, `keel run`'s notice — not with the host: `keel tool LS` never pays for the probe.
@@ -183,7 +190,15 @@ export function createNodeHost(options: NodeHostOptions): Host {
   ensureStateDir(stateDir);
   const settings = options.sandbox;
   const sandbox = settings
-    ? lazySandbox(() => createSandbox({ settings, roots: workspace.roots, stateDir }))
+    ? lazySandbox(() =>
+        createSandbox({
+          settings,
+          roots: workspace.roots,
+          stateDir,
+          approvals: options.approvals,
+          audit: sandboxAudit(stateDir),
+        }),
+      )
     : undefined;
   if (sandbox) process.once('exit', () => sandbox.dispose());
   return {

@@ -166,7 +166,7 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
           let denials: SandboxDenial[] = [];
           if (wrapped && sandbox) {
             try {
-              denials = wrapped.settle();
+              denials = wrapped.settle({ failed: exit?.code !== 0 });
             } catch (error) {
               denials = [
                 {

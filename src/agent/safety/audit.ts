@@ -15,7 +15,8 @@ export interface AuditEntry {
     | 'command'
     | 'file_change'
     | 'policy_block'
-    | 'mcp_call';
+    | 'mcp_call'
+    | 'network_decision';
   readonly [key: string]: unknown;
 }
 

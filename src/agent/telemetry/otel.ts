@@ -13,7 +13,8 @@ import { setActiveTraceparent } from './propagation.ts';
 
 // OpenTelemetry export of a session's events, following the GenAI semantic conventions:
 // `invoke_agent keel` per run, `chat {model}` per model call and `execute_tool {name}` per tool call,
-// both children of the run. Loaded only through a dynamic import when an endpoint is configured.
+// both children of the run; a sub-agent (Task) is an `invoke_agent` span under its Task call's span,
+// with its own chat and tool spans under it. Loaded only through a dynamic import when an endpoint is configured.
 // The provider is private (never registered globally), so nothing else in the process starts
 // exporting by accident.
 
@@ -75,6 +76,10 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
   let pendingChat: Span | undefined;
   const tools = new Map<string, Span>();
   const content = config.includeContent;
+  // Sub-agents (Task): an `invoke_agent` span under the parent's `execute_tool Task` span, with the
+  // sub-agent's model calls and tool calls under it. Its tool events carry no call id: open spans
+  // are matched by name, oldest first.
+  const subagents = new Map<string, { span: Span; ctx: Context; tools: { name: string; span: Span }[] }>();
 
   const startRun = (e: Extract<AgentEvent, { type: 'agent_start' }>) => {
     const attributes: Attributes = {
@@ -108,6 +113,33 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
         break;
       case 'model_call': {
         if (!run) break;
+        const sub = e.record.agent ? subagents.get(e.record.agent) : undefined;
+        if (sub) {
+          const r = e.record;
+          tracer
+            .startSpan(
+              `chat ${r.model}`,
+              {
+                kind: SpanKind.CLIENT,
+                startTime: e.ts - r.latency_ms,
+                attributes: {
+                  'gen_ai.operation.name': 'chat',
+                  'gen_ai.provider.name': PROVIDER,
+                  'gen_ai.request.model': r.model,
+                  'gen_ai.response.model': r.model,
+                  'gen_ai.usage.input_tokens': r.input + r.cache_read + r.cache_write,
+                  'gen_ai.usage.output_tokens': r.output,
+                  'gen_ai.usage.cache_read.input_tokens': r.cache_read,
+                  'gen_ai.usage.cache_creation.input_tokens': r.cache_write,
+                  'keel.prefix_hash': r.prefix_hash,
+                  'keel.cost_usd': r.cost_usd,
+                },
+              },
+              sub.ctx,
+            )
+            .end(e.ts);
+          break;
+        }
         endChat();
         const r = e.record;
         pendingChat = tracer.startSpan(
@@ -205,8 +237,86 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
         span.end(e.ts);
         break;
       }
+      case 'subagent_start': {
+        const parentTool = tools.get(e.toolUseId);
+        if (!run || !parentTool) break;
+        const parentCtx = trace.setSpan(run.ctx, parentTool);
+        const span = tracer.startSpan(
+          `invoke_agent ${e.description}`,
+          {
+            kind: SpanKind.INTERNAL,
+            startTime: e.ts,
+            attributes: {
+              'gen_ai.operation.name': 'invoke_agent',
+              'gen_ai.provider.name': PROVIDER,
+              'gen_ai.agent.name': 'keel-subagent',
+              'gen_ai.agent.id': e.agentId,
+              'gen_ai.agent.description': e.description,
+              'keel.subagent.mode': e.mode,
+            },
+          },
+          parentCtx,
+        );
+        subagents.set(e.agentId, { span, ctx: trace.setSpan(parentCtx, span), tools: [] });
+        break;
+      }
+      case 'subagent_tool': {
+        const sub = subagents.get(e.agentId);
+        if (!sub) break;
+        if (e.phase === 'start') {
+          const attributes: Attributes = {
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': e.name,
+            'gen_ai.tool.type': 'function',
+          };
+          if (content && e.input !== undefined)
+            attributes['gen_ai.tool.call.arguments'] = JSON.stringify(e.input);
+          const span = tracer.startSpan(
+            `execute_tool ${e.name}`,
+            { kind: SpanKind.INTERNAL, startTime: e.ts, attributes },
+            sub.ctx,
+          );
+          sub.tools.push({ name: e.name, span });
+          // Commands and MCP requests of this call join the sub-agent's branch of the trace.
+          setActiveTraceparent(traceparentOf(span));
+          break;
+        }
+        const index = sub.tools.findIndex((t) => t.name === e.name);
+        if (index < 0) break;
+        const [open] = sub.tools.splice(index, 1);
+        if (!open) break;
+        if (e.status === 'error') {
+          open.span.setAttribute('error.type', e.errorCode ?? 'error');
+          open.span.setStatus({
+            code: SpanStatusCode.ERROR,
+            ...(e.errorCode ? { message: e.errorCode } : {}),
+          });
+        }
+        open.span.end(e.ts);
+        const parentTool = tools.get(e.toolUseId);
+        setActiveTraceparent(parentTool ? traceparentOf(parentTool) : undefined);
+        break;
+      }
+      case 'subagent_end': {
+        const sub = subagents.get(e.agentId);
+        if (!sub) break;
+        subagents.delete(e.agentId);
+        for (const t of sub.tools) t.span.end(e.ts);
+        sub.span.setAttribute('keel.run.status', e.status);
+        sub.span.setAttribute('keel.cost_usd', e.costUsd);
+        sub.span.setAttribute('keel.turns', e.turns);
+        if (e.status === 'failed')
+          sub.span.setStatus({ code: SpanStatusCode.ERROR, message: 'sub-agent failed' });
+        sub.span.end(e.ts);
+        break;
+      }
       case 'agent_end': {
         if (!run) break;
+        for (const sub of subagents.values()) {
+          for (const t of sub.tools) t.span.end(e.ts);
+          sub.span.end(e.ts);
+        }
+        subagents.clear();
         endChat();
         for (const span of tools.values()) span.end(e.ts);
         tools.clear();

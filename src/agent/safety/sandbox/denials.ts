@@ -129,7 +129,7 @@ export function explainOutput(input: ExplainInput): SandboxDenial[] {
 }
 
 const BOUNDARY =
-  'Boundary: writes only in the workspace and $TMPDIR (.git/hooks, .git/config, .keel/ read-only); secrets on the deny list unreadable; no network (loopback included); no Unix sockets.';
+  "Boundary: writes only in the workspace and $TMPDIR (.git/hooks, .git/config, .keel/ read-only); secrets on the deny list unreadable; no direct network (loopback included; HTTP(S) only through Keel's domain proxy, when on); no Unix sockets.";
 
 /** The short structured block the model reads. */
 export function renderDenials(denials: readonly SandboxDenial[]): string {

@@ -1,10 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { SandboxDenial, SandboxedArgv, SandboxInfo, SandboxPort } from '../../host.ts';
+import type { ApprovalsPort, SandboxDenial, SandboxedArgv, SandboxInfo, SandboxPort } from '../../host.ts';
 import { explainOutput } from './denials.ts';
+import { allowedDomainsFor, createDomainPolicy, WORKSPACE_NETWORK_FILE } from './domains.ts';
 import { activeHooks, findGitDirs, type GitDirs } from './gitDirs.ts';
-import { probeSandbox, type SandboxStatus } from './probe.ts';
+import { type NetworkHolder, PROXY_PORT, startNetworkHolder } from './netns.ts';
+import { findExecutable, probeSandbox, type SandboxStatus } from './probe.ts';
+import { type DomainProxy, type ProxyDenial, startDomainProxy } from './proxy.ts';
 import { seccompProgram } from './seccomp.ts';
 import {
   resolveDenyPath,
@@ -31,6 +34,12 @@ export interface SandboxOptions {
   readonly tmpBase?: string;
   /** A status probed earlier (tests, doctor); probed now when absent. */
   readonly status?: SandboxStatus;
+  /** Asks about a domain not on the allow-list (the host's approvals); absent = such domains are refused. */
+  readonly approvals?: ApprovalsPort;
+  /** Where the proxy's domain decisions are recorded (the audit log). */
+  readonly audit?: (entry: Record<string, unknown>) => void;
+  /** Where the proxy really connects for a host name (tests: reserved `*.test` names → loopback). */
+  readonly resolveHost?: (host: string) => string;
 }
 
 export interface Sandbox extends SandboxPort {
@@ -39,7 +48,86 @@ export interface Sandbox extends SandboxPort {
   readonly tempDir: string | undefined;
   /** Paths on the deny list, absolute. */
   readonly denyRead: readonly string[];
+  /** Network inside the sandbox: through the domain proxy, or none (with why). */
+  readonly network: { readonly proxy: boolean; readonly reason?: string };
   dispose(): void;
+}
+
+const PROXY_URL = `http://127.0.0.1:${PROXY_PORT}`;
+const PROXY_ENV: Readonly<Record<string, string>> = {
+  HTTP_PROXY: PROXY_URL,
+  HTTPS_PROXY: PROXY_URL,
+  ALL_PROXY: PROXY_URL,
+  http_proxy: PROXY_URL,
+  https_proxy: PROXY_URL,
+  all_proxy: PROXY_URL,
+  // Servers a command starts inside the sandbox are reached directly.
+  NO_PROXY: 'localhost,127.0.0.1,::1',
+  no_proxy: 'localhost,127.0.0.1,::1',
+  // Node's own fetch honours the variables only when asked to (Node ≥ 22.21 / 24).
+  NODE_USE_ENV_PROXY: '1',
+  // Version checks nobody asked for would each be a question about a registry.
+  npm_config_update_notifier: 'false',
+  NO_UPDATE_NOTIFIER: '1',
+};
+
+interface NetworkFilter {
+  readonly proxy: DomainProxy;
+  readonly holder: NetworkHolder;
+  readonly nsenter: string;
+  readonly denials: (ProxyDenial & { seq: number })[];
+  seq: number;
+}
+
+/** The domain proxy and the namespace bridging it in, or why there is none. */
+function startNetworkFilter(
+  options: SandboxOptions,
+  settings: ReturnType<typeof sandboxSettingsSchema.parse>,
+  status: SandboxStatus,
+  tempDir: string,
+): { filter?: NetworkFilter; reason?: string } {
+  if (!settings.networkProxy)
+    return { reason: 'the network proxy is turned off (keel.sandbox.networkProxy)' };
+  const socat = findExecutable(settings.socatPath);
+  if (!socat) return { reason: `${settings.socatPath} is not installed (apt-get install socat)` };
+  const nsenter = findExecutable('nsenter');
+  if (!nsenter) return { reason: 'nsenter (util-linux) is not installed' };
+  const socketPath = path.join(tempDir, 'proxy.sock');
+  const policy = createDomainPolicy({
+    allowedDomains: allowedDomainsFor(options, settings),
+    ...(options.stateDir ? { workspaceFile: path.join(options.stateDir, WORKSPACE_NETWORK_FILE) } : {}),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+  });
+  const denials: NetworkFilter['denials'] = [];
+  const state = { seq: 0 };
+  const proxy = startDomainProxy({
+    socketPath,
+    decide: (host, port, method) => policy.decide(host, port, method),
+    ...(options.resolveHost ? { resolve: options.resolveHost } : {}),
+    onDenied: (denial) => {
+      denials.push({ ...denial, seq: ++state.seq });
+      if (denials.length > 100) denials.splice(0, denials.length - 100);
+    },
+  });
+  const holder = startNetworkHolder({ bwrap: status.bwrap as string, socat, socketPath, dir: tempDir });
+  const failed = holder.ready();
+  if (failed) {
+    proxy.close();
+    holder.dispose();
+    return { reason: failed };
+  }
+  return {
+    filter: {
+      proxy,
+      holder,
+      nsenter,
+      denials,
+      get seq() {
+        return state.seq;
+      },
+    },
+  };
 }
 
 function exists(p: string): fs.Stats | undefined {
@@ -67,7 +155,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const settings = sandboxSettingsSchema.parse(options.settings ?? {});
   const home = options.home ?? os.homedir();
   const status = options.status ?? probeSandbox({ bwrapPath: settings.bwrapPath, enabled: settings.enabled });
-  const info: SandboxInfo = {
+  let info: SandboxInfo = {
     tier: status.tier,
     summary: status.summary,
     ...(status.reason ? { reason: status.reason } : {}),
@@ -87,6 +175,17 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     fs.writeFileSync(filterFile, seccompProgram() as Buffer, { mode: 0o400 });
   }
   const sessionTmp = tempDir ? path.join(tempDir, 'tmp') : undefined;
+  const network = tempDir ? startNetworkFilter(options, settings, status, tempDir) : {};
+  const filter = network.filter;
+  if (filter) {
+    info = {
+      ...info,
+      summary: info.summary.replace(
+        'no network,',
+        `network only through Keel's domain proxy (${allowedDomainsFor(options, settings).length} allowed domains; others ask),`,
+      ),
+    };
+  }
 
   function gitArgs(args: string[], dirs: GitDirs): void {
     for (const dir of new Set([dirs.gitDir, dirs.commonDir])) {
@@ -107,14 +206,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   function wrap(
     argv: readonly string[],
-    wrapOptions: { cwd: string; network?: boolean },
+    wrapOptions: { cwd: string; network?: boolean; writable?: readonly string[] },
   ): SandboxedArgv | undefined {
     if (status.tier !== 'bwrap' || !status.bwrap || !filterFile || !sessionTmp) return undefined;
     const args = [
       '--unshare-user',
       '--unshare-pid',
       '--unshare-ipc',
-      ...(wrapOptions.network ? [] : ['--unshare-net']),
+      // With the proxy, the command joins the session's namespace (its only way out is the proxy).
+      ...(wrapOptions.network || filter ? [] : ['--unshare-net']),
       '--die-with-parent',
       // No --new-session: callers spawn detached (a new session without a terminal), which already
       // rules out TIOCSTI; it costs a few ms per command. UTS/cgroup namespaces protect nothing here.
@@ -130,6 +230,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     ];
     for (const root of roots) args.push('--bind', root, root);
     args.push('--bind', sessionTmp, sessionTmp);
+    for (const dir of wrapOptions.writable ?? []) if (exists(dir)) args.push('--bind', dir, dir);
     // Pinned read-only again inside the writable roots.
     const gitless: string[] = [];
     for (const root of roots) {
@@ -160,17 +261,43 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     args.push('--chdir', wrapOptions.cwd, '--seccomp', '3', '--', ...argv);
     const fd = fs.openSync(filterFile, 'r');
     let released = false;
+    const mark = filter?.seq ?? 0;
+    const bwrap = status.bwrap;
     return {
-      file: status.bwrap,
-      args,
-      fds: [fd],
-      env: { TMPDIR: sessionTmp },
+      ...(filter
+        ? {
+            // The holder's namespaces arrive as fds 4 and 5: a recycled PID cannot redirect them.
+            file: filter.nsenter,
+            args: [
+              '--preserve-credentials',
+              '--user=/proc/self/fd/4',
+              '--net=/proc/self/fd/5',
+              '--',
+              bwrap,
+              // Inside the holder's namespace the caller is root: keep the user's own uid and gid.
+              '--uid',
+              String(process.getuid?.() ?? 0),
+              '--gid',
+              String(process.getgid?.() ?? 0),
+              ...args,
+            ],
+            fds: [fd, ...filter.holder.nsFds],
+            env: { TMPDIR: sessionTmp, ...PROXY_ENV },
+          }
+        : { file: bwrap, args, fds: [fd], env: { TMPDIR: sessionTmp } }),
       release() {
         if (released) return;
         released = true;
         fs.closeSync(fd);
       },
-      settle: () => settleGitless(gitless),
+      // A refused domain is named when the command failed; a command that succeeded anyway (an
+      // update check it can live without) is not turned into an error (the audit has the refusal).
+      settle: (outcome) => [
+        ...settleGitless(gitless),
+        ...(outcome?.failed === false ? [] : (filter?.denials ?? []))
+          .filter((d) => d.seq > mark)
+          .map((d): SandboxDenial => ({ kind: 'network', target: `${d.host}:${d.port}`, detail: d.reason })),
+      ],
     };
   }
 
@@ -179,9 +306,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     info,
     tempDir,
     denyRead,
+    network: filter
+      ? { proxy: true }
+      : { proxy: false, ...(network.reason ? { reason: network.reason } : {}) },
     wrap,
-    explain: (output) => explainOutput({ ...output, denyRead }),
+    // Behind the proxy no command has a direct route out, whatever it was approved for.
+    explain: (output) => explainOutput({ ...output, ...(filter ? { network: false } : {}), denyRead }),
     dispose() {
+      filter?.proxy.close();
+      filter?.holder.dispose();
       if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
     },
   };

@@ -58,11 +58,23 @@ export const sandboxSettingsSchema = z.object({
   denyRead: z.array(z.string().min(1)).default([...DEFAULT_DENY_READ]),
   /** The bubblewrap executable (a path, or a name looked up on PATH). */
   bwrapPath: z.string().min(1).default('bwrap'),
+  /** Network through Keel's filtering proxy (needs socat); off = no network inside the sandbox. */
+  networkProxy: z.boolean().default(true),
+  /**
+   * Domains the proxy lets through without asking (`*.example.com` for subdomains), in addition to
+   * the registries the package managers are configured with.
+   */
+  allowedDomains: z.array(z.string().min(1)).default([]),
+  /** The socat executable that bridges the proxy into the sandbox's network namespace. */
+  socatPath: z.string().min(1).default('socat'),
 });
 export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
 export type SandboxSettingsInput = z.input<typeof sandboxSettingsSchema>;
 
-/** Settings from the environment (KEEL_SANDBOX=off, KEEL_SANDBOX_FAIL_IF_UNAVAILABLE=1, KEEL_BWRAP=path). */
+/**
+ * Settings from the environment (KEEL_SANDBOX=off, KEEL_SANDBOX_FAIL_IF_UNAVAILABLE=1, KEEL_BWRAP=path,
+ * KEEL_ALLOWED_DOMAINS=a.com,*.b.org allowed without asking, KEEL_SANDBOX_NETWORK=off).
+ */
 export function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxSettingsInput {
   const out: { -readonly [K in keyof SandboxSettingsInput]: SandboxSettingsInput[K] } = {};
   if (env.KEEL_SANDBOX && /^(0|off|false|no)$/i.test(env.KEEL_SANDBOX.trim())) out.enabled = false;
@@ -72,6 +84,14 @@ export function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Sa
   )
     out.failIfUnavailable = true;
   if (env.KEEL_BWRAP?.trim()) out.bwrapPath = env.KEEL_BWRAP.trim();
+  if (env.KEEL_SOCAT?.trim()) out.socatPath = env.KEEL_SOCAT.trim();
+  if (env.KEEL_SANDBOX_NETWORK && /^(0|off|false|no)$/i.test(env.KEEL_SANDBOX_NETWORK.trim()))
+    out.networkProxy = false;
+  const extra = (env.KEEL_ALLOWED_DOMAINS ?? '')
+    .split(/[\s,]+/)
+    .map((d) => d.trim())
+    .filter(Boolean);
+  if (extra.length > 0) out.allowedDomains = extra;
   return out;
 }
 

@@ -1,0 +1,152 @@
+import * as http from 'node:http';
+import * as net from 'node:net';
+import type { DomainDecision } from './domains.ts';
+
+// Keel's filtering HTTP proxy, in process, listening on a Unix socket that a bridge inside the
+// sandbox's network namespace forwards 127.0.0.1:PORT to (netns.ts). Sandboxed commands have no
+// route out; HTTP_PROXY/HTTPS_PROXY point here. HTTPS goes through CONNECT (the proxy sees the host
+// name, never the content); plain HTTP requests with an absolute URL are forwarded. A refused domain
+// gets `403 Forbidden` with the reason in the body and an `X-Keel-Sandbox: denied` header.
+
+export interface ProxyDenial {
+  readonly host: string;
+  readonly port: number;
+  readonly reason: string;
+  readonly at: number;
+}
+
+export interface DomainProxyOptions {
+  readonly socketPath: string;
+  decide(host: string, port: number, method: string): Promise<DomainDecision>;
+  /** Where a host name really goes (tests map reserved names such as `*.test` to loopback). */
+  readonly resolve?: (host: string) => string;
+  readonly onDenied?: (denial: ProxyDenial) => void;
+}
+
+export interface DomainProxy {
+  close(): void;
+}
+
+function forbidden(host: string, reason: string): string {
+  const body = `Keel sandbox: network access to ${host} was refused: ${reason}.\nAllowed domains: keel.sandbox.allowedDomains (CLI: KEEL_ALLOWED_DOMAINS).\n`;
+  return `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nX-Keel-Sandbox: denied\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+function splitHostPort(authority: string, fallbackPort: number): { host: string; port: number } | undefined {
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(authority.trim());
+  if (!m?.[1]) return undefined;
+  const port = m[2] ? Number(m[2]) : fallbackPort;
+  if (!(port > 0 && port < 65536)) return undefined;
+  return { host: m[1].replace(/^\[|\]$/g, ''), port };
+}
+
+const HOP_HEADERS = new Set([
+  'proxy-authorization',
+  'proxy-connection',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
+
+export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
+  const resolve = options.resolve ?? ((host: string) => host);
+  const sockets = new Set<net.Socket>();
+  const deny = (host: string, port: number, reason: string) =>
+    options.onDenied?.({ host, port, reason, at: Date.now() });
+
+  const server = http.createServer((req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      res
+        .writeHead(400, { 'Content-Type': 'text/plain' })
+        .end('Keel proxy: an absolute http:// URL is required.\n');
+      return;
+    }
+    if (url.protocol !== 'http:') {
+      res
+        .writeHead(400, { 'Content-Type': 'text/plain' })
+        .end('Keel proxy: only http:// URLs (HTTPS uses CONNECT).\n');
+      return;
+    }
+    const port = url.port ? Number(url.port) : 80;
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    void options.decide(host, port, req.method ?? 'GET').then(
+      (decision) => {
+        if (!decision.allowed) {
+          deny(host, port, decision.reason);
+          req.socket.end(forbidden(host, decision.reason));
+          return;
+        }
+        const headers: http.OutgoingHttpHeaders = {};
+        for (const [key, value] of Object.entries(req.headers))
+          if (!HOP_HEADERS.has(key) && value !== undefined) headers[key] = value;
+        const upstream = http.request(
+          { host: resolve(host), port, method: req.method, path: `${url.pathname}${url.search}`, headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        upstream.on('error', (error) => {
+          if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'text/plain' });
+          res.end(`Keel proxy: ${host}:${port}: ${error.message}\n`);
+        });
+        req.pipe(upstream);
+      },
+      () => req.socket.destroy(),
+    );
+  });
+
+  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    const target = splitHostPort(req.url ?? '', 443);
+    if (!target) {
+      client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    client.on('error', () => {});
+    void options.decide(target.host, target.port, 'CONNECT').then(
+      (decision) => {
+        if (!decision.allowed) {
+          deny(target.host, target.port, decision.reason);
+          client.end(forbidden(target.host, decision.reason));
+          return;
+        }
+        const upstream = net.connect(target.port, resolve(target.host), () => {
+          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+          if (head.length > 0) upstream.write(head);
+          upstream.pipe(client);
+          client.pipe(upstream);
+        });
+        sockets.add(upstream);
+        upstream.on('close', () => sockets.delete(upstream));
+        upstream.on('error', (error) => {
+          if (client.writable && !client.destroyed)
+            client.end(
+              `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nKeel proxy: ${target.host}:${target.port}: ${error.message}\n`,
+            );
+        });
+        client.on('close', () => upstream.destroy());
+      },
+      () => client.destroy(),
+    );
+  });
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('clientError', (_error, socket) => socket.destroy());
+  server.listen(options.socketPath);
+  // The proxy must never keep Keel alive on its own.
+  server.unref();
+  return {
+    close() {
+      server.close();
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
