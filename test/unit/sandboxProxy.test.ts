@@ -67,7 +67,7 @@ test('the registries the package managers are configured with are allowed; nothi
   }
 });
 
-async function fixture(answer: ApprovalDecision) {
+async function fixture(answer: ApprovalDecision, allowedDomains: string[] = ['allowed.test']) {
   const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-proxy-ws-')));
   const stateDir = path.join(ws, '.keel');
   fs.mkdirSync(stateDir);
@@ -83,7 +83,7 @@ async function fixture(answer: ApprovalDecision) {
   const sandbox = createSandbox({
     roots: [ws],
     stateDir,
-    settings: { allowedDomains: ['allowed.test'] },
+    settings: { allowedDomains },
     approvals: {
       ask: async (request) => {
         asked.push(request);
@@ -130,6 +130,27 @@ test('allowed domain: plain HTTP and CONNECT reach the server; no direct route o
         ['network_decision', 'allowed.test', 'allow', 'allow-list', 'CONNECT'],
       ],
     );
+  } finally {
+    f.done();
+  }
+});
+
+test('an allowed name that is this machine (localhost, 127.0.0.1) is refused: no way around the loopback rule', {
+  skip: !available && 'needs bwrap, socat and curl',
+}, async () => {
+  const f = await fixture('allow_session', ['localhost', '127.0.0.1']);
+  try {
+    for (const url of [`http://localhost:${f.port}/p`, `http://127.0.0.1:${f.port}/p`]) {
+      const plain = await f.run(`curl -sS -i --noproxy '' --proxy "$HTTP_PROXY" ${url}`);
+      assert.match(plain.stdout, /^HTTP\/1\.1 403 Forbidden/, plain.stderr);
+      assert.match(plain.stdout, /an address of this machine \(127\.0\.0\.1\)/);
+      const tunnel = await f.run(`curl -sS --noproxy '' --proxy "$HTTP_PROXY" --proxytunnel ${url}`);
+      assert.notEqual(tunnel.exitCode, 0);
+      assert.match(tunnel.stderr, /403/);
+      assert.match(tunnel.denials?.[0]?.detail ?? '', /an address of this machine/);
+    }
+    assert.deepEqual(f.hits, [], 'the host server was never reached');
+    assert.equal(f.asked.length, 0, 'nothing to ask: the answer is no');
   } finally {
     f.done();
   }

@@ -1,3 +1,4 @@
+import * as dns from 'node:dns/promises';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { DomainDecision } from './domains.ts';
@@ -7,6 +8,10 @@ import type { DomainDecision } from './domains.ts';
 // route out; HTTP_PROXY/HTTPS_PROXY point here. HTTPS goes through CONNECT (the proxy sees the host
 // name, never the content); plain HTTP requests with an absolute URL are forwarded. A refused domain
 // gets `403 Forbidden` with the reason in the body and an `X-Keel-Sandbox: denied` header.
+// An allowed name is resolved once and connected to by address, and an address of this machine
+// (loopback, link-local such as a cloud metadata endpoint, unspecified) is refused whatever the
+// allow-list says: a domain that resolves there (or `localhost` itself) must not become a way around
+// the sandbox's "no loopback" rule.
 
 export interface ProxyDenial {
   readonly host: string;
@@ -26,6 +31,19 @@ export interface DomainProxyOptions {
 export interface DomainProxy {
   close(): void;
 }
+
+/** Loopback, link-local and unspecified addresses: this machine's own services, never the internet. */
+export function isHostLocalAddress(address: string): boolean {
+  const lower = address.toLowerCase().replace(/^\[|\]$/g, '');
+  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
+  if (net.isIPv4(v4)) {
+    const [a, b] = v4.split('.').map(Number);
+    return a === 127 || a === 0 || (a === 169 && b === 254);
+  }
+  return lower === '::1' || lower === '::' || /^fe[89ab]/.test(lower);
+}
+
+type Target = { readonly address: string } | { readonly refused: string } | { readonly failed: string };
 
 function forbidden(host: string, reason: string): string {
   const body = `Keel sandbox: network access to ${host} was refused: ${reason}.\nAllowed domains: keel.sandbox.allowedDomains (CLI: KEEL_ALLOWED_DOMAINS).\n`;
@@ -56,6 +74,21 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
   const sockets = new Set<net.Socket>();
   const deny = (host: string, port: number, reason: string) =>
     options.onDenied?.({ host, port, reason, at: Date.now() });
+  // `resolve` is the tests' map of reserved names onto their local servers; a name it maps is taken
+  // as meant. Everything else goes through the system resolver, once, and is connected to by address.
+  const locate = async (host: string): Promise<Target> => {
+    const mapped = resolve(host);
+    try {
+      const { address } = await dns.lookup(mapped);
+      if (mapped === host && isHostLocalAddress(address))
+        return {
+          refused: `${host} is an address of this machine (${address}); sandboxed commands never reach the host's own services`,
+        };
+      return { address };
+    } catch (error) {
+      return { failed: (error as Error).message };
+    }
+  };
 
   const server = http.createServer((req, res) => {
     let url: URL;
@@ -76,17 +109,27 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
     const port = url.port ? Number(url.port) : 80;
     const host = url.hostname.replace(/^\[|\]$/g, '');
     void options.decide(host, port, req.method ?? 'GET').then(
-      (decision) => {
+      async (decision) => {
         if (!decision.allowed) {
           deny(host, port, decision.reason);
           req.socket.end(forbidden(host, decision.reason));
+          return;
+        }
+        const target = await locate(host);
+        if ('refused' in target) {
+          deny(host, port, target.refused);
+          req.socket.end(forbidden(host, target.refused));
+          return;
+        }
+        if ('failed' in target) {
+          res.writeHead(502, { 'Content-Type': 'text/plain' }).end(`Keel proxy: ${host}: ${target.failed}\n`);
           return;
         }
         const headers: http.OutgoingHttpHeaders = {};
         for (const [key, value] of Object.entries(req.headers))
           if (!HOP_HEADERS.has(key) && value !== undefined) headers[key] = value;
         const upstream = http.request(
-          { host: resolve(host), port, method: req.method, path: `${url.pathname}${url.search}`, headers },
+          { host: target.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers },
           (answer) => {
             res.writeHead(answer.statusCode ?? 502, answer.headers);
             answer.pipe(res);
@@ -110,13 +153,25 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
     }
     client.on('error', () => {});
     void options.decide(target.host, target.port, 'CONNECT').then(
-      (decision) => {
+      async (decision) => {
         if (!decision.allowed) {
           deny(target.host, target.port, decision.reason);
           client.end(forbidden(target.host, decision.reason));
           return;
         }
-        const upstream = net.connect(target.port, resolve(target.host), () => {
+        const located = await locate(target.host);
+        if ('refused' in located) {
+          deny(target.host, target.port, located.refused);
+          client.end(forbidden(target.host, located.refused));
+          return;
+        }
+        if ('failed' in located) {
+          client.end(
+            `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nKeel proxy: ${target.host}: ${located.failed}\n`,
+          );
+          return;
+        }
+        const upstream = net.connect(target.port, located.address, () => {
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
           if (head.length > 0) upstream.write(head);
           upstream.pipe(client);
