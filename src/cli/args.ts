@@ -22,7 +22,9 @@ export const USAGE = `Usage:
   keel task status [--workspace DIR] [--json]
 
 run and tool also take --sandbox on|off|required (default on when available; required = refuse
-commands without a sandbox). KEEL_BWRAP=path picks the bubblewrap binary.
+commands without a sandbox) and --allow-domain DOMAIN... (sandboxed commands reach it through Keel's
+proxy without asking; *.example.com for subdomains; KEEL_ALLOWED_DOMAINS=a.com,b.org does the same).
+KEEL_BWRAP=path picks the bubblewrap binary.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
@@ -31,6 +33,14 @@ Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
 export class UsageError extends Error {}
 
 const approve = z.enum(['never', 'safe', 'all']);
+const allowDomain = z.array(
+  z
+    .string()
+    .regex(
+      /^(\*\.|\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i,
+      '--allow-domain takes a domain name such as example.com or *.example.com (no scheme, port or path)',
+    ),
+);
 const sandbox = z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
 const positiveInt = (name: string) =>
   z
@@ -61,6 +71,7 @@ const runSchema = z.object({
     .optional(),
   prompt: z.string(),
   sandbox: sandbox.optional(),
+  allowDomain,
 });
 const toolSchema = z.object({
   command: z.literal('tool'),
@@ -70,6 +81,7 @@ const toolSchema = z.object({
   workspace: z.string().optional(),
   approve: approve.optional(),
   sandbox: sandbox.optional(),
+  allowDomain,
 });
 const doctorSchema = z.object({ command: z.literal('doctor'), sandbox: sandbox.optional() });
 const traceSchema = z.object({
@@ -226,6 +238,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     demo: { type: 'boolean' },
     html: { type: 'string' },
     sandbox: { type: 'string' },
+    'allow-domain': { type: 'string', multiple: true },
     'mcp-config': { type: 'string', multiple: true },
     'job-wait': { type: 'string' },
     'before-prompt': { type: 'string' },
@@ -257,6 +270,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'mcp-config',
         'job-wait',
         'sandbox',
+        'allow-domain',
       ]);
       if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
         throw new UsageError(
@@ -280,10 +294,11 @@ export function parseCli(argv: readonly string[]): CliArgs {
         jobWait: v['job-wait'],
         prompt: pos[0] ?? '',
         sandbox: v.sandbox,
+        allowDomain: v['allow-domain'] ?? [],
       });
     }
     case 'tool':
-      allowedFor(['workspace', 'approve', 'sandbox']);
+      allowedFor(['workspace', 'approve', 'sandbox', 'allow-domain']);
       if (pos.length === 0)
         return check(toolSchema, {
           command,
@@ -292,6 +307,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
           workspace: v.workspace,
           approve: v.approve,
           sandbox: v.sandbox,
+          allowDomain: v['allow-domain'] ?? [],
         });
       if (pos.length !== 2)
         throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
@@ -302,6 +318,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         workspace: v.workspace,
         approve: v.approve,
         sandbox: v.sandbox,
+        allowDomain: v['allow-domain'] ?? [],
       });
     case 'doctor':
       allowedFor(['sandbox']);

@@ -77,12 +77,18 @@ function checkpointBudget(): { checkpoints?: { budgetBytes: number } } {
   return Number.isFinite(mb) && mb > 0 ? { checkpoints: { budgetBytes: mb * 1024 * 1024 } } : {};
 }
 
-function makeHost(workspace: string, approvals: ApprovalsPort, sandbox?: SandboxFlag, mcp?: McpPort): Host {
+function makeHost(
+  workspace: string,
+  approvals: ApprovalsPort,
+  sandbox?: SandboxFlag,
+  mcp?: McpPort,
+  allowDomains: readonly string[] = [],
+): Host {
   const host = createNodeHost({
     workspace,
     approvals,
     ripgrepPath: rgPath,
-    sandbox: sandboxSettings(sandbox),
+    sandbox: sandboxSettings(sandbox, process.env, allowDomains),
   });
   return mcp ? { ...host, mcp } : host;
 }
@@ -141,6 +147,7 @@ async function run(args: RunArgs): Promise<number> {
       approvalsFor(args.approve),
       args.sandbox,
       createCliMcpPort(args, workspace),
+      args.allowDomain,
     );
     const notice = sandboxNotice(host);
     if (notice) process.stderr.write(`${notice}\n`);
@@ -246,7 +253,13 @@ async function task(args: TaskArgs): Promise<number> {
 }
 
 async function tool(args: ToolArgs): Promise<number> {
-  const host = makeHost(workspaceDir(args.workspace), approvalsFor(args.approve), args.sandbox);
+  const host = makeHost(
+    workspaceDir(args.workspace),
+    approvalsFor(args.approve),
+    args.sandbox,
+    undefined,
+    args.allowDomain,
+  );
   const skillsDir = bundledSkillsDir();
   if (!args.name) {
     out(`${listTools(host, skillsDir ? { bundledSkillsDir: skillsDir } : {})}\n`);

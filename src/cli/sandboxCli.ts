@@ -16,8 +16,13 @@ export type SandboxFlag = 'on' | 'off' | 'required';
 export function sandboxSettings(
   flag: SandboxFlag | undefined,
   env: NodeJS.ProcessEnv = process.env,
+  allowDomains: readonly string[] = [],
 ): SandboxSettingsInput {
-  const fromEnv = sandboxSettingsFromEnv(env);
+  const base = sandboxSettingsFromEnv(env);
+  const fromEnv =
+    allowDomains.length > 0
+      ? { ...base, allowedDomains: [...(base.allowedDomains ?? []), ...allowDomains] }
+      : base;
   if (flag === 'off') return { ...fromEnv, enabled: false };
   if (flag === 'required') return { ...fromEnv, enabled: true, failIfUnavailable: true };
   if (flag === 'on') return { ...fromEnv, enabled: true };

@@ -199,6 +199,50 @@ describe('OS sandbox through keel run --approve never', {
     );
   });
 
+  test('--allow-domain lets a domain through the proxy without asking; localhost stays refused even when allowed', {
+    skip: !fs.existsSync('/usr/bin/socat') && 'no socat',
+  }, async () => {
+    const ws = workspace('allow-domain', true);
+    // `.invalid` never resolves (RFC 2606), so "allowed" shows as the proxy's own lookup failure (502)
+    // instead of the 403 a domain off the list gets — offline, with no server anywhere.
+    const fetchPy = (url: string) =>
+      `import urllib.request\ntry:\n    urllib.request.urlopen('${url}')\nexcept Exception as e:\n    print(e, getattr(e, 'read', lambda: b'')().decode())\n    raise SystemExit(1)\n`;
+    const { bash } = await session(
+      ws,
+      writeAndRun({
+        'allowed.py': fetchPy('http://pkgs.keel-test.invalid/x'),
+        // A script that means harm ignores NO_PROXY and asks the proxy for the host's loopback itself.
+        'local.py': `import os\nos.environ.pop('no_proxy', None)\nos.environ.pop('NO_PROXY', None)\n${fetchPy(`http://localhost:${tcpPort}/x`)}`,
+      }),
+      ['--allow-domain', '*.keel-test.invalid', '--allow-domain', 'localhost'],
+    );
+    assert.match(bash[0]?.result.text ?? '', /HTTP Error 502/);
+    assert.match(bash[0]?.result.text ?? '', /pkgs\.keel-test\.invalid/);
+    assert.doesNotMatch(bash[0]?.result.text ?? '', /403/);
+    assertDenied(bash[1], `localhost:${tcpPort}`, 'allowed localhost');
+    assert.match(bash[1]?.result.text ?? '', /an address of this machine/);
+    assert.deepEqual(reached, { unix: 0, tcp: 0 });
+    const decisions = fs
+      .readFileSync(path.join(ws, '.keel', 'audit.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.type === 'network_decision')
+      .map((e) => [e.domain, e.decision, e.source]);
+    assert.deepEqual(decisions, [
+      ['pkgs.keel-test.invalid', 'allow', 'allow-list'],
+      ['localhost', 'allow', 'allow-list'],
+    ]);
+  });
+
+  test('--allow-domain with a URL or a port is a usage error naming the flag', async () => {
+    for (const bad of ['https://example.com', 'example.com:443', 'exa mple.com']) {
+      const run = await runKeel(['run', '--allow-domain', bad, 'x'], cliEnv(emu.url, { HOME: home }));
+      assert.equal(run.code, 2, bad);
+      assert.match(run.stderr, /--allow-domain takes a domain name/);
+    }
+  });
+
   test('a .git that appears during the session gets its hooks pinned too', async () => {
     const ws = workspace('late-git', false);
     const { bash } = await session(ws, [
