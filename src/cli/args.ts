@@ -12,6 +12,7 @@ export const USAGE = `Usage:
   keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
            [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
   keel doctor [--sandbox on|off|required]
+  keel sessions [--workspace DIR] [--json]   (past sessions, newest first: the IDs --resume takes)
   keel memory search QUERY [--workspace DIR] [--json]
   keel memory rollback [--workspace DIR]
   keel restore SESSION-ID --before-prompt N [--fork] [--workspace DIR] [--dry-run] [--force] [--json]
@@ -102,6 +103,13 @@ const memorySchema = z.discriminatedUnion('action', [
   z.object({ command: z.literal('memory'), action: z.literal('rollback'), workspace: z.string().optional() }),
 ]);
 
+const sessionsSchema = z.object({
+  command: z.literal('sessions'),
+  workspace: z.string().optional(),
+  json: z.boolean(),
+});
+export type SessionsArgs = z.infer<typeof sessionsSchema>;
+
 const restoreSchema = z.object({
   command: z.literal('restore'),
   sessionId: z
@@ -163,6 +171,7 @@ export type CliArgs =
   | TraceArgs
   | DoctorArgs
   | MemoryArgs
+  | SessionsArgs
   | RestoreArgs
   | TaskArgs
   | EvalArgs
@@ -348,6 +357,10 @@ export function parseCli(argv: readonly string[]): CliArgs {
       }
       throw new UsageError('keel memory takes "search QUERY" or "rollback"');
     }
+    case 'sessions':
+      allowedFor(['workspace', 'json']);
+      if (pos.length !== 0) throw new UsageError('keel sessions takes no arguments');
+      return check(sessionsSchema, { command, workspace: v.workspace, json: v.json === true });
     case 'restore': {
       allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'fork', 'json']);
       if (v.fork === true && v['before-prompt'] === undefined)

@@ -7,5 +7,6 @@ export { evalCommand } from './evalCommand.ts';
 export { createCliMcpPort } from './mcpPort.ts';
 export { memoryCommand } from './memoryCommand.ts';
 export { runRestore } from './restoreCommand.ts';
+export { sessionsCommand } from './sessionsCommand.ts';
 export { runTaskCommand } from './taskCommand.ts';
 export { attachTelemetry } from './telemetry.ts';

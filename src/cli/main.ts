@@ -324,6 +324,15 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         const { memoryCommand } = await import('./commands.ts');
         return await memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       }
+      case 'sessions': {
+        const { sessionsCommand } = await import('./commands.ts');
+        return sessionsCommand(
+          args,
+          workspaceDir(args.workspace),
+          (t) => process.stdout.write(t),
+          (t) => process.stderr.write(t),
+        );
+      }
       case 'task':
         return await task(args);
       case 'restore': {

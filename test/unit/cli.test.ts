@@ -108,6 +108,47 @@ describe('keel run', () => {
     for (let i = 1; i < events.length; i++) assert.ok(events[i]!.seq > events[i - 1]!.seq);
   });
 
+  test('keel sessions lists past sessions newest first with their first prompt; --resume takes the listed ID', async () => {
+    const ws = tempWorkspace({ 'README.md': 'hi\n' });
+    const empty = await runKeel(['sessions', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(empty.code, 0, empty.stderr);
+    assert.match(empty.stdout, /^No sessions yet in /);
+    const ids: string[] = [];
+    for (const prompt of ['first question about the readme', 'second question, later']) {
+      emu.setScenario({ replies: [answer(`answer to: ${prompt}`)] });
+      const run = await runKeel(['run', '--workspace', ws, prompt], cliEnv(emu.url));
+      assert.equal(run.code, 0, run.stderr);
+      ids.push(sessionIdFrom(run.stderr));
+    }
+    const listed = await runKeel(['sessions', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(listed.code, 0, listed.stderr);
+    const rows = listed.stdout.split('\n').filter((l) => /^\S+ {2}\d{4}-/.test(l));
+    assert.equal(rows.length, 2, listed.stdout);
+    assert.ok(rows[0]!.startsWith(`${ids[1]}  `) && rows[0]!.includes('second question, later'), rows[0]);
+    assert.ok(
+      rows[1]!.startsWith(`${ids[0]}  `) && rows[1]!.includes('first question about the readme'),
+      rows[1],
+    );
+    assert.match(listed.stdout, /keel run --resume ID/);
+    const json = await runKeel(['sessions', '--workspace', ws, '--json'], cliEnv(emu.url));
+    const parsed = JSON.parse(json.stdout) as { sessions: { id: string; messageCount: number }[] };
+    assert.deepEqual(
+      parsed.sessions.map((x) => x.id),
+      [ids[1], ids[0]],
+    );
+    assert.ok(parsed.sessions.every((x) => x.messageCount >= 2));
+    emu.setScenario({ replies: [answer('resumed fine')] });
+    const resumed = await runKeel(
+      ['run', '--workspace', ws, '--resume', ids[0]!, 'and a follow-up'],
+      cliEnv(emu.url),
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stdout, /resumed fine/);
+    const bad = await runKeel(['sessions', 'extra'], cliEnv(emu.url));
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /keel sessions takes no arguments/);
+  });
+
   const recoverable: [string, ScriptedReply['fault']][] = [
     ['529 overloaded', { type: 'overloaded' }],
     ['429 with retry-after', { type: 'rate_limit', retryAfterSeconds: 1 }],

@@ -1,0 +1,32 @@
+import * as path from 'node:path';
+import { listSessions } from '../agent/session/sessionIndex.ts';
+import type { SessionsArgs } from './args.ts';
+
+// `keel sessions`: the workspace's past sessions, newest first, from the same index the panel's
+// history list reads (no whole log is read), so the ID `keel run --resume` and `keel restore` take
+// can be found without opening `.keel/sessions/`.
+
+export function sessionsCommand(
+  args: SessionsArgs,
+  workspace: string,
+  out: (text: string) => void,
+  warn: (text: string) => void,
+): number {
+  const stateDir = path.join(workspace, '.keel');
+  const sessions = listSessions(stateDir, { log: (message) => warn(`keel: ${message}\n`) });
+  if (args.json) {
+    out(`${JSON.stringify({ workspace, sessions })}\n`);
+    return 0;
+  }
+  if (sessions.length === 0) {
+    out(`No sessions yet in ${path.join(stateDir, 'sessions')}.\n`);
+    return 0;
+  }
+  for (const s of sessions) {
+    const when = new Date(s.updatedAt).toISOString().replace('T', ' ').slice(0, 16);
+    const messages = `${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`;
+    out(`${s.id}  ${when}  ${messages.padEnd(12)}  ${s.title || '(no prompt)'}\n`);
+  }
+  out(`\nResume one with: keel run --resume ID "PROMPT"\n`);
+  return 0;
+}
