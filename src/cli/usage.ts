@@ -1,0 +1,29 @@
+// The CLI contract (stable: other tools and checks drive Keel through it).
+export const USAGE = `Usage:
+  keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
+           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
+           [--mcp-config FILE]... [--job-wait SECONDS] PROMPT
+  keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
+  keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
+  keel eval --from-session SESSION-ID OUT-DIR [--workspace DIR]
+  keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
+           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
+  keel doctor [--sandbox on|off|required]
+  keel sessions [--workspace DIR] [--json]   (past sessions, newest first: the IDs --resume takes)
+  keel memory search QUERY [--workspace DIR] [--json]
+  keel memory rollback [--workspace DIR]
+  keel restore SESSION-ID --before-prompt N [--fork] [--workspace DIR] [--dry-run] [--force] [--json]
+  keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
+  keel restore --stats [--workspace DIR] [--json]
+  keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
+  keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
+  keel task status [--workspace DIR] [--json]
+
+run and tool also take --sandbox on|off|required (default on when available; required = refuse
+commands without a sandbox) and --allow-domain DOMAIN... (sandboxed commands reach it through Keel's
+proxy without asking; *.example.com for subdomains; KEEL_ALLOWED_DOMAINS=a.com,b.org does the same).
+KEEL_BWRAP=path picks the bubblewrap binary.
+
+Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
+  KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
+Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
