@@ -13,8 +13,22 @@ export interface CliRun {
   readonly stderr: string;
 }
 
+// Workspaces are removed when the test file's process exits: under `npm test` TMPDIR is one folder
+// removed afterwards anyway, but a direct `node --test` run used to leave every one of them in /tmp.
+const made: string[] = [];
+process.on('exit', () => {
+  for (const dir of made) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // A child still writing there: the OS temp cleaner gets it.
+    }
+  }
+});
+
 export function tempWorkspace(files: Record<string, string> = {}): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-cli-')));
+  made.push(dir);
   for (const [name, content] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     fs.writeFileSync(path.join(dir, name), content);
