@@ -10,6 +10,7 @@ import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
 import { createPathGuard } from '../src/agent/safety/paths/pathGuard.ts';
 import { createMemorySearchTool } from '../src/agent/tools/memorySearch.ts';
 import type { ToolContext } from '../src/agent/tools/protocol.ts';
+import { rng } from './sessionScript.ts';
 
 // MemorySearch over a generated workspace history — 200 session logs, ~50 MB of JSONL written the way
 // Keel writes them — against a linear scan (read every log, parse every line, match every word: what
@@ -19,17 +20,6 @@ export interface MemoryBenchOptions {
   readonly sessions?: number;
   readonly totalMb?: number;
   readonly runs?: number;
-}
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const CODE_WORDS =
@@ -67,7 +57,7 @@ function makeVocabulary(rand: () => number, n: number): string[] {
 
 /** Writes the history; returns the planted facts (one per tenth session) used as queries. */
 export function generate(stateDir: string, sessions: number, totalBytes: number): string[] {
-  const rand = prng(42);
+  const rand = rng(42);
   const vocab = makeVocabulary(rand, 6000);
   // Zipf-ish: common words much more often than rare ones, like real text.
   const word = () => vocab[Math.floor(vocab.length * rand() ** 3)]!;

@@ -3,6 +3,8 @@
 // Edit cards with unified diffs, model-call records, todos — in the order the session emits them.
 // Deterministic (seeded), so every run measures the same bytes.
 
+import { rng } from './sessionScript.ts';
+
 type Body = Record<string, unknown> & { type: string };
 
 export interface FixtureOptions {
@@ -16,17 +18,6 @@ export interface FixtureOptions {
   readonly seed?: number;
   readonly startSeq?: number;
   readonly startTs?: number;
-}
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS =
@@ -69,7 +60,7 @@ function diff(n: number): string {
 
 /** The events (with sessionId, seq, ts), in session order. */
 export function sessionEvents(options: FixtureOptions): Body[] {
-  const rand = prng(options.seed ?? 7);
+  const rand = rng(options.seed ?? 7);
   const sessionId = options.sessionId;
   const out: Body[] = [];
   let seq = options.startSeq ?? 0;
