@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { applyRestore, planRestore } from '../../src/agent/checkpoints/restore.ts';
+import { openCheckpointStore } from '../../src/agent/checkpoints/store.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../../src/agent/session/session.ts';
@@ -119,6 +120,13 @@ test('a background job that writes while no prompt runs: its bytes are the next 
     assert.equal((await s.prompt('start the job')).status, 'finished');
     for (let i = 0; i < 100 && !fs.existsSync(marker); i++) await new Promise((r) => setTimeout(r, 50));
     while (s.jobs.some((j) => j.status === 'running')) await new Promise((r) => setTimeout(r, 50));
+    // The job's end record is written once its process wrapper settles, a moment after its status
+    // flips: wait for it, as a user's next prompt (seconds later) would.
+    const ended = () =>
+      openCheckpointStore(path.join(ws, '.keel'), s.id)
+        .jobs()
+        .some((j) => j.event === 'end');
+    for (let i = 0; i < 100 && !ended(); i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(read(ws, 'job.txt'), 'from the job\n');
     assert.equal((await s.prompt('edit')).status, 'finished');
 
