@@ -10,6 +10,7 @@ import {
 } from '../agent/node/nodeHost.ts';
 import { createNodeShell } from '../agent/node/nodeShell.ts';
 import { createSandbox } from '../agent/safety/sandbox/sandbox.ts';
+import { defaultProbeCacheFile } from '../agent/safety/sandbox/probeCache.ts';
 import type { SandboxSettingsInput } from '../agent/safety/sandbox/settings.ts';
 import { ToolFailure } from '../agent/tools/protocol.ts';
 import {
@@ -198,6 +199,7 @@ export function createVscodeHost(options: VscodeHostOptions): Host {
         stateDir,
         approvals: options.approvals,
         audit: sandboxAudit(stateDir),
+        probeCacheFile: defaultProbeCacheFile(),
       })
     : undefined;
   if (sandbox) process.once('exit', () => sandbox.dispose());

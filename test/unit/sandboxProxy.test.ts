@@ -240,3 +240,27 @@ test('without socat there is no proxy: the sandbox has no network at all and say
     fs.rmSync(ws, { recursive: true, force: true });
   }
 });
+
+test('a bridge that fails after the sandbox was made leaves no network, and the sandbox says why', {
+  skip: probeSandbox({ bwrapPath: 'bwrap' }).tier !== 'bwrap' && 'no bwrap',
+}, async () => {
+  const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-proxy-dying-')));
+  // A "socat" that exists but dies at once: the bridge starts in the background and never listens.
+  const socat = path.join(ws, 'socat');
+  fs.writeFileSync(socat, '#!/bin/sh\necho "socat: cannot bind" >&2\nexit 1\n', { mode: 0o755 });
+  const sandbox = createSandbox({ roots: [ws], settings: { socatPath: socat } });
+  try {
+    // Made without waiting for the bridge: the summary promises the proxy until a command asks.
+    assert.match(sandbox.info.summary, /network only through Keel's domain proxy/);
+    const wrapped = sandbox.wrap(['true'], { cwd: ws });
+    assert.ok(wrapped?.args.includes('--unshare-net'), 'the command runs with no network at all');
+    assert.equal(wrapped?.env.HTTPS_PROXY, undefined);
+    wrapped?.release();
+    assert.equal(sandbox.network.proxy, false);
+    assert.match(sandbox.network.reason ?? '', /network bridge (exited|is gone)/);
+    assert.match(sandbox.info.summary, /no network/);
+  } finally {
+    sandbox.dispose();
+    fs.rmSync(ws, { recursive: true, force: true });
+  }
+});

@@ -11,6 +11,7 @@ import type {
 } from '../host.ts';
 import { auditPath, createAuditLog } from '../safety/audit.ts';
 import { createSandbox, type Sandbox } from '../safety/sandbox/sandbox.ts';
+import { defaultProbeCacheFile } from '../safety/sandbox/probeCache.ts';
 import type { SandboxSettingsInput } from '../safety/sandbox/settings.ts';
 import { createNodeShell } from './nodeShell.ts';
 
@@ -197,6 +198,7 @@ export function createNodeHost(options: NodeHostOptions): Host {
           stateDir,
           approvals: options.approvals,
           audit: sandboxAudit(stateDir),
+          probeCacheFile: defaultProbeCacheFile(),
         }),
       )
     : undefined;

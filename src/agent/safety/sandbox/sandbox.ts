@@ -6,7 +6,8 @@ import { explainOutput } from './denials.ts';
 import { allowedDomainsFor, createDomainPolicy, WORKSPACE_NETWORK_FILE } from './domains.ts';
 import { activeHooks, findGitDirs, type GitDirs } from './gitDirs.ts';
 import { type NetworkHolder, PROXY_PORT, startNetworkHolder } from './netns.ts';
-import { findExecutable, probeSandbox, type SandboxStatus } from './probe.ts';
+import { findExecutable, type SandboxStatus } from './probe.ts';
+import { probeSandboxCached } from './probeCache.ts';
 import { type DomainProxy, type ProxyDenial, startDomainProxy } from './proxy.ts';
 import { seccompProgram } from './seccomp.ts';
 import {
@@ -34,6 +35,8 @@ export interface SandboxOptions {
   readonly tmpBase?: string;
   /** A status probed earlier (tests, doctor); probed now when absent. */
   readonly status?: SandboxStatus;
+  /** Where a working probe is remembered for the rest of the boot (absent: probe every time). */
+  readonly probeCacheFile?: string;
   /** Asks about a domain not on the allow-list (the host's approvals); absent = such domains are refused. */
   readonly approvals?: ApprovalsPort;
   /** Where the proxy's domain decisions are recorded (the audit log). */
@@ -48,7 +51,7 @@ export interface Sandbox extends SandboxPort {
   readonly tempDir: string | undefined;
   /** Paths on the deny list, absolute. */
   readonly denyRead: readonly string[];
-  /** Network inside the sandbox: through the domain proxy, or none (with why). */
+  /** Network inside the sandbox: through the domain proxy, or none (with why). Waits for the bridge. */
   readonly network: { readonly proxy: boolean; readonly reason?: string };
   dispose(): void;
 }
@@ -110,13 +113,9 @@ function startNetworkFilter(
       if (denials.length > 100) denials.splice(0, denials.length - 100);
     },
   });
+  // Not waited for here: the bridge comes up in the background while the session starts, and the
+  // first command (or whoever asks about the network) waits for it (networkFilter() below).
   const holder = startNetworkHolder({ bwrap: status.bwrap as string, socat, socketPath, dir: tempDir });
-  const failed = holder.ready();
-  if (failed) {
-    proxy.close();
-    holder.dispose();
-    return { reason: failed };
-  }
   return {
     filter: {
       proxy,
@@ -154,7 +153,13 @@ function realOrSelf(p: string): string {
 export function createSandbox(options: SandboxOptions): Sandbox {
   const settings = sandboxSettingsSchema.parse(options.settings ?? {});
   const home = options.home ?? os.homedir();
-  const status = options.status ?? probeSandbox({ bwrapPath: settings.bwrapPath, enabled: settings.enabled });
+  const status =
+    options.status ??
+    probeSandboxCached({
+      bwrapPath: settings.bwrapPath,
+      enabled: settings.enabled,
+      ...(options.probeCacheFile ? { cacheFile: options.probeCacheFile } : {}),
+    });
   let info: SandboxInfo = {
     tier: status.tier,
     summary: status.summary,
@@ -175,9 +180,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     fs.writeFileSync(filterFile, seccompProgram() as Buffer, { mode: 0o400 });
   }
   const sessionTmp = tempDir ? path.join(tempDir, 'tmp') : undefined;
-  const network = tempDir ? startNetworkFilter(options, settings, status, tempDir) : {};
-  const filter = network.filter;
-  if (filter) {
+  const network: { filter?: NetworkFilter; reason?: string } = tempDir
+    ? startNetworkFilter(options, settings, status, tempDir)
+    : {};
+  const noNetworkInfo = info;
+  if (network.filter) {
     info = {
       ...info,
       summary: info.summary.replace(
@@ -185,6 +192,22 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         `network only through Keel's domain proxy (${allowedDomainsFor(options, settings).length} allowed domains; others ask),`,
       ),
     };
+  }
+  let bridgeChecked = false;
+  /** The proxy's filter once its bridge listens; a bridge that failed leaves no network at all. */
+  function networkFilter(): NetworkFilter | undefined {
+    if (!bridgeChecked && network.filter) {
+      bridgeChecked = true;
+      const failed = network.filter.holder.ready();
+      if (failed) {
+        network.filter.proxy.close();
+        network.filter.holder.dispose();
+        delete network.filter;
+        network.reason = failed;
+        info = noNetworkInfo;
+      }
+    }
+    return network.filter;
   }
 
   function gitArgs(args: string[], dirs: GitDirs): void {
@@ -209,6 +232,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     wrapOptions: { cwd: string; network?: boolean; writable?: readonly string[] },
   ): SandboxedArgv | undefined {
     if (status.tier !== 'bwrap' || !status.bwrap || !filterFile || !sessionTmp) return undefined;
+    const filter = networkFilter();
     const args = [
       '--unshare-user',
       '--unshare-pid',
@@ -303,18 +327,23 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   return {
     status,
-    info,
+    get info() {
+      return info;
+    },
     tempDir,
     denyRead,
-    network: filter
-      ? { proxy: true }
-      : { proxy: false, ...(network.reason ? { reason: network.reason } : {}) },
+    get network() {
+      return networkFilter()
+        ? { proxy: true }
+        : { proxy: false, ...(network.reason ? { reason: network.reason } : {}) };
+    },
     wrap,
     // Behind the proxy no command has a direct route out, whatever it was approved for.
-    explain: (output) => explainOutput({ ...output, ...(filter ? { network: false } : {}), denyRead }),
+    explain: (output) =>
+      explainOutput({ ...output, ...(network.filter ? { network: false } : {}), denyRead }),
     dispose() {
-      filter?.proxy.close();
-      filter?.holder.dispose();
+      network.filter?.proxy.close();
+      network.filter?.holder.dispose();
       if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
     },
   };
