@@ -93,12 +93,23 @@ function makeHost(
   return mcp ? { ...host, mcp } : host;
 }
 
-async function startDemo(): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
+/** The demo's scratch repo, committed by git in the background (on another core) while the agent loads. */
+async function startDemoWorkspace(): Promise<{ committed: Promise<string> }> {
+  const { createDemoWorkspaceInBackground } = await import('../../test/emulator/demo/workspace.ts');
+  const committed = createDemoWorkspaceInBackground(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-')));
+  committed.catch(() => {}); // awaited by startDemo; a failure must not count as unhandled meanwhile
+  return { committed };
+}
+
+async function startDemo({
+  committed,
+}: {
+  committed: Promise<string>;
+}): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
   const { startEmulator } = await import('../../test/emulator/server.ts');
   const { demoScenario } = await import('../../test/emulator/demo/scenario.ts');
-  const { createDemoWorkspace } = await import('../../test/emulator/demo/workspace.ts');
   const emulator = await startEmulator({ scenario: demoScenario });
-  const workspace = createDemoWorkspace(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-')));
+  const workspace = await committed;
   process.stderr.write(
     `\n*** DEMO MODE: no real model. Keel is talking to its bundled API emulator at ${emulator.url}\n` +
       `*** with scripted answers, in a scratch git repo ${workspace} (removed when the run ends).\n` +
@@ -108,8 +119,7 @@ async function startDemo(): Promise<{ baseURL: string; workspace: string; close:
     baseURL: emulator.url,
     workspace,
     close: async () => {
-      await emulator.close();
-      fs.rmSync(workspace, { recursive: true, force: true });
+      await Promise.all([emulator.close(), fs.promises.rm(workspace, { recursive: true, force: true })]);
     },
   };
 }
@@ -137,8 +147,9 @@ function mentionedFiles(prompt: string, workspace: string): string[] {
 }
 
 async function run(args: RunArgs): Promise<number> {
+  const demoWorkspace = args.demo ? await startDemoWorkspace() : undefined;
   const { createAgentSession, createCliMcpPort, attachTelemetry } = await import('./commands.ts');
-  const demo = args.demo ? await startDemo() : undefined;
+  const demo = demoWorkspace ? await startDemo(demoWorkspace) : undefined;
   let stopJobs: (() => Promise<void>) | undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
