@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { AgentMessage } from '../messages.ts';
 import { toLlm } from '../messages.ts';
+import { canonicalJson } from '../safety/guards/loopDetector.ts';
 
 // Token estimates without a tokenizer. The unit is deliberately the one the emulator and our budget
 // tests use: ceil(UTF-8 bytes / 4) of a block's canonical JSON, so an estimate made here and a count
@@ -9,18 +10,6 @@ import { toLlm } from '../messages.ts';
 
 export function estimateTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
-}
-
-/** JSON with object keys sorted at every level and undefined members dropped: same value, same bytes. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** A deep copy whose objects have their keys inserted in sorted order (so JSON.stringify is canonical). */
@@ -43,7 +32,9 @@ export function sha256(text: string): string {
 
 function blockTokens(block: object, role?: string): number {
   const { cache_control: _ignored, ...rest } = block as Record<string, unknown>;
-  return estimateTokens(canonicalJson(role === undefined ? { block: rest } : { role, block: rest }));
+  // The unit is the canonical JSON's length; key order never changes a length, so the engine's own
+  // JSON.stringify measures it without sorting every object of every block.
+  return estimateTokens(JSON.stringify(role === undefined ? { block: rest } : { role, block: rest }));
 }
 
 export function estimateToolsTokens(tools: readonly Anthropic.Tool[]): number {
