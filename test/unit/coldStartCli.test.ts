@@ -111,3 +111,29 @@ test('a run that calls the model loads the SDK (the chunk test above can fail)',
     'the SDK chunk was loaded for the model call',
   );
 });
+
+/** Bundle chunks holding the command policy's rules (loaded on a session's first command). */
+const ruleChunks = fs
+  .readdirSync('dist/cli-chunks')
+  .filter((f) => f.endsWith('.mjs'))
+  .filter((f) =>
+    fs
+      .readFileSync(path.join('dist/cli-chunks', f), 'utf8')
+      .includes('// src/agent/safety/rules/commandRules.ts'),
+  );
+
+test('keel run --demo tours the project without loading the command rules; a run that runs a command loads them', () => {
+  assert.ok(ruleChunks.length > 0, 'the command rules live in a chunk of their own (npm run build)');
+  const ws = tempWorkspace({});
+  const tour = keel(['run', '--demo'], ws);
+  assert.equal(tour.code, 0, tour.stdout);
+  assert.match(tour.stdout, /That was the tour/);
+  for (const chunk of ruleChunks) assert.ok(!tour.loaded.includes(chunk), `the tour loaded ${chunk}`);
+  const withCommand = keel(['run', '--demo', '--approve', 'all', 'add a farewell function'], ws);
+  assert.equal(withCommand.code, 0, withCommand.stdout);
+  assert.match(withCommand.stdout, /the tests pass/);
+  assert.ok(
+    ruleChunks.some((chunk) => withCommand.loaded.includes(chunk)),
+    'the Bash call loaded the command rules',
+  );
+});

@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Host } from '../host.ts';
-import { classifyCommand } from '../safety/commandPolicy.ts';
 import type { AgentSession, RunOutcome } from '../session/types.ts';
 import { scrubEnvironment } from '../tools/bash.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
@@ -144,6 +143,8 @@ async function runInitScript(deps: TaskDeps, signal?: AbortSignal): Promise<stri
   if (read(workspace, INIT_SCRIPT) === undefined) return `${INIT_SCRIPT} does not exist.`;
   const command = `sh ${INIT_SCRIPT}`;
   // The same policy as the Bash tool: a workspace script runs only as a command Keel would run.
+  // Loaded here, as the Bash tool does, so `keel run` loads the command rules on the first command only.
+  const { classifyCommand } = await import('../safety/commandPolicy.ts');
   const verdict = classifyCommand(command, { workspaceRoot: workspace, home: os.homedir() });
   if (verdict.decision === 'block' || verdict.decision === 'refuse') return `Not run (${verdict.reason}).`;
   if (verdict.decision === 'ask') {
