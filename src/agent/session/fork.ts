@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { writeForkOrigin } from '../checkpoints/store.ts';
 import type { StoragePort } from '../host.ts';
 import { isValidSessionId, loadSession, type SessionHeader, sessionLogPath } from './log.ts';
-import { newSessionId } from './session.ts';
+import { newSessionId } from './sessionStart.ts';
 
 // "Restore and edit this message": the conversation goes on from just before a user prompt, in a NEW
 // session whose log starts with a copy of every line the old log held before that prompt (events and

@@ -1,19 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
-import type { AgentEvent, AgentEventBody, Listener, TodoItem } from '../events.ts';
+import type { AgentEvent, AgentEventBody, Listener } from '../events.ts';
 import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
-import type { AgentMessage, ReminderMessage, ToolResultMessage, UserMessage } from '../messages.ts';
-import { toolUses } from '../messages.ts';
+import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
 import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
 import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths, undoChange } from '../memory/store.ts';
 import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
-import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
-import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
-import { withSessionMemory } from '../safety/approvals.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
@@ -28,64 +24,24 @@ import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { withPrefixLog } from './prefixLog.ts';
 import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
-import { createSessionLog, isValidSessionId, loadSession, type PrefixRecord, sessionLogPath } from './log.ts';
+import type { PrefixRecord } from './log.ts';
+import {
+  interruptedResults,
+  openSessionLog,
+  SessionConfigError,
+  sessionApprovals,
+  sessionCheckpoints,
+} from './sessionStart.ts';
+
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
+
+export { newSessionId, SessionConfigError } from './sessionStart.ts';
 
 export const MIN_CONTEXT_WINDOW = 16_000;
 export const WARN_CONTEXT_WINDOW = 32_000;
 
-export function newSessionId(now: number): string {
-  const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
-}
-
-export class SessionConfigError extends Error {}
-
-/** Tool calls the log shows as started but never answered (crash mid-turn) get an explicit result. */
-function interruptedResults(
-  messages: readonly AgentMessage[],
-  newId: () => string,
-  now: number,
-): ToolResultMessage[] {
-  const answered = new Set(messages.flatMap((m) => (m.role === 'tool_result' ? [m.toolUseId] : [])));
-  const out: ToolResultMessage[] = [];
-  for (const m of messages) {
-    if (m.role !== 'assistant') continue;
-    for (const use of toolUses(m)) {
-      if (answered.has(use.id)) continue;
-      const text =
-        '[Interrupted] The session ended before this call completed; its effect is unknown. Check the state before retrying.';
-      const result = { status: 'error' as const, data: null, text, stats: { time_ms: 0 } };
-      out.push({
-        role: 'tool_result',
-        id: newId(),
-        ts: now,
-        toolUseId: use.id,
-        toolName: use.name,
-        result,
-        content: text,
-        isError: true,
-      });
-    }
-  }
-  return out;
-}
-
 export function createAgentSession(options: AgentSessionOptions): AgentSession {
-  // "Allow for this session" is remembered per session, whatever the host's dialog is. The time spent
-  // waiting for the user's answer is counted, so a tool's reported duration is its own work only.
-  const remembered = withSessionMemory(options.host.approvals);
-  let approvalWaitMs = 0;
-  const approvals: typeof remembered = {
-    async ask(request, signal) {
-      const asked = options.host.clock.now();
-      try {
-        return await remembered.ask(request, signal);
-      } finally {
-        approvalWaitMs += options.host.clock.now() - asked;
-      }
-    },
-  };
+  const { approvals, waitMs: approvalWaitMs } = sessionApprovals(options.host);
   const base = { ...options.host, approvals };
   const now = () => base.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
@@ -96,70 +52,19 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   }
   const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
   const listeners = new Set<Listener>();
-  const events: AgentEvent[] = [];
-  let transcript: AgentMessage[] = [];
-  let todos: readonly TodoItem[] = [];
-  let seq = 0;
-  let id: string;
-  let log: ReturnType<typeof createSessionLog>;
-  // Hash of the prefix a resumed log already holds: it is not written again unless it changed.
-  let loggedPrefixHash: string | undefined;
+  const opened = openSessionLog(base, options, now());
+  const { id, log, events, loggedPrefixHash } = opened;
+  const transcript = opened.transcript;
+  let todos = opened.todos;
+  let seq = opened.seq;
   // Notices raised while the session is being built (small window, skill problems) reach every
   // subscriber, however late it subscribes: no host can subscribe before the factory returns.
   const startupNotices: AgentEvent[] = [];
   let constructing = true;
 
-  if (options.resumeId) {
-    if (!isValidSessionId(options.resumeId))
-      throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
-    const logPath = sessionLogPath(base.stateDir, options.resumeId);
-    const loaded = loadSession(logPath, { repair: true });
-    id = loaded.header.id;
-    events.push(...loaded.events);
-    transcript = [...loaded.messages];
-    seq = loaded.maxSeq;
-    loggedPrefixHash = loaded.prefixes.at(-1)?.hash;
-    const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
-    if (lastTodo?.type === 'todo') todos = lastTodo.todos;
-    log = createSessionLog(base.storage, logPath);
-  } else {
-    id = newSessionId(now());
-    log = createSessionLog(base.storage, sessionLogPath(base.stateDir, id), {
-      type: 'session',
-      version: 1,
-      id,
-      createdAt: now(),
-      model: options.model,
-      workspace: base.workspace.roots[0] ?? '',
-    });
-  }
-
   // Per-prompt checkpoints see every write the tools make and every command's effect on the files.
-  const recorder =
-    options.checkpoints === false || base.workspace.roots[0] === undefined
-      ? undefined
-      : createCheckpointRecorder({
-          stateDir: base.stateDir,
-          sessionId: id,
-          root: base.workspace.roots[0] ?? '',
-          now,
-          promptsSoFar: events.filter((e) => e.type === 'agent_start').length,
-          ...(base.log ? { log: base.log } : {}),
-          ...((options.checkpoints || undefined)?.detector
-            ? { detector: (options.checkpoints || undefined)?.detector }
-            : {}),
-        });
-  if (recorder) {
-    try {
-      pruneCheckpoints(
-        base.stateDir,
-        (options.checkpoints || undefined)?.budgetBytes ?? DEFAULT_CHECKPOINT_BUDGET_BYTES,
-        [id],
-      );
-    } catch (error) {
-      base.log?.('warn', `checkpoint pruning failed: ${String(error)}`);
-    }
-  }
+  const promptsSoFar = events.filter((e) => e.type === 'agent_start').length;
+  const recorder = sessionCheckpoints(base, options, id, promptsSoFar, now);
   const host = recorder
     ? { ...base, workspace: recorder.wrapWorkspace(base.workspace), shell: recorder.wrapShell(base.shell) }
     : base;
@@ -389,7 +294,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         },
         newId,
         now,
-        approvalWaitMs: () => approvalWaitMs,
+        approvalWaitMs,
         signal,
         contextWindow,
         transcript: () => transcript,

@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
+import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
+import type { AgentEvent, TodoItem } from '../events.ts';
+import type { ApprovalsPort, Host } from '../host.ts';
+import type { AgentMessage, ToolResultMessage } from '../messages.ts';
+import { toolUses } from '../messages.ts';
+import { withSessionMemory } from '../safety/approvals.ts';
+import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
+import type { AgentSessionOptions } from './types.ts';
+
+// What a session is made of before its first prompt: its log (new, or resumed with everything the
+// log holds), the per-prompt checkpoint recorder, and approvals that remember "for this session".
+
+export class SessionConfigError extends Error {}
+
+export function newSessionId(now: number): string {
+  const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Tool calls the log shows as started but never answered (crash mid-turn) get an explicit result. */
+export function interruptedResults(
+  messages: readonly AgentMessage[],
+  newId: () => string,
+  now: number,
+): ToolResultMessage[] {
+  const answered = new Set(messages.flatMap((m) => (m.role === 'tool_result' ? [m.toolUseId] : [])));
+  const out: ToolResultMessage[] = [];
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    for (const use of toolUses(m)) {
+      if (answered.has(use.id)) continue;
+      const text =
+        '[Interrupted] The session ended before this call completed; its effect is unknown. Check the state before retrying.';
+      const result = { status: 'error' as const, data: null, text, stats: { time_ms: 0 } };
+      out.push({
+        role: 'tool_result',
+        id: newId(),
+        ts: now,
+        toolUseId: use.id,
+        toolName: use.name,
+        result,
+        content: text,
+        isError: true,
+      });
+    }
+  }
+  return out;
+}
+
+export interface OpenedSession {
+  readonly id: string;
+  readonly log: ReturnType<typeof createSessionLog>;
+  readonly events: AgentEvent[];
+  readonly transcript: AgentMessage[];
+  readonly seq: number;
+  /** Hash of the prefix a resumed log already holds: it is not written again unless it changed. */
+  readonly loggedPrefixHash: string | undefined;
+  readonly todos: readonly TodoItem[];
+}
+
+/** A new session's log (header written), or a resumed one's with its events, messages and todos. */
+export function openSessionLog(host: Host, options: AgentSessionOptions, now: number): OpenedSession {
+  if (options.resumeId) {
+    if (!isValidSessionId(options.resumeId))
+      throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
+    const logPath = sessionLogPath(host.stateDir, options.resumeId);
+    const loaded = loadSession(logPath, { repair: true });
+    const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
+    return {
+      id: loaded.header.id,
+      log: createSessionLog(host.storage, logPath),
+      events: [...loaded.events],
+      transcript: [...loaded.messages],
+      seq: loaded.maxSeq,
+      loggedPrefixHash: loaded.prefixes.at(-1)?.hash,
+      todos: lastTodo?.type === 'todo' ? lastTodo.todos : [],
+    };
+  }
+  const id = newSessionId(now);
+  const log = createSessionLog(host.storage, sessionLogPath(host.stateDir, id), {
+    type: 'session',
+    version: 1,
+    id,
+    createdAt: now,
+    model: options.model,
+    workspace: host.workspace.roots[0] ?? '',
+  });
+  return { id, log, events: [], transcript: [], seq: 0, loggedPrefixHash: undefined, todos: [] };
+}
+
+/** Per-prompt checkpoints of the first root (older sessions' pruned to the budget), unless turned off. */
+export function sessionCheckpoints(
+  host: Host,
+  options: AgentSessionOptions,
+  sessionId: string,
+  promptsSoFar: number,
+  now: () => number,
+): ReturnType<typeof createCheckpointRecorder> | undefined {
+  const root = host.workspace.roots[0];
+  if (options.checkpoints === false || root === undefined) return undefined;
+  const settings = options.checkpoints || undefined;
+  const recorder = createCheckpointRecorder({
+    stateDir: host.stateDir,
+    sessionId,
+    root,
+    now,
+    promptsSoFar,
+    ...(host.log ? { log: host.log } : {}),
+    ...(settings?.detector ? { detector: settings.detector } : {}),
+  });
+  try {
+    pruneCheckpoints(host.stateDir, settings?.budgetBytes ?? DEFAULT_CHECKPOINT_BUDGET_BYTES, [sessionId]);
+  } catch (error) {
+    host.log?.('warn', `checkpoint pruning failed: ${String(error)}`);
+  }
+  return recorder;
+}
+
+/**
+ * "Allow for this session" is remembered per session, whatever the host's dialog is. The time spent
+ * waiting for the user's answer is counted, so a tool's reported duration is its own work only.
+ */
+export function sessionApprovals(host: Host): { approvals: ApprovalsPort; waitMs: () => number } {
+  const remembered = withSessionMemory(host.approvals);
+  let waited = 0;
+  return {
+    approvals: {
+      async ask(request, signal) {
+        const asked = host.clock.now();
+        try {
+          return await remembered.ask(request, signal);
+        } finally {
+          waited += host.clock.now() - asked;
+        }
+      },
+    },
+    waitMs: () => waited,
+  };
+}
