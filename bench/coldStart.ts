@@ -11,6 +11,10 @@ import * as path from 'node:path';
 //     stderr: the banner (emulator up, scratch repo made with 3 git commands), the session line
 //     (sandbox probed, session ready: the start-up proper), the first tool call (the first model
 //     reply has streamed) and the exit.
+// A second baseline puts the demo's goal in proportion: the floor under ANY process that answers
+// through the model SDK — bench/sdkFloorChild.mjs, a bare script that imports @anthropic-ai/sdk and
+// streams one reply from a canned loopback server, no Keel code — timed bundled the way Keel bundles
+// it (esbuild, one ES module file, built here into a temp dir) and as the SDK ships (363 files).
 
 const RUNS = 7;
 const repo = path.resolve(import.meta.dirname, '..');
@@ -85,22 +89,57 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+/** The SDK floor script bundled as Keel bundles its CLI (into `dir`, removed by the caller). */
+async function bundleSdkFloor(dir: string): Promise<string> {
+  const esbuild = await import('esbuild');
+  const outfile = path.join(dir, 'sdkFloor.mjs');
+  await esbuild.build({
+    entryPoints: [path.join(repo, 'bench', 'sdkFloorChild.mjs')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'warning',
+    banner: {
+      js: "import { createRequire as __keelCreateRequire } from 'node:module'; const require = __keelCreateRequire(import.meta.url);",
+    },
+  });
+  return outfile;
+}
+
 export async function runColdStartBench() {
   if (!fs.existsSync(path.join(repo, 'dist', 'cli.mjs'))) {
     const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: repo, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed');
   }
+  const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bench-sdk-floor-'));
+  try {
+    return await measure(await bundleSdkFloor(floorDir));
+  } finally {
+    fs.rmSync(floorDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(sdkFloorBundled: string) {
+  const sdkFloorAsShipped = path.join(repo, 'bench', 'sdkFloorChild.mjs');
   const baseline: Timed[] = [];
   const ls: Timed[] = [];
   const phases: DemoPhases[] = [];
+  const floorBundled: Timed[] = [];
+  const floorShipped: Timed[] = [];
   // One warm-up of each (disk cache), then interleaved runs.
   timed(['-e', '0']);
   timed([keel, 'tool', 'LS', '{"path":"."}']);
   await demo();
+  timed([sdkFloorBundled]);
+  timed([sdkFloorAsShipped]);
   for (let i = 0; i < RUNS; i++) {
     baseline.push(timed(['-e', '0']));
     ls.push(timed([keel, 'tool', 'LS', '{"path":"."}']));
     phases.push(await demo());
+    floorBundled.push(timed([sdkFloorBundled]));
+    floorShipped.push(timed([sdkFloorAsShipped]));
   }
   const base = median(baseline.map((t) => t.wall));
   const baseCpu = median(baseline.map((t) => t.cpu));
@@ -133,6 +172,14 @@ export async function runColdStartBench() {
       banner_emulator_and_scratch_repo_ready: figure(phases.map((p) => p.banner)),
       session_ready_startup: figure(phases.map((p) => p.session)),
       first_tool_call_after_first_model_reply: figure(phases.map((p) => p.firstTool)),
+      total_vs_sdk_floor_bundled: Number(
+        (median(phases.map((p) => p.exit)) / median(floorBundled.map((t) => t.wall))).toFixed(2),
+      ),
+    },
+    // No Keel code: import the SDK, stream one reply from loopback, exit (ratios against node -e 0).
+    sdk_floor_one_streamed_call: {
+      bundled_like_keel: figure(floorBundled.map((t) => t.wall)),
+      as_the_sdk_ships: figure(floorShipped.map((t) => t.wall)),
     },
     baseline_runs_ms: baseline.map((t) => Math.round(t.wall)),
     ls_runs_ms: ls.map((t) => Math.round(t.wall)),
