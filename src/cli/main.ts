@@ -33,16 +33,23 @@ const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
 
 // `keel … | head -n 1`: once the reader has gone, stdout's EPIPE ends the run quietly (exit 0, as
 // other Unix tools do) — the session is aborted so its processes stop and its log is closed.
+// stderr (progress, notices) may go first (`keel run 2>&1 | head`): its EPIPE must not crash keel
+// before its clean-up runs (jobs, the demo's scratch repo); the run goes on, stdout decides.
 let stdoutGone = false;
 let onStdoutGone: (() => void) | undefined;
-let watchingStdout = false;
-function watchStdout(): void {
-  if (watchingStdout) return;
-  watchingStdout = true;
+let watchingOutput = false;
+const readerGone = (error: NodeJS.ErrnoException) =>
+  error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED';
+function watchOutput(): void {
+  if (watchingOutput) return;
+  watchingOutput = true;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
+    if (!readerGone(error)) throw error;
     stdoutGone = true;
     onStdoutGone?.();
+  });
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (!readerGone(error)) throw error;
   });
 }
 function out(text: string): void {
@@ -297,7 +304,7 @@ async function writeTraceHtml(sessionLog: string, out: string): Promise<number> 
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  watchStdout();
+  watchOutput();
   const code = await dispatch(argv);
   return stdoutGone ? EXIT.finished : code;
 }

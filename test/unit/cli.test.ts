@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
@@ -481,6 +482,34 @@ describe('keel usage and guards', () => {
     assert.doesNotMatch(stderr, /EPIPE|Error:/);
     const workspace = /scratch git repo (\S+)/.exec(stderr)?.[1];
     assert.ok(workspace && !fs.existsSync(workspace), 'the demo workspace is removed after an EPIPE too');
+  });
+
+  test('a closed stderr (`keel run --demo 2>&1 | head -n 2`) does not crash keel before its clean-up', async () => {
+    // The scratch repo's name is cut off with the rest of stderr: look for it in a temp dir of our own.
+    const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-cli-stderr-')));
+    const env = { ...process.env, TMPDIR: tmp };
+    delete env.ANTHROPIC_API_KEY;
+    try {
+      const child = spawn(
+        'bash',
+        ['-c', `set -o pipefail; "${process.execPath}" "${KEEL_BIN}" run --demo 2>&1 | head -n 2`],
+        { env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let output = '';
+      child.stdout.on('data', (c) => {
+        output += c;
+      });
+      const [code] = await once(child, 'close');
+      assert.match(output, /DEMO MODE/);
+      assert.equal(code, 0, 'quiet exit once the reader has gone');
+      assert.deepEqual(
+        fs.readdirSync(tmp).filter((name) => name.startsWith('keel-')),
+        [],
+        'the scratch repo and the sandbox temp dir were removed',
+      );
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
 
