@@ -147,7 +147,8 @@ export type CliArgs =
   | RestoreArgs
   | TaskArgs
   | EvalArgs
-  | { command: 'help' };
+  | { command: 'help' }
+  | { command: 'version' };
 
 type FlagOptions = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
 
@@ -206,6 +207,10 @@ function check<T>(schema: z.ZodType<T>, value: unknown): T {
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === '--version' || command === '-V' || command === 'version') {
+    if (rest.length > 0) throw new UsageError(`keel ${command} takes no arguments`);
+    return { command: 'version' };
+  }
   if (command === 'eval') return parseEval(rest);
   const parsed = parseFlags(rest, {
     workspace: { type: 'string' },

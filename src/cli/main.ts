@@ -58,6 +58,20 @@ function out(text: string): void {
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 const DEFAULT_JOB_WAIT_S = 30;
 
+/** Keel's version, from the package.json next to the bundle (read only when asked). */
+function keelVersion(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  for (const file of [path.join(here, '..', 'package.json'), path.join(here, '..', '..', 'package.json')]) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'keel' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // Not here.
+    }
+  }
+  return 'unknown (no package.json next to the CLI)';
+}
+
 /** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
 function bundledSkillsDir(): string | undefined {
   const here = path.dirname(fileURLToPath(import.meta.url));
@@ -324,6 +338,9 @@ async function dispatch(argv: readonly string[]): Promise<number> {
     switch (args.command) {
       case 'help':
         out(`${USAGE}\n`);
+        return EXIT.finished;
+      case 'version':
+        out(`keel ${keelVersion()}\n`);
         return EXIT.finished;
       case 'run':
         return await run(args);

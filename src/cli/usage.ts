@@ -18,6 +18,7 @@ export const USAGE = `Usage:
   keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
   keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
   keel task status [--workspace DIR] [--json]
+  keel --version
 
 run and tool also take --sandbox on|off|required (default on when available; required = refuse
 commands without a sandbox) and --allow-domain DOMAIN... (sandboxed commands reach it through Keel's

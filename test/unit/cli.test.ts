@@ -376,6 +376,18 @@ describe('keel usage and guards', () => {
     }
   });
 
+  test('keel --version prints the version of the package it runs from', async () => {
+    const { version } = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V', 'version']) {
+      const run = await runKeel([flag], cliEnv(emu.url));
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, `keel ${version}\n`);
+    }
+    const extra = await runKeel(['--version', 'now'], cliEnv(emu.url));
+    assert.equal(extra.code, 2);
+    assert.match(extra.stderr, /keel --version takes no arguments/);
+  });
+
   test('a flag of another command is refused by keel run, naming the flag, before any request', async () => {
     const before = emu.requests.length;
     const run = await runKeel(['run', '--workspace', tempWorkspace(), '--undo', 'fix it'], cliEnv(emu.url));
@@ -487,7 +499,7 @@ describe('keel usage and guards', () => {
   test('a closed stderr (`keel run --demo 2>&1 | head -n 2`) does not crash keel before its clean-up', async () => {
     // The scratch repo's name is cut off with the rest of stderr: look for it in a temp dir of our own.
     const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-cli-stderr-')));
-    const env = { ...process.env, TMPDIR: tmp };
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
     delete env.ANTHROPIC_API_KEY;
     try {
       const child = spawn(
