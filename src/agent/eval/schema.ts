@@ -57,7 +57,8 @@ export type Grader = z.infer<typeof graderSchema>;
  */
 const emulatorPlan = z.looseObject({ policy: z.string().min(1) });
 
-const defaults = z.strictObject({
+/** What a task may set and the suite's `defaults` may set for every task. */
+const runLimits = {
   trials: z.number().int().positive().max(1000).optional(),
   max_turns: z.number().int().positive().max(500).optional(),
   timeout_s: z
@@ -66,8 +67,9 @@ const defaults = z.strictObject({
     .max(24 * 3600)
     .optional(),
   approve: approve.optional(),
-  model: z.string().min(1).optional(),
-});
+};
+
+const defaults = z.strictObject({ ...runLimits, model: z.string().min(1).optional() });
 
 export const suiteFileSchema = z.strictObject({
   name: z.string().min(1),
@@ -82,14 +84,7 @@ export const taskFileSchema = z.strictObject({
   description: z.string().optional(),
   prompt: z.string().trim().min(1),
   fixture: z.string().min(1),
-  max_turns: z.number().int().positive().max(500).optional(),
-  timeout_s: z
-    .number()
-    .positive()
-    .max(24 * 3600)
-    .optional(),
-  approve: approve.optional(),
-  trials: z.number().int().positive().max(1000).optional(),
+  ...runLimits,
   graders: z.array(graderSchema).min(1, 'a task needs at least one grader'),
   emulator: emulatorPlan.optional(),
 });
