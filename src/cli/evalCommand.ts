@@ -108,7 +108,14 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   // Every trial waiting for a slot listens for the interrupt.
   setMaxListeners(0, controller.signal);
   const onSigint = () => controller.abort();
+  // SIGTERM too: the trials are process groups of their own, which would outlive a killed keel eval.
+  let terminated = false;
+  const onSigterm = () => {
+    terminated = true;
+    controller.abort();
+  };
   process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
   try {
     const report = await runEval(suite, {
       keel: keelCommand(),
@@ -134,8 +141,9 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
       fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
       fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
     }
-    return controller.signal.aborted ? 130 : 0;
+    return terminated ? 143 : controller.signal.aborted ? 130 : 0;
   } finally {
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
   }
 }

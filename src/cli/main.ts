@@ -145,6 +145,11 @@ async function startDemo({
   };
 }
 
+/** 128 + the signal's number, as shells report a process a signal ended (SIGTERM: 143). */
+function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (os.constants.signals[signal] ?? 15);
+}
+
 /** The workspace's uncommitted changes as a diff (what the demo's edits did), or '' without git. */
 function gitDiff(workspace: string): string {
   const result = spawnSync('git', ['diff', '--no-color'], { cwd: workspace, encoding: 'utf8' });
@@ -226,6 +231,19 @@ async function run(args: RunArgs): Promise<number> {
       session.abort('interrupted by the user');
     };
     process.on('SIGINT', onSigint);
+    // A supervisor's SIGTERM (`keel eval`'s timeout, a service manager) or a closed terminal's SIGHUP
+    // ends the run as Ctrl-C does, then unwinds: jobs and commands stopped, MCP servers shut down, the
+    // sandbox's and the demo's temp folders removed (the default action would skip all of that).
+    let terminatedBy: NodeJS.Signals | undefined;
+    const onTerminate = (signal: NodeJS.Signals) => {
+      terminatedBy ??= signal;
+      session.abort(`terminated (${signal})`);
+      void session.stopJobs();
+      // An unwind that hangs must not keep keel alive; the 'exit' clean-up still runs.
+      setTimeout(() => process.exit(signalExitCode(signal)), 5000).unref();
+    };
+    process.on('SIGTERM', onTerminate);
+    process.on('SIGHUP', onTerminate);
     onStdoutGone = () => session.abort('stdout was closed');
     const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
     const mentions = mentionedFiles(prompt, workspace);
@@ -239,7 +257,10 @@ async function run(args: RunArgs): Promise<number> {
       await session.mcp?.shutdown();
     }
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onTerminate);
+    process.off('SIGHUP', onTerminate);
     await flushTelemetry();
+    if (terminatedBy) return signalExitCode(terminatedBy);
     onStdoutGone = undefined;
     if (stdoutGone) return EXIT.finished;
     if (!args.json && outcome.finalText) out(`${outcome.finalText}\n`);

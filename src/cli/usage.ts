@@ -27,4 +27,4 @@ KEEL_BWRAP=path picks the bubblewrap binary.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
-Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted`;
+Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted (Ctrl-C) · 143 terminated (SIGTERM)`;
