@@ -20,6 +20,7 @@ import {
 } from './args.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
+import { signalExitCode } from './signals.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -143,11 +144,6 @@ async function startDemo({
       await Promise.all([emulator.close(), fs.promises.rm(workspace, { recursive: true, force: true })]);
     },
   };
-}
-
-/** 128 + the signal's number, as shells report a process a signal ended (SIGTERM: 143). */
-function signalExitCode(signal: NodeJS.Signals): number {
-  return 128 + (os.constants.signals[signal] ?? 15);
 }
 
 /** The workspace's uncommitted changes as a diff (what the demo's edits did), or '' without git. */

@@ -4,6 +4,7 @@ import type { AgentSession, AgentSessionOptions } from '../agent/session/types.t
 import { initTask, runTask, type SessionReport, type TaskDeps, taskStatus } from '../agent/task/harness.ts';
 import type { TaskArgs } from './args.ts';
 import { progressLine } from './render.ts';
+import { signalExitCode } from './signals.ts';
 
 // `keel task init|run|status`: the long-task harness from the command line. Exit codes: init 0 when
 // the list was written and committed; run 0 when every feature passes, 1 otherwise; status 0.
@@ -35,11 +36,41 @@ export async function runTaskCommand(args: TaskArgs, deps: TaskCliDeps): Promise
     }
     return 0;
   }
+  // Ctrl-C, SIGTERM, SIGHUP abort the session at work (the harness then stops after its report);
+  // a second signal exits at once. Either way the 'exit' clean-up (the sandbox folder) runs.
+  let current: AgentSession | undefined;
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stoppedBy) process.exit(signalExitCode(signal));
+    stoppedBy = signal;
+    process.stderr.write(`\nkeel: aborting the task session (${signal}; again to exit at once)\n`);
+    current?.abort(`stopped (${signal})`);
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    const code = await runTaskAction(args, deps, (session) => {
+      current = session;
+      if (stoppedBy) session.abort(`stopped (${stoppedBy})`);
+    });
+    return stoppedBy ? signalExitCode(stoppedBy) : code;
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+  }
+}
+
+async function runTaskAction(
+  args: TaskArgs,
+  deps: TaskCliDeps,
+  onSession: (session: AgentSession) => void,
+): Promise<number> {
+  const out = (text: string) => process.stdout.write(`${text}\n`);
   const taskDeps: TaskDeps = {
     workspace: deps.workspace,
     host: deps.host,
     newSession: (extra) => deps.createSession(extra),
     onSessionStart: (session, feature) => {
+      onSession(session);
       process.stderr.write(
         `keel: session ${session.id}${feature ? ` on ${feature.id}` : ''} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,
       );

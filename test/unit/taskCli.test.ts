@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
-import { cliEnv, runKeel, tempWorkspace } from './helpers/cli.ts';
+import { cliEnv, runKeel, startKeel, tempWorkspace, waitFor } from './helpers/cli.ts';
 
 // The long-task harness through the built CLI: `keel task init` then `keel task run --sessions 5`
 // against scripted emulator sessions that try every way around the feature list.
@@ -242,5 +242,37 @@ describe('keel task', () => {
       '3',
       'the crashed session and the new one each commit',
     );
+  });
+
+  test('SIGTERM during keel task run aborts the session at work, reports it aborted, exits 143', async () => {
+    const ws = tempWorkspace({
+      'check.sh': 'test "$(cat src/$1.txt 2>/dev/null)" = "$1 works"\n',
+      [LIST]: canonical(0),
+      'keel-task/progress.md': '# Progress\n',
+    });
+    git(ws, 'init', '-q');
+    git(ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '-A');
+    git(ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init');
+    const tmp = tempWorkspace();
+    emu.setScenario({
+      replies: [{ fault: { type: 'slow', delayMs: 30_000 }, content: [{ type: 'text', text: 'late' }] }],
+    });
+    const before = emu.requests.length;
+    const child = startKeel(
+      ['task', 'run', '--workspace', ws, '--sessions', '3', '--approve', 'all', '--json'],
+      cliEnv(emu.url, { TMPDIR: tmp }),
+    );
+    await waitFor(() => emu.requests.length > before, 10_000, 'the session to call the model');
+    child.kill('SIGTERM');
+    const run = await child.result;
+    assert.equal(run.code, 143, run.stderr);
+    const report = JSON.parse(run.stdout) as { sessions: { outcome: string }[] };
+    assert.deepEqual(
+      report.sessions.map((s) => s.outcome),
+      ['aborted'],
+      'no further session started',
+    );
+    assert.equal(emu.requests.length, before + 1);
+    assert.deepEqual(fs.readdirSync(tmp), [], 'the sandbox folder was removed');
   });
 });
