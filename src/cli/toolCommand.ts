@@ -63,8 +63,12 @@ export async function runToolOnce(
   if (!registry.get(name)) registry = createToolRegistry(toolsetFor(host, options.bundledSkillsDir));
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), () => host.clock.now());
   const controller = new AbortController();
-  const onSigint = () => controller.abort('interrupted');
-  process.once('SIGINT', onSigint);
+  // Ctrl-C, SIGTERM or SIGHUP stop the call (a command's whole process tree) and keel then exits
+  // through its clean-up; the default action would leave an unsandboxed command running.
+  const onSigint = (signal: NodeJS.Signals) =>
+    controller.abort(signal === 'SIGINT' ? 'interrupted' : 'terminated');
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of signals) process.once(signal, onSigint);
   try {
     const executed = await registry.execute(name, input, {
       host,
@@ -78,6 +82,6 @@ export async function runToolOnce(
     });
     return executed.result;
   } finally {
-    process.off('SIGINT', onSigint);
+    for (const signal of signals) process.off(signal, onSigint);
   }
 }

@@ -552,6 +552,29 @@ describe('keel usage and guards', () => {
 });
 
 describe('keel tool', () => {
+  test('SIGTERM stops the command keel tool Bash runs, even outside the sandbox', async () => {
+    const ws = tempWorkspace();
+    const marker = `${300 + Math.floor(Math.random() * 600)}.${process.pid}`;
+    // Not `sleep MARKER` in keel's own argv: only the command's process may match it.
+    const child = startKeel(
+      [
+        'tool',
+        'Bash',
+        JSON.stringify({ command: `S=${marker}; sleep $S` }),
+        '--workspace',
+        ws,
+        '--sandbox',
+        'off',
+      ],
+      cliEnv(emu.url),
+    );
+    await waitFor(() => processesWith(`sleep ${marker}`).length > 0, 10_000, 'the command to start');
+    child.kill('SIGTERM');
+    const run = await child.result;
+    assert.match(run.stdout, /"code":"ABORTED"/);
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
+  });
+
   test('without arguments lists the tools a session offers, one per line', async () => {
     const ws = tempWorkspace({});
     const run = await runKeel(['tool', '--workspace', ws], cliEnv(emu.url));
