@@ -552,6 +552,18 @@ describe('keel usage and guards', () => {
 });
 
 describe('keel tool', () => {
+  test('a file named .keel in the way is named, with what to do, instead of a bare errno', async () => {
+    const ws = tempWorkspace({ '.keel': 'not a folder\n' });
+    const run = await runKeel(['tool', 'LS', '{}', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /keeps its session logs, checkpoints and audit log in .*\.keel, but a file of that name is in the way/,
+    );
+    assert.doesNotMatch(run.stderr, /EEXIST|ENOTDIR|\n\s+at /, 'no errno, no stack trace');
+    assert.equal(fs.readFileSync(path.join(ws, '.keel'), 'utf8'), 'not a folder\n', 'the file is untouched');
+  });
+
   test('SIGTERM stops the command keel tool Bash runs, even outside the sandbox', async () => {
     const ws = tempWorkspace();
     const marker = `${300 + Math.floor(Math.random() * 600)}.${process.pid}`;

@@ -144,9 +144,23 @@ export function createNodeStorage(): StoragePort {
 
 /** `.keel/` ignores itself so users never commit Keel's state by accident. */
 export function ensureStateDir(stateDir: string): void {
-  fs.mkdirSync(stateDir, { recursive: true });
-  const ignore = path.join(stateDir, '.gitignore');
-  if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '*\n');
+  try {
+    fs.mkdirSync(stateDir, { recursive: true });
+    const ignore = path.join(stateDir, '.gitignore');
+    if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '*\n');
+  } catch (error) {
+    throw new Error(stateDirProblem(stateDir, error as NodeJS.ErrnoException));
+  }
+}
+
+/** Why Keel cannot keep its state in the workspace, and what to do, instead of a bare errno. */
+function stateDirProblem(stateDir: string, error: NodeJS.ErrnoException): string {
+  const what = `Keel keeps its session logs, checkpoints and audit log in ${stateDir}`;
+  if (error.code === 'EEXIST' || error.code === 'ENOTDIR')
+    return `${what}, but a file of that name is in the way. Move the file, then try again.`;
+  if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS')
+    return `${what}, but cannot write there (${error.code}). Open a folder you can write to, or fix its permissions.`;
+  return `${what}, but cannot create it: ${error.message}`;
 }
 
 /** The sandbox's own audit lines (the proxy's domain decisions) in `<stateDir>/audit.jsonl`. */
