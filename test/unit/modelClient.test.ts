@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createModelClient, type ModelRequest } from '../../src/agent/model/client.ts';
-import { retryDelayMs } from '../../src/agent/model/errors.ts';
+import { type ModelError, retryDelayMs } from '../../src/agent/model/errors.ts';
 import { createLimiter } from '../../src/agent/model/limiter.ts';
 import { costUsd } from '../../src/agent/model/pricing.ts';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
@@ -154,5 +154,40 @@ describe('cost', () => {
     );
     assert.ok(reply.usage.cacheWrite > 0, 'the prefix was written to the cache');
     assert.equal(reply.usage.cacheWrite1h, reply.usage.cacheWrite, 'all of it with the 1-hour TTL');
+  });
+});
+
+describe('configuration mistakes fail at once, naming what to set', () => {
+  const attempt = async (options: { apiKey?: string; baseURL: string }) => {
+    const client = createModelClient({ ...options, models: ['m'], maxRetries: 4, retryBaseMs: 1000 });
+    const started = Date.now();
+    const error = await client.stream(request, new AbortController().signal).then(
+      () => assert.fail('the call succeeded'),
+      (e: unknown) => e as ModelError,
+    );
+    return { error, ms: Date.now() - started };
+  };
+
+  test('no API key: an auth error that names ANTHROPIC_API_KEY and the demo, not the SDK options', async () => {
+    const saved = process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    try {
+      const { error, ms } = await attempt({ baseURL: emu.url });
+      assert.equal(error.kind, 'auth');
+      assert.match(error.message, /set ANTHROPIC_API_KEY/);
+      assert.match(error.message, /keel run --demo/);
+      assert.ok(ms < 1000, `no retries (${ms} ms)`);
+    } finally {
+      if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
+    }
+  });
+
+  test('a base URL that is not a URL, or not http(s), is named with the variable to fix', async () => {
+    const bad = await attempt({ apiKey: 'k', baseURL: 'localhost-8080' });
+    assert.equal(bad.error.kind, 'invalid_request');
+    assert.match(bad.error.message, /not a valid URL \(localhost-8080.*\): check ANTHROPIC_BASE_URL/);
+    const ftp = await attempt({ apiKey: 'k', baseURL: 'ftp://models.example' });
+    assert.match(ftp.error.message, /must be an http\(s\) URL, not ftp:\/\/models\.example/);
+    assert.ok(ftp.ms < 1000, `no retries (${ftp.ms} ms)`);
   });
 });

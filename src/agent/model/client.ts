@@ -221,16 +221,22 @@ async function streamOnce(
 export function createModelClient(options: ModelClientOptions): ModelClient {
   if (options.models.length === 0) throw new Error('createModelClient: at least one model is required');
   let client: Promise<Anthropic> | undefined;
+  const baseURL = options.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? null;
   const sdkClient = () =>
-    (client ??= loadSdk().then(
-      (Sdk) =>
-        new Sdk({
-          apiKey: options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? null,
-          baseURL: options.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? null,
-          maxRetries: 0,
-          timeout: 10 * 60 * 1000,
-        }),
-    ));
+    (client ??= loadSdk().then((Sdk) => {
+      // Another scheme would only fail as a connection error, retried for a minute: say so at once.
+      if (baseURL && /^[a-z][a-z0-9+.-]*:/i.test(baseURL) && !/^https?:/i.test(baseURL))
+        throw new ModelError(
+          'invalid_request',
+          `The model service address must be an http(s) URL, not ${baseURL}: check ANTHROPIC_BASE_URL.`,
+        );
+      return new Sdk({
+        apiKey: options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? null,
+        baseURL,
+        maxRetries: 0,
+        timeout: 10 * 60 * 1000,
+      });
+    }));
   const encoder = createBodyEncoder();
   const maxRetries = options.maxRetries ?? 4;
   const now = options.now ?? Date.now;

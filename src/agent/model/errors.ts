@@ -128,6 +128,20 @@ function classifyOther(error: unknown): ModelError {
   if (error instanceof Error && /terminated|socket|ECONNRESET|premature/i.test(error.message)) {
     return new ModelError('connection', `Connection error: ${error.message}`);
   }
+  // The SDK's own words name its options, not what the user sets.
+  if (error instanceof Error && /Could not resolve authentication method/i.test(error.message)) {
+    return new ModelError(
+      'auth',
+      'No API key for the model service: set ANTHROPIC_API_KEY (any value for a local Anthropic-compatible server at ANTHROPIC_BASE_URL). `keel run --demo` tries Keel without one.',
+    );
+  }
+  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ERR_INVALID_URL') {
+    const input = (error as { input?: unknown }).input;
+    return new ModelError(
+      'invalid_request',
+      `The model service address is not a valid URL${typeof input === 'string' ? ` (${input})` : ''}: check ANTHROPIC_BASE_URL.`,
+    );
+  }
   return new ModelError('invalid_request', error instanceof Error ? error.message : String(error));
 }
 
