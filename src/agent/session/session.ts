@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
 import type { AgentEvent, AgentEventBody, Listener } from '../events.ts';
+import { backgroundWait, jobReminders } from '../jobs/backgroundWait.ts';
 import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
@@ -235,27 +236,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     ...(runId ? { runId } : {}),
   });
 
-  /** Job notices become reminders, each appended once, before the next model call. */
-  const jobNotices = (): ReminderMessage[] =>
-    jobs
-      .takeNotices()
-      .map((n) => ({ role: 'reminder', id: newId('rem'), ts: now(), text: n.text, source: 'job' }));
-
-  const awaitBackground = (deadline: { at?: number }) => async (): Promise<boolean> => {
-    if (jobs.hasNotices()) return true;
-    const waitMs = options.jobWaitMs ?? 0;
-    if (waitMs <= 0 || jobs.running().length === 0 || !controller) return false;
-    deadline.at ??= now() + waitMs;
-    const left = deadline.at - now();
-    if (left <= 0) return false;
-    emit({
-      type: 'notice',
-      level: 'info',
-      text: `Waiting up to ${Math.ceil(left / 1000)} s for ${jobs.running().length} background job(s).`,
-    });
-    return jobs.waitForNotice(left, controller.signal);
-  };
-
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
     role: 'user',
     id: newId('usr'),
@@ -299,9 +279,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         contextWindow,
         transcript: () => transcript,
         toolContext: (toolUseId) => toolContext(toolUseId, signal),
-        awaitBackground: awaitBackground({}),
+        awaitBackground: backgroundWait(jobs, { waitMs: options.jobWaitMs ?? 0, now, emit, signal }),
         takeSteering: () => {
-          const drained = [...steering.splice(0), ...jobNotices()];
+          const drained = [...steering.splice(0), ...jobReminders(jobs, () => newId('rem'), now())];
           for (const m of drained)
             if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
           return drained;
