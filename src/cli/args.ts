@@ -5,16 +5,27 @@ export { USAGE } from './usage.ts';
 
 export class UsageError extends Error {}
 
-const approve = z.enum(['never', 'safe', 'all']);
-const allowDomain = z.array(
-  z
-    .string()
-    .regex(
-      /^(\*\.|\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i,
-      '--allow-domain takes a domain name such as example.com or *.example.com (no scheme, port or path)',
-    ),
-);
-const sandbox = z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
+// Each command's schema is built when that command is parsed: zod schemas cost ~0.25 ms each to
+// build in a cold process, and `keel tool LS` should not pay for the other eight commands'.
+function lazy<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => {
+    built ??= build();
+    return built;
+  };
+}
+
+const approve = () => z.enum(['never', 'safe', 'all'], { message: '--approve takes never, safe or all' });
+const allowDomain = () =>
+  z.array(
+    z
+      .string()
+      .regex(
+        /^(\*\.|\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i,
+        '--allow-domain takes a domain name such as example.com or *.example.com (no scheme, port or path)',
+      ),
+  );
+const sandbox = () => z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
 const positiveInt = (name: string) =>
   z
     .string()
@@ -22,121 +33,145 @@ const positiveInt = (name: string) =>
     .transform(Number)
     .pipe(z.number().int().positive());
 
-const runSchema = z.object({
-  command: z.literal('run'),
-  workspace: z.string().optional(),
-  model: z.string().min(1).optional(),
-  fallbackModels: z.array(z.string().min(1)),
-  maxTurns: positiveInt('--max-turns').optional(),
-  approve: approve.optional(),
-  json: z.boolean(),
-  resume: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,80}$/, '--resume takes a session id (letters, digits, - and _)')
-    .optional(),
-  contextWindow: positiveInt('--context-window').optional(),
-  demo: z.boolean(),
-  mcpConfig: z.array(z.string().min(1)),
-  jobWait: z
-    .string()
-    .regex(/^\d+$/, '--job-wait must be a whole number of seconds')
-    .transform(Number)
-    .optional(),
-  prompt: z.string(),
-  sandbox: sandbox.optional(),
-  allowDomain,
-});
-const toolSchema = z.object({
-  command: z.literal('tool'),
-  /** Empty: `keel tool` without arguments lists the tools. */
-  name: z.string(),
-  input: z.string(),
-  workspace: z.string().optional(),
-  approve: approve.optional(),
-  sandbox: sandbox.optional(),
-  allowDomain,
-});
-const doctorSchema = z.object({ command: z.literal('doctor'), sandbox: sandbox.optional() });
-const traceSchema = z.object({
-  command: z.literal('trace'),
-  target: z.string().min(1),
-  workspace: z.string().optional(),
-  html: z.string().min(1).optional(),
-});
-
-const memorySchema = z.discriminatedUnion('action', [
+const runSchema = lazy(() =>
   z.object({
-    command: z.literal('memory'),
-    action: z.literal('search'),
-    query: z.string().trim().min(2, 'keel memory search: the QUERY needs at least 2 characters'),
+    command: z.literal('run'),
+    workspace: z.string().optional(),
+    model: z.string().min(1).optional(),
+    fallbackModels: z.array(z.string().min(1)),
+    maxTurns: positiveInt('--max-turns').optional(),
+    approve: approve().optional(),
+    json: z.boolean(),
+    resume: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,80}$/, '--resume takes a session id (letters, digits, - and _)')
+      .optional(),
+    contextWindow: positiveInt('--context-window').optional(),
+    demo: z.boolean(),
+    mcpConfig: z.array(z.string().min(1)),
+    jobWait: z
+      .string()
+      .regex(/^\d+$/, '--job-wait must be a whole number of seconds')
+      .transform(Number)
+      .optional(),
+    prompt: z.string(),
+    sandbox: sandbox().optional(),
+    allowDomain: allowDomain(),
+  }),
+);
+const toolSchema = lazy(() =>
+  z.object({
+    command: z.literal('tool'),
+    /** Empty: `keel tool` without arguments lists the tools. */
+    name: z.string(),
+    input: z.string(),
+    workspace: z.string().optional(),
+    approve: approve().optional(),
+    sandbox: sandbox().optional(),
+    allowDomain: allowDomain(),
+  }),
+);
+const doctorSchema = lazy(() => z.object({ command: z.literal('doctor'), sandbox: sandbox().optional() }));
+const traceSchema = lazy(() =>
+  z.object({
+    command: z.literal('trace'),
+    target: z.string().min(1),
+    workspace: z.string().optional(),
+    html: z.string().min(1).optional(),
+  }),
+);
+
+const memorySchema = lazy(() =>
+  z.discriminatedUnion('action', [
+    z.object({
+      command: z.literal('memory'),
+      action: z.literal('search'),
+      query: z.string().trim().min(2, 'keel memory search: the QUERY needs at least 2 characters'),
+      workspace: z.string().optional(),
+      json: z.boolean(),
+    }),
+    z.object({
+      command: z.literal('memory'),
+      action: z.literal('rollback'),
+      workspace: z.string().optional(),
+    }),
+  ]),
+);
+
+const sessionsSchema = lazy(() =>
+  z.object({
+    command: z.literal('sessions'),
     workspace: z.string().optional(),
     json: z.boolean(),
   }),
-  z.object({ command: z.literal('memory'), action: z.literal('rollback'), workspace: z.string().optional() }),
-]);
+);
+export type SessionsArgs = z.infer<ReturnType<typeof sessionsSchema>>;
 
-const sessionsSchema = z.object({
-  command: z.literal('sessions'),
-  workspace: z.string().optional(),
-  json: z.boolean(),
-});
-export type SessionsArgs = z.infer<typeof sessionsSchema>;
+const restoreSchema = lazy(() =>
+  z.object({
+    command: z.literal('restore'),
+    sessionId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,80}$/, 'keel restore takes a session id (letters, digits, - and _)')
+      .optional(),
+    beforePrompt: positiveInt('--before-prompt').optional(),
+    undo: z.boolean(),
+    stats: z.boolean(),
+    dryRun: z.boolean(),
+    force: z.boolean(),
+    /** Also start a new session from before that prompt ("Restore and edit this message"). */
+    fork: z.boolean(),
+    json: z.boolean(),
+    workspace: z.string().optional(),
+  }),
+);
 
-const restoreSchema = z.object({
-  command: z.literal('restore'),
-  sessionId: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,80}$/, 'keel restore takes a session id (letters, digits, - and _)')
-    .optional(),
-  beforePrompt: positiveInt('--before-prompt').optional(),
-  undo: z.boolean(),
-  stats: z.boolean(),
-  dryRun: z.boolean(),
-  force: z.boolean(),
-  /** Also start a new session from before that prompt ("Restore and edit this message"). */
-  fork: z.boolean(),
-  json: z.boolean(),
-  workspace: z.string().optional(),
-});
+export type RestoreArgs = z.infer<ReturnType<typeof restoreSchema>>;
 
-export type RestoreArgs = z.infer<typeof restoreSchema>;
+const taskSchema = lazy(() =>
+  z.object({
+    command: z.literal('task'),
+    action: z.enum(['init', 'run', 'status']),
+    spec: z.string().optional(),
+    sessions: positiveInt('--sessions').optional(),
+    maxTurns: positiveInt('--max-turns').optional(),
+    model: z.string().min(1).optional(),
+    fallbackModels: z.array(z.string().min(1)),
+    approve: approve().optional(),
+    json: z.boolean(),
+    workspace: z.string().optional(),
+  }),
+);
+export type TaskArgs = z.infer<ReturnType<typeof taskSchema>>;
+export type MemoryArgs = z.infer<ReturnType<typeof memorySchema>>;
+export type RunArgs = z.infer<ReturnType<typeof runSchema>>;
+export type ToolArgs = z.infer<ReturnType<typeof toolSchema>>;
+export type TraceArgs = z.infer<ReturnType<typeof traceSchema>>;
+const evalSchema = lazy(() =>
+  z.object({
+    command: z.literal('eval'),
+    suite: z.string().min(1),
+    trials: positiveInt('--trials').optional(),
+    concurrency: positiveInt('--concurrency').optional(),
+    model: z.string().min(1).optional(),
+    json: z.string().min(1).optional(),
+    html: z.string().min(1).optional(),
+    filter: z.string().min(1).optional(),
+    retryInfra: z
+      .string()
+      .regex(/^\d+$/, '--retry-infra must be a whole number')
+      .transform(Number)
+      .optional(),
+    out: z.string().min(1).optional(),
+    emulator: z.boolean(),
+    /** `--from-session ID`: `suite` is then the OUT-DIR to write the task into. */
+    fromSession: z.string().min(1).optional(),
+    workspace: z.string().min(1).optional(),
+  }),
+);
+export type EvalArgs = z.infer<ReturnType<typeof evalSchema>>;
 
-const taskSchema = z.object({
-  command: z.literal('task'),
-  action: z.enum(['init', 'run', 'status']),
-  spec: z.string().optional(),
-  sessions: positiveInt('--sessions').optional(),
-  maxTurns: positiveInt('--max-turns').optional(),
-  model: z.string().min(1).optional(),
-  fallbackModels: z.array(z.string().min(1)),
-  approve: approve.optional(),
-  json: z.boolean(),
-  workspace: z.string().optional(),
-});
-export type TaskArgs = z.infer<typeof taskSchema>;
-export type MemoryArgs = z.infer<typeof memorySchema>;
-export type RunArgs = z.infer<typeof runSchema>;
-export type ToolArgs = z.infer<typeof toolSchema>;
-export type TraceArgs = z.infer<typeof traceSchema>;
-const evalSchema = z.object({
-  command: z.literal('eval'),
-  suite: z.string().min(1),
-  trials: positiveInt('--trials').optional(),
-  concurrency: positiveInt('--concurrency').optional(),
-  model: z.string().min(1).optional(),
-  json: z.string().min(1).optional(),
-  html: z.string().min(1).optional(),
-  filter: z.string().min(1).optional(),
-  retryInfra: z.string().regex(/^\d+$/, '--retry-infra must be a whole number').transform(Number).optional(),
-  out: z.string().min(1).optional(),
-  emulator: z.boolean(),
-  /** `--from-session ID`: `suite` is then the OUT-DIR to write the task into. */
-  fromSession: z.string().min(1).optional(),
-  workspace: z.string().min(1).optional(),
-});
-export type EvalArgs = z.infer<typeof evalSchema>;
-
-export type DoctorArgs = z.infer<typeof doctorSchema>;
+export type DoctorArgs = z.infer<ReturnType<typeof doctorSchema>>;
 export type CliArgs =
   | RunArgs
   | ToolArgs
@@ -181,7 +216,7 @@ function parseEval(rest: readonly string[]): EvalArgs {
       'keel eval --from-session SESSION-ID takes one OUT-DIR (the suite to write the task into)',
     );
   if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
-  return check(evalSchema, {
+  return check(evalSchema(), {
     command: 'eval',
     suite: parsed.positionals[0],
     trials: v.trials,
@@ -265,7 +300,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
       }
       // The API rejects a whitespace-only text block; say so here instead of after a network round trip.
       if (pos.length === 1 && pos[0]!.trim() === '') throw new UsageError('keel run: the PROMPT is empty');
-      return check(runSchema, {
+      return check(runSchema(), {
         command,
         workspace: v.workspace,
         model: v.model,
@@ -286,7 +321,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     case 'tool':
       allowedFor(['workspace', 'approve', 'sandbox', 'allow-domain']);
       if (pos.length === 0)
-        return check(toolSchema, {
+        return check(toolSchema(), {
           command,
           name: '',
           input: '',
@@ -297,7 +332,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         });
       if (pos.length !== 2)
         throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
-      return check(toolSchema, {
+      return check(toolSchema(), {
         command,
         name: pos[0],
         input: pos[1],
@@ -309,17 +344,17 @@ export function parseCli(argv: readonly string[]): CliArgs {
     case 'doctor':
       allowedFor(['sandbox']);
       if (pos.length !== 0) throw new UsageError('keel doctor takes no arguments');
-      return check(doctorSchema, { command, sandbox: v.sandbox });
+      return check(doctorSchema(), { command, sandbox: v.sandbox });
     case 'trace':
       allowedFor(['workspace', 'html']);
       if (pos.length !== 1) throw new UsageError('keel trace takes one SESSION-ID or FILE');
-      return check(traceSchema, { command, target: pos[0], workspace: v.workspace, html: v.html });
+      return check(traceSchema(), { command, target: pos[0], workspace: v.workspace, html: v.html });
     case 'memory': {
       const [action, ...more] = pos;
       if (action === 'search') {
         allowedFor(['workspace', 'json']);
         if (more.length !== 1) throw new UsageError('keel memory search takes one QUERY (quote it)');
-        return check(memorySchema, {
+        return check(memorySchema(), {
           command,
           action,
           query: more[0],
@@ -330,14 +365,14 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (action === 'rollback') {
         allowedFor(['workspace']);
         if (more.length !== 0) throw new UsageError('keel memory rollback takes no arguments');
-        return check(memorySchema, { command, action, workspace: v.workspace });
+        return check(memorySchema(), { command, action, workspace: v.workspace });
       }
       throw new UsageError('keel memory takes "search QUERY" or "rollback"');
     }
     case 'sessions':
       allowedFor(['workspace', 'json']);
       if (pos.length !== 0) throw new UsageError('keel sessions takes no arguments');
-      return check(sessionsSchema, { command, workspace: v.workspace, json: v.json === true });
+      return check(sessionsSchema(), { command, workspace: v.workspace, json: v.json === true });
     case 'restore': {
       allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'fork', 'json']);
       if (v.fork === true && v['before-prompt'] === undefined)
@@ -350,7 +385,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (v.stats !== true && pos.length !== 1) throw new UsageError('keel restore takes one SESSION-ID');
       if (v.stats === true && pos.length > 0)
         throw new UsageError('keel restore --stats takes no SESSION-ID');
-      return check(restoreSchema, {
+      return check(restoreSchema(), {
         command,
         sessionId: pos[0],
         beforePrompt: v['before-prompt'],
@@ -380,7 +415,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         throw new UsageError('keel task init takes one non-empty "SPEC" (quote it)');
       if (action !== 'init' && pos.length !== 1)
         throw new UsageError(`keel task ${action} takes no other arguments`);
-      return check(taskSchema, {
+      return check(taskSchema(), {
         command,
         action,
         spec: pos[1],
