@@ -1,20 +1,12 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { lazy } from '../agent/lazy.ts';
 
 export { USAGE } from './usage.ts';
 
 export class UsageError extends Error {}
 
-// Each command's schema is built when that command is parsed: zod schemas cost ~0.25 ms each to
-// build in a cold process, and `keel tool LS` should not pay for the other eight commands'.
-function lazy<T>(build: () => T): () => T {
-  let built: T | undefined;
-  return () => {
-    built ??= build();
-    return built;
-  };
-}
-
+// Each command's schema is built when that command is parsed (lazy): `keel tool LS` builds one.
 const approve = () => z.enum(['never', 'safe', 'all'], { message: '--approve takes never, safe or all' });
 const allowDomain = () =>
   z.array(

@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { ApprovalRequest, SandboxDenial } from '../host.ts';
 import type { CommandVerdict } from '../safety/commandPolicy.ts';
 import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
@@ -17,18 +18,20 @@ export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** A background job's default life (timeout_ms overrides it). */
 export const JOB_DEFAULT_TIMEOUT_MS = 3_600_000;
 
-export const bashInputSchema = z.object({
-  command: z.string().min(1),
-  timeout_ms: z.number().int().positive().max(BASH_MAX_TIMEOUT_MS).optional(),
-  description: z.string().max(200).optional().describe('5-10 words for the user'),
-  run_in_background: z.boolean().optional(),
-  notify_on: z.string().max(200).optional().describe('Regex: also notify on a matching line'),
-  outside_sandbox: z
-    .boolean()
-    .optional()
-    .describe('After SANDBOX_DENIED, only if essential: run once unconfined (asks the user)'),
-});
-export type BashInput = z.infer<typeof bashInputSchema>;
+export const bashInputSchema = lazy(() =>
+  z.object({
+    command: z.string().min(1),
+    timeout_ms: z.number().int().positive().max(BASH_MAX_TIMEOUT_MS).optional(),
+    description: z.string().max(200).optional().describe('5-10 words for the user'),
+    run_in_background: z.boolean().optional(),
+    notify_on: z.string().max(200).optional().describe('Regex: also notify on a matching line'),
+    outside_sandbox: z
+      .boolean()
+      .optional()
+      .describe('After SANDBOX_DENIED, only if essential: run once unconfined (asks the user)'),
+  }),
+);
+export type BashInput = z.infer<ReturnType<typeof bashInputSchema>>;
 
 export interface BashData {
   readonly command: string;
@@ -367,7 +370,9 @@ export function createBashTool(): ToolDefinition<BashInput, BashData> {
   return {
     name: 'Bash',
     description: DESCRIPTION,
-    inputSchema: bashInputSchema,
+    get inputSchema() {
+      return bashInputSchema();
+    },
     readOnly: false,
     execute,
   };

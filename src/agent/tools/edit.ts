@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import {
   commit,
   decodeLoaded,
@@ -13,13 +14,15 @@ import { applyEdit } from './editing/replace.ts';
 import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
 
-export const editInputSchema = z.object({
-  path: z.string(),
-  old_string: z.string(),
-  new_string: z.string(),
-  replace_all: z.boolean().optional(),
-});
-export type EditInput = z.infer<typeof editInputSchema>;
+export const editInputSchema = lazy(() =>
+  z.object({
+    path: z.string(),
+    old_string: z.string(),
+    new_string: z.string(),
+    replace_all: z.boolean().optional(),
+  }),
+);
+export type EditInput = z.infer<ReturnType<typeof editInputSchema>>;
 
 const DESCRIPTION = `Replace one exact piece of text in a file you have Read this session.
 old_string must match exactly one place (add surrounding lines to make it unique) unless replace_all; copy indentation exactly, without Read's line-number prefixes.
@@ -38,7 +41,9 @@ export function createEditTool(
   return {
     name: 'Edit',
     description: DESCRIPTION,
-    inputSchema: editInputSchema,
+    get inputSchema() {
+      return editInputSchema();
+    },
     readOnly: false,
     execute: (input, ctx) =>
       runEditTool(ctx, async () => {

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import type fg from 'fast-glob';
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import { canonicalize } from '../safety/paths/pathGuard.ts';
 import { climbsOut } from '../safety/paths/pathReadings.ts';
 import { compareStrings, failure, notFound, resolvePath, runTool, inStateDir } from './fs/common.ts';
@@ -14,11 +15,13 @@ import { ok, partial } from './protocol.ts';
 /** Beyond this many matches the walk stops: the pattern is too broad to be useful. */
 export const GLOB_MAX_RESULTS = 10_000;
 
-export const globInputSchema = z.object({
-  pattern: z.string().min(1),
-  path: z.string().default('.'),
-});
-export type GlobInput = z.infer<typeof globInputSchema>;
+export const globInputSchema = lazy(() =>
+  z.object({
+    pattern: z.string().min(1),
+    path: z.string().default('.'),
+  }),
+);
+export type GlobInput = z.infer<ReturnType<typeof globInputSchema>>;
 
 export interface GlobData {
   readonly pattern: string;
@@ -170,7 +173,9 @@ export function createGlobTool(): ToolDefinition<GlobInput, GlobData> {
   return {
     name: 'Glob',
     description: DESCRIPTION,
-    inputSchema: globInputSchema,
+    get inputSchema() {
+      return globInputSchema();
+    },
     readOnly: true,
     concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => glob(input, ctx)),

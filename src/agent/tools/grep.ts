@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import { climbsOut } from '../safety/paths/pathReadings.ts';
 import {
   clipLine,
@@ -22,17 +23,19 @@ export const GREP_TIMEOUT_MS = 60_000;
 /** Of a huge (minified) line only this much is decoded; far more than the GREP_MAX_LINE_CHARS shown. */
 const LONG_LINE_KEEP_BYTES = 2048;
 
-export const grepInputSchema = z.object({
-  pattern: z.string().min(1),
-  path: z.string().default('.'),
-  glob: z.string().optional().describe('e.g. "*.ts"'),
-  case_insensitive: z.boolean().default(false),
-  output_mode: z.enum(['files_with_matches', 'content', 'count']).default('files_with_matches'),
-  context: z.number().int().min(0).max(20).optional(),
-  multiline: z.boolean().default(false),
-  head_limit: z.number().int().min(1).max(100_000).optional(),
-});
-export type GrepInput = z.infer<typeof grepInputSchema>;
+export const grepInputSchema = lazy(() =>
+  z.object({
+    pattern: z.string().min(1),
+    path: z.string().default('.'),
+    glob: z.string().optional().describe('e.g. "*.ts"'),
+    case_insensitive: z.boolean().default(false),
+    output_mode: z.enum(['files_with_matches', 'content', 'count']).default('files_with_matches'),
+    context: z.number().int().min(0).max(20).optional(),
+    multiline: z.boolean().default(false),
+    head_limit: z.number().int().min(1).max(100_000).optional(),
+  }),
+);
+export type GrepInput = z.infer<ReturnType<typeof grepInputSchema>>;
 
 export interface GrepLine {
   readonly path: string;
@@ -255,7 +258,9 @@ export function createGrepTool(): ToolDefinition<GrepInput, GrepData> {
   return {
     name: 'Grep',
     description: DESCRIPTION,
-    inputSchema: grepInputSchema,
+    get inputSchema() {
+      return grepInputSchema();
+    },
     readOnly: true,
     concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => grep(input, ctx)),

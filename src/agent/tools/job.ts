@@ -1,16 +1,19 @@
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import { defuseOutput, type JobInfo } from '../jobs/manager.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
 
 // Job: read a background command's new output, or stop it (one tool, not two: each costs prefix tokens).
 
-const inputSchema = z.object({
-  id: z.string().min(1),
-  action: z.enum(['output', 'kill']),
-});
-export type JobInput = z.infer<typeof inputSchema>;
+const inputSchema = lazy(() =>
+  z.object({
+    id: z.string().min(1),
+    action: z.enum(['output', 'kill']),
+  }),
+);
+export type JobInput = z.infer<ReturnType<typeof inputSchema>>;
 
 const DESCRIPTION = `A Bash run_in_background job: "output" = its status and new output; "kill" = stop it. Don't poll: you get a notice when it ends.
 Example: {"id":"job_1a2b3c","action":"output"}`;
@@ -57,5 +60,13 @@ async function execute(input: JobInput, ctx: ToolContext): Promise<ToolResult> {
 }
 
 export function createJobTool(): ToolDefinition<JobInput, unknown> {
-  return { name: 'Job', description: DESCRIPTION, inputSchema, readOnly: false, execute };
+  return {
+    name: 'Job',
+    description: DESCRIPTION,
+    get inputSchema() {
+      return inputSchema();
+    },
+    readOnly: false,
+    execute,
+  };
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { DirEntry } from '../host.ts';
 import { createIgnoreMatcher, type IgnoreMatcher } from './fs/gitignore.ts';
 import {
@@ -17,11 +18,13 @@ import { ok, partial } from './protocol.ts';
 
 export const LS_MAX_ENTRIES = 1000;
 
-export const lsInputSchema = z.object({
-  path: z.string().default('.'),
-  depth: z.number().int().min(1).max(5).default(1),
-});
-export type LsInput = z.infer<typeof lsInputSchema>;
+export const lsInputSchema = lazy(() =>
+  z.object({
+    path: z.string().default('.'),
+    depth: z.number().int().min(1).max(5).default(1),
+  }),
+);
+export type LsInput = z.infer<ReturnType<typeof lsInputSchema>>;
 
 export interface LsEntry {
   /** Workspace-relative path. */
@@ -149,7 +152,9 @@ export function createLsTool(): ToolDefinition<LsInput, LsData> {
   return {
     name: 'LS',
     description: DESCRIPTION,
-    inputSchema: lsInputSchema,
+    get inputSchema() {
+      return lsInputSchema();
+    },
     readOnly: true,
     concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => list(input, ctx)),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { McpPort } from '../host.ts';
 import type { McpToolInfo } from '../mcp/connection.ts';
 import type { McpManager } from '../mcp/manager.ts';
@@ -13,12 +14,14 @@ import { fail, ok, partial, type ToolContext, ToolFailure, type ToolDefinition }
 // read-only MCP calls. Arguments are checked against the tool's own schema before anything runs.
 // The result is data from outside: wrapped as untrusted, cut to the usual limits, spilled in full.
 
-const inputSchema = z.object({
-  server: z.string().min(1).describe('Server name from the system prompt'),
-  tool: z.string().min(1).describe('Tool name from McpSearch'),
-  arguments: z.record(z.string(), z.unknown()).optional().describe('Must match the tool input_schema'),
-});
-export type McpCallInput = z.infer<typeof inputSchema>;
+const inputSchema = lazy(() =>
+  z.object({
+    server: z.string().min(1).describe('Server name from the system prompt'),
+    tool: z.string().min(1).describe('Tool name from McpSearch'),
+    arguments: z.record(z.string(), z.unknown()).optional().describe('Must match the tool input_schema'),
+  }),
+);
+export type McpCallInput = z.infer<ReturnType<typeof inputSchema>>;
 
 export interface McpCallData {
   readonly server: string;
@@ -85,7 +88,9 @@ export function createMcpCallTool(
   return {
     name: 'McpCall',
     description: DESCRIPTION,
-    inputSchema,
+    get inputSchema() {
+      return inputSchema();
+    },
     readOnly: false,
     circuitKey: (input) => `McpCall:${(input as Partial<McpCallInput>).server ?? ''}`,
     async execute(input, ctx) {

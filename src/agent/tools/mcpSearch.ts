@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { McpToolInfo } from '../mcp/connection.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import { canonicalJson } from '../safety/guards/loopDetector.ts';
@@ -11,12 +12,18 @@ import { fail, ok, type ToolDefinition } from './protocol.ts';
 
 export const MCP_SEARCH_MAX_LIMIT = 10;
 
-const inputSchema = z.object({
-  query: z.string().trim().min(1).describe('What you want to do, in a few words; "*" lists every tool name'),
-  server: z.string().min(1).optional().describe('Search only this server'),
-  limit: z.number().int().min(1).max(MCP_SEARCH_MAX_LIMIT).optional().describe('Default 5'),
-});
-export type McpSearchInput = z.infer<typeof inputSchema>;
+const inputSchema = lazy(() =>
+  z.object({
+    query: z
+      .string()
+      .trim()
+      .min(1)
+      .describe('What you want to do, in a few words; "*" lists every tool name'),
+    server: z.string().min(1).optional().describe('Search only this server'),
+    limit: z.number().int().min(1).max(MCP_SEARCH_MAX_LIMIT).optional().describe('Default 5'),
+  }),
+);
+export type McpSearchInput = z.infer<ReturnType<typeof inputSchema>>;
 
 export interface McpSearchMatch {
   readonly server: string;
@@ -74,7 +81,9 @@ export function createMcpSearchTool(manager: McpManager): ToolDefinition<McpSear
   return {
     name: 'McpSearch',
     description: DESCRIPTION,
-    inputSchema,
+    get inputSchema() {
+      return inputSchema();
+    },
     readOnly: true,
     async execute(input, ctx) {
       const query = input.query.trim();

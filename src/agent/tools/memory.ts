@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { AgentMessage } from '../messages.ts';
 import {
   addEntry,
@@ -20,14 +21,16 @@ import { ok, type ToolContext, type ToolDefinition } from './protocol.ts';
 // at once (previous version saved to history first) and shows in the system prompt from the next
 // session on; the running session's prefix never changes (P1).
 
-const inputSchema = z.object({
-  action: z.enum(['add', 'replace', 'remove']),
-  text: z.string().optional(),
-  old: z.string().optional().describe('Entry to replace/remove'),
-  heading: z.string().optional(),
-  user: z.boolean().optional(),
-});
-export type MemoryInput = z.infer<typeof inputSchema>;
+const inputSchema = lazy(() =>
+  z.object({
+    action: z.enum(['add', 'replace', 'remove']),
+    text: z.string().optional(),
+    old: z.string().optional().describe('Entry to replace/remove'),
+    heading: z.string().optional(),
+    user: z.boolean().optional(),
+  }),
+);
+export type MemoryInput = z.infer<ReturnType<typeof inputSchema>>;
 
 export interface MemoryData {
   readonly change?: { readonly id: string; readonly file: string };
@@ -64,7 +67,9 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
   return {
     name: 'Memory',
     description: DESCRIPTION,
-    inputSchema,
+    get inputSchema() {
+      return inputSchema();
+    },
     readOnly: false,
     execute: (input, ctx) =>
       runTool(ctx, async () => {

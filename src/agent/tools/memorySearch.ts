@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import * as fs from 'node:fs';
 import {
   hitText,
@@ -25,11 +26,13 @@ const FULL_MAX_CHARS = 30_000;
 /** Candidates read back to check "quoted phrases" (the index ranks words, not phrases). */
 const PHRASE_POOL = 200;
 
-const inputSchema = z.object({
-  query: z.string().trim().min(2).describe('Words, a "quoted phrase", or a message id'),
-  limit: z.number().int().min(1).max(MEMORY_MAX_LIMIT).optional().describe('Default 5'),
-});
-export type MemorySearchInput = z.infer<typeof inputSchema>;
+const inputSchema = lazy(() =>
+  z.object({
+    query: z.string().trim().min(2).describe('Words, a "quoted phrase", or a message id'),
+    limit: z.number().int().min(1).max(MEMORY_MAX_LIMIT).optional().describe('Default 5'),
+  }),
+);
+export type MemorySearchInput = z.infer<ReturnType<typeof inputSchema>>;
 
 export interface MemoryMatch extends MemoryHit {
   readonly snippet: string;
@@ -115,7 +118,9 @@ export function createMemorySearchTool(
   return {
     name: 'MemorySearch',
     description: DESCRIPTION,
-    inputSchema,
+    get inputSchema() {
+      return inputSchema();
+    },
     readOnly: true,
     async execute(input, ctx) {
       const resolvedState = ctx.guard.resolve(ctx.host.stateDir);

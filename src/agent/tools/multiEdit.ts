@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import {
   commit,
   decodeLoaded,
@@ -14,20 +15,22 @@ import { applyEdit } from './editing/replace.ts';
 import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
 
-export const multiEditInputSchema = z.object({
-  path: z.string(),
-  edits: z
-    .array(
-      z.object({
-        old_string: z.string(),
-        new_string: z.string(),
-        replace_all: z.boolean().optional(),
-      }),
-    )
-    .min(1)
-    .max(100),
-});
-export type MultiEditInput = z.infer<typeof multiEditInputSchema>;
+export const multiEditInputSchema = lazy(() =>
+  z.object({
+    path: z.string(),
+    edits: z
+      .array(
+        z.object({
+          old_string: z.string(),
+          new_string: z.string(),
+          replace_all: z.boolean().optional(),
+        }),
+      )
+      .min(1)
+      .max(100),
+  }),
+);
+export type MultiEditInput = z.infer<ReturnType<typeof multiEditInputSchema>>;
 
 const DESCRIPTION = `Several replacements in one file you have Read this session, all or nothing.
 Edits apply in order, each to the previous result; each old_string must match one place unless replace_all; one failure writes nothing.
@@ -45,7 +48,9 @@ export function createMultiEditTool(
   return {
     name: 'MultiEdit',
     description: DESCRIPTION,
-    inputSchema: multiEditInputSchema,
+    get inputSchema() {
+      return multiEditInputSchema();
+    },
     readOnly: false,
     execute: (input, ctx) =>
       runEditTool(ctx, async () => {

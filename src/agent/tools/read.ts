@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import { MAX_BYTES } from './output.ts';
 import { isUntrustedPath, wrapUntrusted } from '../safety/untrusted.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
@@ -21,12 +22,14 @@ export const READ_HUGE_BYTES = 10 * 1024 * 1024;
 /** Above this, not even a paged read is attempted (the whole file would sit in memory). */
 export const READ_HARD_MAX_BYTES = 256 * 1024 * 1024;
 
-export const readInputSchema = z.object({
-  path: z.string(),
-  offset: z.number().int().min(1).max(1e9).optional().describe('1-based first line'),
-  limit: z.number().int().min(1).max(READ_DEFAULT_LIMIT).optional(),
-});
-export type ReadInput = z.infer<typeof readInputSchema>;
+export const readInputSchema = lazy(() =>
+  z.object({
+    path: z.string(),
+    offset: z.number().int().min(1).max(1e9).optional().describe('1-based first line'),
+    limit: z.number().int().min(1).max(READ_DEFAULT_LIMIT).optional(),
+  }),
+);
+export type ReadInput = z.infer<ReturnType<typeof readInputSchema>>;
 
 export interface ReadData {
   readonly path: string;
@@ -152,7 +155,9 @@ export function createReadTool(): ToolDefinition<ReadInput, ReadData> {
   return {
     name: 'Read',
     description: DESCRIPTION,
-    inputSchema: readInputSchema,
+    get inputSchema() {
+      return readInputSchema();
+    },
     readOnly: true,
     concurrentRead: true,
     execute: (input, ctx) => runTool(ctx, () => readFile(input, ctx)),

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
 import { readSkillNow, skillReminder } from '../skills/discover.ts';
 import { climbsOut } from '../safety/paths/pathReadings.ts';
@@ -15,12 +16,14 @@ import { fail, ok } from './protocol.ts';
 
 export const SKILL_MAX_FILE_BYTES = 50 * 1024;
 
-const inputSchema = z.object({
-  name: z.string().min(1).describe('Skill name'),
-  file: z.string().optional().describe('A file the skill lists'),
-  full: z.boolean().optional().describe('Reload the whole guide'),
-});
-export type SkillInput = z.infer<typeof inputSchema>;
+const inputSchema = lazy(() =>
+  z.object({
+    name: z.string().min(1).describe('Skill name'),
+    file: z.string().optional().describe('A file the skill lists'),
+    full: z.boolean().optional().describe('Reload the whole guide'),
+  }),
+);
+export type SkillInput = z.infer<ReturnType<typeof inputSchema>>;
 
 export interface SkillData {
   readonly name: string;
@@ -145,7 +148,9 @@ export function createSkillTool(
   return {
     name: 'Skill',
     description: DESCRIPTION,
-    inputSchema,
+    get inputSchema() {
+      return inputSchema();
+    },
     readOnly: true,
     async execute(input, ctx) {
       const snapshot = byName.get(input.name);

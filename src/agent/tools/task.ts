@@ -1,15 +1,18 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import { fail, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
 
 // Task: hand a self-contained job to a sub-agent (seed 000 §7). The sub-agent's reads and searches
 // stay in its own context; only its structured answer comes back.
 
-const inputSchema = z.object({
-  description: z.string().min(1).max(80),
-  prompt: z.string().min(1),
-  mode: z.enum(['explore', 'general']).default('explore'),
-});
-export type TaskInput = z.infer<typeof inputSchema>;
+const inputSchema = lazy(() =>
+  z.object({
+    description: z.string().min(1).max(80),
+    prompt: z.string().min(1),
+    mode: z.enum(['explore', 'general']).default('explore'),
+  }),
+);
+export type TaskInput = z.infer<ReturnType<typeof inputSchema>>;
 
 const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns, keeping your context small. Several calls in one reply run in parallel. Mode "general" may also edit and run commands. Not for one known file (Read) or one search (Grep).
 Example: {"description":"Find auth checks","prompt":"Where are tokens validated?"}`;
@@ -30,7 +33,9 @@ export function createTaskTool(): ToolDefinition<TaskInput, unknown> {
   return {
     name: 'Task',
     description: DESCRIPTION,
-    inputSchema,
+    get inputSchema() {
+      return inputSchema();
+    },
     readOnly: true,
     concurrent: true,
     execute,

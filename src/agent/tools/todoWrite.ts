@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { TodoItem } from '../events.ts';
 import { fail, ok, type ToolDefinition, type ToolResult } from './protocol.ts';
 
@@ -7,17 +8,21 @@ import { fail, ok, type ToolDefinition, type ToolResult } from './protocol.ts';
 
 export const MAX_TODOS = 20;
 
-const todoSchema = z.object({
-  id: z.string().trim().min(1, 'id must not be empty'),
-  content: z.string().trim().min(1, 'content must not be empty'),
-  status: z.enum(['pending', 'in_progress', 'completed']),
-});
+const todoSchema = lazy(() =>
+  z.object({
+    id: z.string().trim().min(1, 'id must not be empty'),
+    content: z.string().trim().min(1, 'content must not be empty'),
+    status: z.enum(['pending', 'in_progress', 'completed']),
+  }),
+);
 
-const inputSchema = z.object({
-  todos: z.array(todoSchema),
-});
+const inputSchema = lazy(() =>
+  z.object({
+    todos: z.array(todoSchema()),
+  }),
+);
 
-export type TodoWriteInput = z.infer<typeof inputSchema>;
+export type TodoWriteInput = z.infer<ReturnType<typeof inputSchema>>;
 
 export interface TodoWriteData {
   readonly todos: readonly TodoItem[];
@@ -83,7 +88,9 @@ export function createTodoWriteTool(options: {
   return {
     name: 'TodoWrite',
     description: DESCRIPTION,
-    inputSchema,
+    get inputSchema() {
+      return inputSchema();
+    },
     // Writes session state only, never a workspace file: safe in an untrusted workspace too.
     readOnly: true,
     async execute(input) {

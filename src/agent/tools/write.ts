@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import {
   commit,
   decodeLoaded,
@@ -14,11 +15,13 @@ import { sharedWriteGate, type WriteGate } from './editing/gate.ts';
 import { type EditResultData, editResult } from './editing/result.ts';
 import { type ToolDefinition, ToolFailure } from './protocol.ts';
 
-export const writeInputSchema = z.object({
-  path: z.string(),
-  content: z.string(),
-});
-export type WriteInput = z.infer<typeof writeInputSchema>;
+export const writeInputSchema = lazy(() =>
+  z.object({
+    path: z.string(),
+    content: z.string(),
+  }),
+);
+export type WriteInput = z.infer<ReturnType<typeof writeInputSchema>>;
 
 const DESCRIPTION = `Create a file (and its folders) or rewrite a whole file; overwriting needs a Read of it this session first. Line endings, BOM and encoding are kept.
 Do not use for changing part of a file (Edit/MultiEdit are cheaper and safer).
@@ -35,7 +38,9 @@ export function createWriteTool(
   return {
     name: 'Write',
     description: DESCRIPTION,
-    inputSchema: writeInputSchema,
+    get inputSchema() {
+      return writeInputSchema();
+    },
     readOnly: false,
     execute: (input, ctx) =>
       runEditTool(ctx, async () => {
