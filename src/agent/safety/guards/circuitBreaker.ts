@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../../lazy.ts';
 import type { Refusal } from '../refusal.ts';
 
 // Per-tool circuit breaker (P6): a tool that keeps failing is paused instead of letting the model
@@ -32,11 +33,13 @@ export interface CircuitBreaker {
   readonly openCount: number;
 }
 
-const optionsSchema = z.object({
-  threshold: z.number().int().min(1).default(3),
-  cooldownMs: z.number().min(0).default(300_000),
-  trialLeaseMs: z.number().min(0).default(60_000),
-});
+const optionsSchema = lazy(() =>
+  z.object({
+    threshold: z.number().int().min(1).default(3),
+    cooldownMs: z.number().min(0).default(300_000),
+    trialLeaseMs: z.number().min(0).default(60_000),
+  }),
+);
 
 /** KEEL_CIRCUIT_COOLDOWN_MS, when it is a non-negative number; otherwise the default applies. */
 export function cooldownFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
@@ -51,7 +54,7 @@ type State =
   | { kind: 'half_open'; trialAt: number | undefined };
 
 export function createCircuitBreaker(options: CircuitBreakerOptions): CircuitBreaker {
-  const { threshold, cooldownMs, trialLeaseMs } = optionsSchema.parse({
+  const { threshold, cooldownMs, trialLeaseMs } = optionsSchema().parse({
     threshold: options.threshold,
     cooldownMs: options.cooldownMs ?? cooldownFromEnv(),
     trialLeaseMs: options.trialLeaseMs,

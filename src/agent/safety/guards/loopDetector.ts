@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { lazy } from '../../lazy.ts';
 
 // Loop detection outside the model (P6): the model does not notice its own loops, so a deterministic,
 // hash-based rule set watches every call. Four detectors share one bookkeeping pass:
@@ -57,16 +58,18 @@ export interface LoopDetectorControls {
   reset(): void;
 }
 
-const optionsSchema = z
-  .object({
-    warnAt: z.number().int().min(1).default(10),
-    blockAt: z.number().int().min(1).default(20),
-    stopAt: z.number().int().min(1).default(30),
-    window: z.number().int().min(2).default(100),
-  })
-  .refine((o) => o.warnAt <= o.blockAt && o.blockAt <= o.stopAt, {
-    message: 'loop detector thresholds must satisfy warnAt <= blockAt <= stopAt',
-  });
+const optionsSchema = lazy(() =>
+  z
+    .object({
+      warnAt: z.number().int().min(1).default(10),
+      blockAt: z.number().int().min(1).default(20),
+      stopAt: z.number().int().min(1).default(30),
+      window: z.number().int().min(2).default(100),
+    })
+    .refine((o) => o.warnAt <= o.blockAt && o.blockAt <= o.stopAt, {
+      message: 'loop detector thresholds must satisfy warnAt <= blockAt <= stopAt',
+    }),
+);
 
 /** JSON with object keys sorted at every level, so equal inputs hash equally (P1). */
 export function canonicalJson(value: unknown): string {
@@ -139,7 +142,7 @@ const BLOCK_SUGGESTION =
 const STOP_SUGGESTION = 'Review what was tried, then give the agent a different instruction.';
 
 export function createLoopDetector(options: LoopDetectorOptions = {}): LoopDetector & LoopDetectorControls {
-  const { warnAt, blockAt, stopAt, window } = optionsSchema.parse(options);
+  const { warnAt, blockAt, stopAt, window } = optionsSchema().parse(options);
   const stats = { warnings: 0, blocks: 0, stops: 0 };
 
   let index = 0; // attempts so far (executed or refused)

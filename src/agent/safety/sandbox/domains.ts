@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../../lazy.ts';
 import type { ApprovalsPort } from '../../host.ts';
 
 // Which domains a sandboxed command may reach through Keel's network proxy. A domain on the
@@ -104,12 +105,12 @@ export function normaliseHost(host: string): string {
 
 export const WORKSPACE_NETWORK_FILE = 'network.json';
 
-const workspaceFileSchema = z.object({ allowedDomains: z.array(z.string().min(1)).default([]) });
+const workspaceFileSchema = lazy(() => z.object({ allowedDomains: z.array(z.string().min(1)).default([]) }));
 
 function readWorkspaceDomains(file: string | undefined): string[] {
   if (!file) return [];
   try {
-    return workspaceFileSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).allowedDomains;
+    return workspaceFileSchema().parse(JSON.parse(fs.readFileSync(file, 'utf8'))).allowedDomains;
   } catch {
     // Missing or hand-broken: nothing extra is allowed (fail closed).
     return [];

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../../lazy.ts';
 import { findExecutable, type ProbeOptions, probeSandbox, type SandboxStatus } from './probe.ts';
 
 // Probing runs bubblewrap once (a process start, ~10 ms) before the first command of every session.
@@ -11,15 +12,17 @@ import { findExecutable, type ProbeOptions, probeSandbox, type SandboxStatus } f
 // the user just fixed is probed again at once — and a stale success fails closed (bwrap refuses
 // to start, the command does not run), never open.
 
-const cachedSchema = z.object({
-  key: z.string(),
-  status: z.object({
-    tier: z.literal('bwrap'),
-    summary: z.string(),
-    bwrap: z.string(),
-    checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string() })),
+const cachedSchema = lazy(() =>
+  z.object({
+    key: z.string(),
+    status: z.object({
+      tier: z.literal('bwrap'),
+      summary: z.string(),
+      bwrap: z.string(),
+      checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string() })),
+    }),
   }),
-});
+);
 
 function read(file: string): string {
   try {
@@ -67,7 +70,7 @@ export function probeSandboxCached(options: ProbeOptions & { readonly cacheFile?
     options.cacheFile && options.enabled !== false && platform === 'linux' && bwrap && probeKey(bwrap);
   if (!key || !options.cacheFile) return probeSandbox(options);
   try {
-    const cached = cachedSchema.parse(JSON.parse(fs.readFileSync(options.cacheFile, 'utf8')));
+    const cached = cachedSchema().parse(JSON.parse(fs.readFileSync(options.cacheFile, 'utf8')));
     if (cached.key === key) {
       return {
         ...cached.status,
