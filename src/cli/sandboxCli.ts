@@ -40,7 +40,7 @@ export function sandboxNotice(host: Host): string | undefined {
 
 /** `keel doctor`: what confinement is available here, and why not. */
 export function doctorReport(flag: SandboxFlag | undefined): { text: string; ok: boolean } {
-  const settings = sandboxSettingsSchema.parse(sandboxSettings(flag));
+  const settings = sandboxSettingsSchema().parse(sandboxSettings(flag));
   const status = probeSandbox({ bwrapPath: settings.bwrapPath, enabled: settings.enabled });
   const proxy =
     status.tier === 'bwrap' &&

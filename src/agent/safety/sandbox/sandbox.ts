@@ -13,6 +13,7 @@ import { seccompProgram } from './seccomp.ts';
 import {
   resolveDenyPath,
   SHELL_STARTUP_FILES,
+  type SandboxSettings,
   type SandboxSettingsInput,
   sandboxSettingsSchema,
 } from './settings.ts';
@@ -85,7 +86,7 @@ interface NetworkFilter {
 /** The domain proxy and the namespace bridging it in, or why there is none. */
 function startNetworkFilter(
   options: SandboxOptions,
-  settings: ReturnType<typeof sandboxSettingsSchema.parse>,
+  settings: SandboxSettings,
   status: SandboxStatus,
   tempDir: string,
 ): { filter?: NetworkFilter; reason?: string } {
@@ -151,7 +152,7 @@ function realOrSelf(p: string): string {
 }
 
 export function createSandbox(options: SandboxOptions): Sandbox {
-  const settings = sandboxSettingsSchema.parse(options.settings ?? {});
+  const settings = sandboxSettingsSchema().parse(options.settings ?? {});
   const home = options.home ?? os.homedir();
   const status =
     options.status ??

@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../../lazy.ts';
 
 // What the OS sandbox allows, as settings (VS Code: keel.sandbox.*; CLI: flags and KEEL_* variables).
 
@@ -49,27 +50,29 @@ export const SHELL_STARTUP_FILES: readonly string[] = [
   '.config/fish',
 ];
 
-export const sandboxSettingsSchema = z.object({
-  /** Run commands in the OS sandbox when one is available. */
-  enabled: z.boolean().default(true),
-  /** Refuse to run any command when no sandbox is available. */
-  failIfUnavailable: z.boolean().default(false),
-  /** Paths (HOME-relative or absolute) no sandboxed command can read. */
-  denyRead: z.array(z.string().min(1)).default([...DEFAULT_DENY_READ]),
-  /** The bubblewrap executable (a path, or a name looked up on PATH). */
-  bwrapPath: z.string().min(1).default('bwrap'),
-  /** Network through Keel's filtering proxy (needs socat); off = no network inside the sandbox. */
-  networkProxy: z.boolean().default(true),
-  /**
-   * Domains the proxy lets through without asking (`*.example.com` for subdomains), in addition to
-   * the registries the package managers are configured with.
-   */
-  allowedDomains: z.array(z.string().min(1)).default([]),
-  /** The socat executable that bridges the proxy into the sandbox's network namespace. */
-  socatPath: z.string().min(1).default('socat'),
-});
-export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
-export type SandboxSettingsInput = z.input<typeof sandboxSettingsSchema>;
+export const sandboxSettingsSchema = lazy(() =>
+  z.object({
+    /** Run commands in the OS sandbox when one is available. */
+    enabled: z.boolean().default(true),
+    /** Refuse to run any command when no sandbox is available. */
+    failIfUnavailable: z.boolean().default(false),
+    /** Paths (HOME-relative or absolute) no sandboxed command can read. */
+    denyRead: z.array(z.string().min(1)).default([...DEFAULT_DENY_READ]),
+    /** The bubblewrap executable (a path, or a name looked up on PATH). */
+    bwrapPath: z.string().min(1).default('bwrap'),
+    /** Network through Keel's filtering proxy (needs socat); off = no network inside the sandbox. */
+    networkProxy: z.boolean().default(true),
+    /**
+     * Domains the proxy lets through without asking (`*.example.com` for subdomains), in addition to
+     * the registries the package managers are configured with.
+     */
+    allowedDomains: z.array(z.string().min(1)).default([]),
+    /** The socat executable that bridges the proxy into the sandbox's network namespace. */
+    socatPath: z.string().min(1).default('socat'),
+  }),
+);
+export type SandboxSettings = z.infer<ReturnType<typeof sandboxSettingsSchema>>;
+export type SandboxSettingsInput = z.input<ReturnType<typeof sandboxSettingsSchema>>;
 
 /**
  * Settings from the environment (KEEL_SANDBOX=off, KEEL_SANDBOX_FAIL_IF_UNAVAILABLE=1, KEEL_BWRAP=path,
