@@ -128,9 +128,16 @@ async function startDemo({
 }: {
   committed: Promise<string>;
 }): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
-  const { startEmulator } = await import('../../test/emulator/server.ts');
-  const { demoScenario } = await import('../../test/emulator/demo/scenario.ts');
-  const emulator = await startEmulator({ scenario: demoScenario });
+  let emulator: Awaited<ReturnType<typeof import('../../test/emulator/server.ts').startEmulator>>;
+  try {
+    const { startEmulator } = await import('../../test/emulator/server.ts');
+    const { demoScenario } = await import('../../test/emulator/demo/scenario.ts');
+    emulator = await startEmulator({ scenario: demoScenario });
+  } catch (error) {
+    // No demo without its emulator: the scratch repo made for it goes too.
+    await committed.then((dir) => fs.rmSync(dir, { recursive: true, force: true })).catch(() => {});
+    throw error;
+  }
   const workspace = await committed;
   process.stderr.write(
     `\n*** DEMO MODE: no real model. Keel is talking to its bundled API emulator at ${emulator.url}\n` +
@@ -256,8 +263,8 @@ async function run(args: RunArgs): Promise<number> {
     process.off('SIGTERM', onTerminate);
     process.off('SIGHUP', onTerminate);
     await flushTelemetry();
-    if (terminatedBy) return signalExitCode(terminatedBy);
     onStdoutGone = undefined;
+    if (terminatedBy) return signalExitCode(terminatedBy);
     if (stdoutGone) return EXIT.finished;
     if (!args.json && outcome.finalText) out(`${outcome.finalText}\n`);
     if (demo && !args.workspace && !args.json) {

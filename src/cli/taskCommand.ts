@@ -36,41 +36,34 @@ export async function runTaskCommand(args: TaskArgs, deps: TaskCliDeps): Promise
     }
     return 0;
   }
-  // Ctrl-C, SIGTERM, SIGHUP abort the session at work (the harness then stops after its report);
-  // a second signal exits at once. Either way the 'exit' clean-up (the sandbox folder) runs.
-  let current: AgentSession | undefined;
+  // Ctrl-C, SIGTERM, SIGHUP stop the task: the session at work is aborted and no other starts; a
+  // second signal exits at once. Either way the 'exit' clean-up (the sandbox folder) runs.
+  const stop = new AbortController();
   let stoppedBy: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stoppedBy) process.exit(signalExitCode(signal));
     stoppedBy = signal;
-    process.stderr.write(`\nkeel: aborting the task session (${signal}; again to exit at once)\n`);
-    current?.abort(`stopped (${signal})`);
+    process.stderr.write(`\nkeel: stopping the task (${signal}; again to exit at once)\n`);
+    stop.abort(signal);
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const signal of signals) process.on(signal, onSignal);
   try {
-    const code = await runTaskAction(args, deps, (session) => {
-      current = session;
-      if (stoppedBy) session.abort(`stopped (${stoppedBy})`);
-    });
+    const code = await runTaskAction(args, deps, stop.signal);
     return stoppedBy ? signalExitCode(stoppedBy) : code;
   } finally {
     for (const signal of signals) process.off(signal, onSignal);
   }
 }
 
-async function runTaskAction(
-  args: TaskArgs,
-  deps: TaskCliDeps,
-  onSession: (session: AgentSession) => void,
-): Promise<number> {
+async function runTaskAction(args: TaskArgs, deps: TaskCliDeps, signal: AbortSignal): Promise<number> {
   const out = (text: string) => process.stdout.write(`${text}\n`);
   const taskDeps: TaskDeps = {
     workspace: deps.workspace,
     host: deps.host,
     newSession: (extra) => deps.createSession(extra),
+    signal,
     onSessionStart: (session, feature) => {
-      onSession(session);
       process.stderr.write(
         `keel: session ${session.id}${feature ? ` on ${feature.id}` : ''} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,
       );

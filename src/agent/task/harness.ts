@@ -53,6 +53,8 @@ export interface TaskDeps {
   /** Called once a session exists (so a host can subscribe to its events). */
   readonly onSessionStart?: (session: AgentSession, feature: Feature | undefined) => void;
   readonly initTimeoutMs?: number;
+  /** Stops the task: the session at work is aborted and no further session starts. */
+  readonly signal?: AbortSignal;
 }
 
 export { TaskError } from './files.ts';
@@ -88,7 +90,7 @@ export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport
     throw new TaskError(`${FEATURE_LIST} already exists; continue with: keel task run`);
   const session = await deps.newSession({});
   deps.onSessionStart?.(session, undefined);
-  const outcome = await session.prompt(initializerPrompt(spec));
+  const outcome = await promptUnlessStopped(session, initializerPrompt(spec), deps.signal);
   const text = read(workspace, FEATURE_LIST);
   if (text === undefined)
     throw new TaskError(
@@ -221,6 +223,22 @@ function recoverCrashed(deps: TaskDeps): SessionReport | undefined {
   };
 }
 
+/** The session's prompt, aborted when the task is stopped (also if that happened before it began). */
+async function promptUnlessStopped(
+  session: AgentSession,
+  prompt: string,
+  signal: AbortSignal | undefined,
+): Promise<RunOutcome> {
+  if (signal?.aborted) return { status: 'aborted', finalText: '', error: 'the task was stopped' };
+  const onAbort = () => session.abort('the task was stopped');
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await session.prompt(prompt);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
 async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined): Promise<SessionReport> {
   const { workspace } = deps;
   const committed = committedList(workspace);
@@ -256,7 +274,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
     ...(feature ? { feature: feature.id } : {}),
     ts: deps.host.clock.now(),
   });
-  const initOutput = await runInitScript(deps);
+  const initOutput = await runInitScript(deps, deps.signal);
   const prompt = orientationPrompt({
     list: committed,
     feature,
@@ -269,7 +287,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
   });
   let outcome: RunOutcome;
   try {
-    outcome = await session.prompt(prompt);
+    outcome = await promptUnlessStopped(session, prompt, deps.signal);
   } catch (error) {
     outcome = {
       status: 'failed',
@@ -353,7 +371,7 @@ export async function runTask(
     options.onReport?.(crashed);
   }
   for (let i = 0; i < options.sessions; i++) {
-    if (!nextFailing(committedList(workspace))) break;
+    if (deps.signal?.aborted || !nextFailing(committedList(workspace))) break;
     const report = await runOneSession(deps, i === 0 ? crashed : undefined);
     reports.push(report);
     options.onReport?.(report);
