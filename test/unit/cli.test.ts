@@ -257,54 +257,44 @@ describe('keel run', () => {
     assert.equal(entries.at(-1)?.status, 'aborted');
   });
 
-  test('Ctrl-C while a command runs kills its whole process tree', async () => {
-    const ws = tempWorkspace();
-    const marker = `${300 + Math.floor(Math.random() * 600)}.${process.pid}`;
-    emu.setScenario({
-      replies: [
-        {
-          content: [
-            { type: 'tool_use', name: 'Bash', input: { command: `sleep ${marker} & sleep ${marker}; wait` } },
-          ],
-        },
-        answer('never'),
-      ],
+  // Ctrl-C and a supervisor's SIGTERM end a run the same way: the command's whole process tree is
+  // stopped, the sandbox folder removed, the log closed with the run aborted.
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    test(`${signal} while a command runs: exit ${code}, the command tree stopped, the sandbox folder removed`, async () => {
+      const ws = tempWorkspace();
+      // The child's temp dir is ours: whatever keel leaves behind in it shows.
+      const tmp = tempWorkspace();
+      const marker = `${300 + Math.floor(Math.random() * 600)}.${process.pid}`;
+      emu.setScenario({
+        replies: [
+          {
+            content: [
+              {
+                type: 'tool_use',
+                name: 'Bash',
+                input: { command: `sleep ${marker} & sleep ${marker}; wait` },
+              },
+            ],
+          },
+          answer('never'),
+        ],
+      });
+      const child = startKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url, { TMPDIR: tmp }));
+      await waitFor(() => processesWith(`sleep ${marker}`).length >= 2, 10_000, 'the command to start');
+      const t0 = Date.now();
+      child.kill(signal);
+      const run = await child.result;
+      assert.equal(run.code, code, run.stderr);
+      assert.ok(Date.now() - t0 < 2000, `exited in ${Date.now() - t0} ms`);
+      await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
+      assert.deepEqual(fs.readdirSync(tmp), [], 'nothing left in the temp dir (the sandbox folder)');
+      const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
+      assert.equal(entries.at(-1)?.status, 'aborted');
     });
-    const child = startKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
-    await waitFor(() => processesWith(`sleep ${marker}`).length >= 2, 10_000, 'the command to start');
-    const t0 = Date.now();
-    child.kill('SIGINT');
-    const run = await child.result;
-    assert.equal(run.code, 130, run.stderr);
-    assert.ok(Date.now() - t0 < 2000);
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
-  });
-
-  test('SIGTERM while a command runs: exit 143, the command tree stopped, the sandbox folder removed', async () => {
-    const ws = tempWorkspace();
-    // The child's temp dir is ours: whatever keel leaves behind in it shows.
-    const tmp = tempWorkspace();
-    const marker = `${300 + Math.floor(Math.random() * 600)}.${process.pid}`;
-    emu.setScenario({
-      replies: [
-        {
-          content: [
-            { type: 'tool_use', name: 'Bash', input: { command: `sleep ${marker} & sleep ${marker}; wait` } },
-          ],
-        },
-        answer('never'),
-      ],
-    });
-    const child = startKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url, { TMPDIR: tmp }));
-    await waitFor(() => processesWith(`sleep ${marker}`).length >= 2, 10_000, 'the command to start');
-    child.kill('SIGTERM');
-    const run = await child.result;
-    assert.equal(run.code, 143, run.stderr);
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
-    assert.deepEqual(fs.readdirSync(tmp), [], 'nothing left in the temp dir (the sandbox folder)');
-    const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
-    assert.equal(entries.at(-1)?.status, 'aborted');
-  });
+  }
 
   test('kill -9 mid-turn, then --resume continues with every prior entry', async () => {
     const ws = tempWorkspace({ 'README.md': 'resume-me\n' });
