@@ -1,5 +1,4 @@
 import * as vscode from 'vscode';
-import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { Host } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
@@ -16,6 +15,7 @@ import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewU
 import { registerMcpServersCommand } from './mcp.ts';
 import { createHostProvider } from './hostProvider.ts';
 import { registerMemoryCommands } from './memoryCommands.ts';
+import { registerEditorCommands } from './editorCommands.ts';
 import { registerEvidenceCommands } from './evidence.ts';
 import { createSessionController, type SessionController } from './sessionController.ts';
 import { registerCheckpointCommands } from './checkpointCommands.ts';
@@ -24,14 +24,6 @@ import { runOutsideMessage } from './sandboxUi.ts';
 import { readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
 import { createExtensionTelemetry } from './telemetry.ts';
-import {
-  askPrompt,
-  explainPrompt,
-  fixProblemsPrompt,
-  reviewChangesPrompt,
-  selectionContext,
-  testsPrompt,
-} from './taskPrompts.ts';
 import { workspaceRoots } from './vscodeHost.ts';
 
 // Activation wires things up and does nothing heavy: the agent core (model client, tools) is
@@ -215,14 +207,6 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       if (choice === 'Set API Key') await vscode.commands.executeCommand('keel.setApiKey');
     }
   };
-  const withEditor = async (fn: (editor: vscode.TextEditor) => Promise<void>) => {
-    const editor = vscode.window.activeTextEditor;
-    if (!editor) {
-      void vscode.window.showInformationMessage('Keel: open a file and select some code first.');
-      return;
-    }
-    await fn(editor);
-  };
   const command = (id: string, fn: (...args: never[]) => unknown) =>
     sub(vscode.commands.registerCommand(id, fn as (...args: unknown[]) => unknown));
 
@@ -231,55 +215,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     ctl.newChat();
     await chat.reveal();
   });
-  command('keel.askAboutSelection', () =>
-    withEditor(async (editor) => {
-      const ctx = selectionContext(editor, roots());
-      const lines =
-        ctx.startLine === ctx.endLine ? `line ${ctx.startLine}` : `lines ${ctx.startLine}-${ctx.endLine}`;
-      const question = await vscode.window.showInputBox({
-        title: 'Ask Keel About Selection',
-        prompt: `About ${ctx.path}, ${lines}`,
-        placeHolder: 'What do you want to know? (Enter: explain it)',
-        ignoreFocusOut: true,
-      });
-      if (question === undefined) return;
-      await send(askPrompt(question, ctx), [ctx.path]);
-    }),
-  );
-  command('keel.explainSelection', () =>
-    withEditor(async (editor) => {
-      const ctx = selectionContext(editor, roots());
-      await send(explainPrompt(ctx), [ctx.path]);
-    }),
-  );
-  command('keel.writeTests', () =>
-    withEditor(async (editor) => {
-      const ctx = selectionContext(editor, roots());
-      await send(testsPrompt(ctx), [ctx.path]);
-    }),
-  );
-  command('keel.fixProblems', () =>
-    withEditor(async (editor) => {
-      const rel = display(editor.document.uri.fsPath);
-      const problems = vscode.languages
-        .getDiagnostics(editor.document.uri)
-        .filter((d) => d.severity <= vscode.DiagnosticSeverity.Warning);
-      if (problems.length === 0) {
-        void vscode.window.showInformationMessage(`Keel: VS Code reports no errors or warnings in ${rel}.`);
-        return;
-      }
-      await send(fixProblemsPrompt(rel, problems), [rel]);
-    }),
-  );
-  command('keel.reviewChanges', async () => {
-    const root = roots()[0];
-    const status = root ? await gitStatus(root) : undefined;
-    if (status !== undefined && status.trim() === '') {
-      void vscode.window.showInformationMessage(`Keel: there are no uncommitted changes in ${root}.`);
-      return;
-    }
-    await send(reviewChangesPrompt(status));
-  });
+  sub(...registerEditorCommands({ send, roots, display }));
   command('keel.stop', () => ctl.stop());
   command('keel.acceptAllEdits', async () => {
     const n = (await review.acceptAll()) + proposals.decideAll(true);
@@ -370,18 +306,6 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       `no ripgrep found under ${vscode.env.appRoot}: Grep will answer UNAVAILABLE (Glob and Read still work)`,
     );
   return { controller: ctl, activationMs, moduleLoadMs, host: getHost, longTask };
-}
-
-/** `git status --porcelain` of the folder; undefined when it is not a repository or git is missing. */
-function gitStatus(cwd: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(
-      'git',
-      ['status', '--porcelain=v1', '--untracked-files=normal'],
-      { cwd, timeout: 10_000, maxBuffer: 4 * 1024 * 1024 },
-      (error, stdout) => resolve(error ? undefined : stdout),
-    );
-  });
 }
 
 /** After a reload: the edits the user had not reviewed yet are pending again (or dropped, said so). */
