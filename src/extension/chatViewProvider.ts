@@ -1,16 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
 import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
+import { chatHtml } from './chatHtml.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
 import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import type { Proposals } from './editReview/proposals.ts';
 import { RUN_OUTSIDE, runOutsideDialog, sandboxNotice } from './sandboxUi.ts';
 import type { SessionController } from './sessionController.ts';
 
-// The chat panel's host side: HTML with a strict nonce CSP, and a message pump that validates every
+// The chat panel's host side (its HTML: chatHtml.ts): a message pump that validates every
 // message from the webview (zod) before acting. No agent logic lives here or in the webview.
 // No retainContextWhenHidden: a re-shown webview sends `ready {afterSeq}` and catches up.
 
@@ -36,47 +35,6 @@ export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable 
   /** Prefill the chat input (and reveal the panel). */
   setInput(text: string, mentions: readonly string[]): Promise<void>;
   reveal(): Promise<void>;
-}
-
-export function nonce(): string {
-  return randomBytes(16)
-    .toString('base64')
-    .replace(/[^A-Za-z0-9]/g, '');
-}
-
-export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
-  const n = nonce();
-  const dist = vscode.Uri.joinPath(extensionUri, 'dist');
-  const asset = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(dist, name)).toString();
-  const styles = ['webview-style.css', 'webview.css']
-    .filter((f) => fs.existsSync(path.join(dist.fsPath, f)))
-    .map((f) => `<link rel="stylesheet" nonce="${n}" href="${asset(f)}">`)
-    .join('\n    ');
-  // vscode-elements finds the codicon font through this id; the build copies it into dist/codicons.
-  const codicons = `<link rel="stylesheet" id="vscode-codicon-stylesheet" nonce="${n}" href="${asset('codicons/codicon.css')}">`;
-  const csp = [
-    "default-src 'none'",
-    `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource}`,
-    // Lit (vscode-elements) uses constructable stylesheets; no inline <style> without the nonce.
-    `style-src ${webview.cspSource} 'nonce-${n}'`,
-    `script-src 'nonce-${n}'`,
-  ].join('; ');
-  return `<!DOCTYPE html>
-<html lang="en">
-  <head>
-    <meta charset="UTF-8">
-    <meta http-equiv="Content-Security-Policy" content="${csp}">
-    <meta name="viewport" content="width=device-width, initial-scale=1.0">
-    ${codicons}
-    ${styles}
-    <title>Keel</title>
-  </head>
-  <body>
-    <div id="app" data-nonce="${n}"${process.env.KEEL_DEMO === '1' ? ' data-demo="1"' : ''}></div>
-    <script nonce="${n}" src="${asset('webview.js')}"></script>
-  </body>
-</html>`;
 }
 
 async function fileCompletions(query: string, roots: readonly string[]): Promise<string[]> {
