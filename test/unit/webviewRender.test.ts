@@ -14,10 +14,10 @@ import { createGeometry } from '../../webview-ui/src/virtual.ts';
 import { insertMention, mentionAt, mentionsInText } from '../../webview-ui/src/mentions.ts';
 import { initialState, type ToolItem, type ViewState } from '../../webview-ui/src/model.ts';
 import { MAX_SAVED_ITEMS, restoreSaved, toSaved } from '../../webview-ui/src/persist.ts';
+import { itemsFromMessages } from '../../webview-ui/src/fromMessages.ts';
 import {
   addPending,
   applyHostMessage,
-  itemsFromMessages,
   reduce,
   reduceMany,
   STREAM_TAIL_CHARS,

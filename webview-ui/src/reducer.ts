@@ -1,5 +1,4 @@
 import type { AgentEvent } from '../../src/agent/events.ts';
-import type { AgentMessage } from '../../src/agent/messages.ts';
 import type { HostMessage } from '../../src/shared/webviewProtocol.ts';
 import {
   addNotice,
@@ -17,13 +16,8 @@ import {
   toolFromUse,
   withResult,
 } from './draft.ts';
-import {
-  type AssistantBlockView,
-  initialState,
-  type Item,
-  type QueuedMessage,
-  type ViewState,
-} from './model.ts';
+import { type AssistantBlockView, initialState, type QueuedMessage, type ViewState } from './model.ts';
+import { itemsFromMessages } from './fromMessages.ts';
 import { applyWorkEvent } from './reduceWork.ts';
 
 // Pure reducers: (state, input) → new state; the input state is never mutated. A batch of events
@@ -270,54 +264,6 @@ export function reduceMany(state: ViewState, events: readonly AgentEvent[]): Vie
 /** Apply one event (pure). */
 export function reduce(state: ViewState, event: AgentEvent): ViewState {
   return reduceMany(state, [event]);
-}
-
-/** Items for a transcript reopened from a log whose events are not available. */
-export function itemsFromMessages(messages: readonly AgentMessage[]): Item[] {
-  const draft = draftOf(initialState());
-  for (const message of messages) {
-    switch (message.role) {
-      case 'user':
-        put(draft, {
-          kind: 'user',
-          id: message.id,
-          text: message.text,
-          mentions: message.mentions ?? [],
-          steering: message.steering ?? false,
-        });
-        break;
-      case 'assistant': {
-        const blocks: AssistantBlockView[] = [];
-        for (const block of message.content) {
-          if (block.type === 'text' && block.text.length > 0) blocks.push({ kind: 'text', text: block.text });
-          else if (block.type === 'thinking') blocks.push({ kind: 'thinking', text: block.thinking });
-        }
-        put(draft, { kind: 'assistant', id: message.id, model: message.model, blocks, streaming: false });
-        for (const block of message.content) {
-          if (block.type === 'tool_use')
-            put(draft, { ...toolFromUse(block.id, block.name, block.input), status: 'cancelled' });
-        }
-        break;
-      }
-      case 'tool_result': {
-        const prev =
-          get(draft, message.toolUseId, 'tool') ??
-          toolFromUse(message.toolUseId, message.toolName, undefined);
-        put(draft, withResult(prev, message.result, message.result.stats.time_ms));
-        break;
-      }
-      case 'notice':
-        addNotice(draft, message.id, message.level, message.text);
-        break;
-      case 'summary':
-        addNotice(draft, message.id, 'info', 'Earlier conversation was summarised to free context space.');
-        break;
-      case 'reminder':
-      case 'context_edit':
-        break;
-    }
-  }
-  return draft.items;
 }
 
 /** Record a submission from this webview (shown as "sending" until the host echoes it). */
