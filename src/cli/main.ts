@@ -1,6 +1,4 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
@@ -18,6 +16,7 @@ import {
   USAGE,
   UsageError,
 } from './args.ts';
+import { startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { signalExitCode } from './signals.ts';
@@ -113,50 +112,6 @@ function makeHost(
     sandbox: sandboxSettings(sandbox, process.env, allowDomains),
   });
   return mcp ? { ...host, mcp } : host;
-}
-
-/** The demo's scratch repo, committed by git in the background (on another core) while the agent loads. */
-async function startDemoWorkspace(): Promise<{ committed: Promise<string> }> {
-  const { createDemoWorkspaceInBackground } = await import('../../test/emulator/demo/workspace.ts');
-  const committed = createDemoWorkspaceInBackground(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-demo-')));
-  committed.catch(() => {}); // awaited by startDemo; a failure must not count as unhandled meanwhile
-  return { committed };
-}
-
-async function startDemo({
-  committed,
-}: {
-  committed: Promise<string>;
-}): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
-  let emulator: Awaited<ReturnType<typeof import('../../test/emulator/server.ts').startEmulator>>;
-  try {
-    const { startEmulator } = await import('../../test/emulator/server.ts');
-    const { demoScenario } = await import('../../test/emulator/demo/scenario.ts');
-    emulator = await startEmulator({ scenario: demoScenario });
-  } catch (error) {
-    // No demo without its emulator: the scratch repo made for it goes too.
-    await committed.then((dir) => fs.rmSync(dir, { recursive: true, force: true })).catch(() => {});
-    throw error;
-  }
-  const workspace = await committed;
-  process.stderr.write(
-    `\n*** DEMO MODE: no real model. Keel is talking to its bundled API emulator at ${emulator.url}\n` +
-      `*** with scripted answers, in a scratch git repo ${workspace} (removed when the run ends).\n` +
-      '*** Try: "explain src/greet.js", "add a farewell function", "delete the build folder".\n\n',
-  );
-  return {
-    baseURL: emulator.url,
-    workspace,
-    close: async () => {
-      await Promise.all([emulator.close(), fs.promises.rm(workspace, { recursive: true, force: true })]);
-    },
-  };
-}
-
-/** The workspace's uncommitted changes as a diff (what the demo's edits did), or '' without git. */
-function gitDiff(workspace: string): string {
-  const result = spawnSync('git', ['diff', '--no-color'], { cwd: workspace, encoding: 'utf8' });
-  return result.status === 0 ? result.stdout : '';
 }
 
 /** `@path` words naming an existing workspace file: sent as "read this" reminders, never as content (P3). */
@@ -269,7 +224,7 @@ async function run(args: RunArgs): Promise<number> {
     if (!args.json && outcome.finalText) out(`${outcome.finalText}\n`);
     if (demo && !args.workspace && !args.json) {
       // The scratch workspace goes away with the run: show what the demo changed in it.
-      const diff = gitDiff(workspace);
+      const diff = workspaceDiff(workspace);
       if (diff) out(`\n${diff}`);
     }
     if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);

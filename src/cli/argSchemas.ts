@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { lazy } from '../agent/lazy.ts';
+
+// What each `keel` command accepts, validated after Node's flag parser (args.ts) has split argv.
+// Each command's schema is built when that command is parsed (lazy): `keel tool LS` builds one.
+const approve = () => z.enum(['never', 'safe', 'all'], { message: '--approve takes never, safe or all' });
+const allowDomain = () =>
+  z.array(
+    z
+      .string()
+      .regex(
+        /^(\*\.|\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i,
+        '--allow-domain takes a domain name such as example.com or *.example.com (no scheme, port or path)',
+      ),
+  );
+const sandbox = () => z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
+const positiveInt = (name: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${name} must be a positive whole number`)
+    .transform(Number)
+    .pipe(z.number().int().positive());
+
+export const runSchema = lazy(() =>
+  z.object({
+    command: z.literal('run'),
+    workspace: z.string().optional(),
+    model: z.string().min(1).optional(),
+    fallbackModels: z.array(z.string().min(1)),
+    maxTurns: positiveInt('--max-turns').optional(),
+    approve: approve().optional(),
+    json: z.boolean(),
+    resume: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,80}$/, '--resume takes a session id (letters, digits, - and _)')
+      .optional(),
+    contextWindow: positiveInt('--context-window').optional(),
+    demo: z.boolean(),
+    mcpConfig: z.array(z.string().min(1)),
+    jobWait: z
+      .string()
+      .regex(/^\d+$/, '--job-wait must be a whole number of seconds')
+      .transform(Number)
+      .optional(),
+    prompt: z.string(),
+    sandbox: sandbox().optional(),
+    allowDomain: allowDomain(),
+  }),
+);
+export const toolSchema = lazy(() =>
+  z.object({
+    command: z.literal('tool'),
+    /** Empty: `keel tool` without arguments lists the tools. */
+    name: z.string(),
+    input: z.string(),
+    workspace: z.string().optional(),
+    approve: approve().optional(),
+    sandbox: sandbox().optional(),
+    allowDomain: allowDomain(),
+  }),
+);
+export const doctorSchema = lazy(() =>
+  z.object({ command: z.literal('doctor'), sandbox: sandbox().optional() }),
+);
+export const traceSchema = lazy(() =>
+  z.object({
+    command: z.literal('trace'),
+    target: z.string().min(1),
+    workspace: z.string().optional(),
+    html: z.string().min(1).optional(),
+  }),
+);
+
+export const memorySchema = lazy(() =>
+  z.discriminatedUnion('action', [
+    z.object({
+      command: z.literal('memory'),
+      action: z.literal('search'),
+      query: z.string().trim().min(2, 'keel memory search: the QUERY needs at least 2 characters'),
+      workspace: z.string().optional(),
+      json: z.boolean(),
+    }),
+    z.object({
+      command: z.literal('memory'),
+      action: z.literal('rollback'),
+      workspace: z.string().optional(),
+    }),
+  ]),
+);
+
+export const sessionsSchema = lazy(() =>
+  z.object({
+    command: z.literal('sessions'),
+    workspace: z.string().optional(),
+    json: z.boolean(),
+  }),
+);
+export type SessionsArgs = z.infer<ReturnType<typeof sessionsSchema>>;
+
+export const restoreSchema = lazy(() =>
+  z.object({
+    command: z.literal('restore'),
+    sessionId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,80}$/, 'keel restore takes a session id (letters, digits, - and _)')
+      .optional(),
+    beforePrompt: positiveInt('--before-prompt').optional(),
+    undo: z.boolean(),
+    stats: z.boolean(),
+    dryRun: z.boolean(),
+    force: z.boolean(),
+    /** Also start a new session from before that prompt ("Restore and edit this message"). */
+    fork: z.boolean(),
+    json: z.boolean(),
+    workspace: z.string().optional(),
+  }),
+);
+
+export type RestoreArgs = z.infer<ReturnType<typeof restoreSchema>>;
+
+export const taskSchema = lazy(() =>
+  z.object({
+    command: z.literal('task'),
+    action: z.enum(['init', 'run', 'status']),
+    spec: z.string().optional(),
+    sessions: positiveInt('--sessions').optional(),
+    maxTurns: positiveInt('--max-turns').optional(),
+    model: z.string().min(1).optional(),
+    fallbackModels: z.array(z.string().min(1)),
+    approve: approve().optional(),
+    json: z.boolean(),
+    workspace: z.string().optional(),
+  }),
+);
+export type TaskArgs = z.infer<ReturnType<typeof taskSchema>>;
+export type MemoryArgs = z.infer<ReturnType<typeof memorySchema>>;
+export type RunArgs = z.infer<ReturnType<typeof runSchema>>;
+export type ToolArgs = z.infer<ReturnType<typeof toolSchema>>;
+export type TraceArgs = z.infer<ReturnType<typeof traceSchema>>;
+export const evalSchema = lazy(() =>
+  z.object({
+    command: z.literal('eval'),
+    suite: z.string().min(1),
+    trials: positiveInt('--trials').optional(),
+    concurrency: positiveInt('--concurrency').optional(),
+    model: z.string().min(1).optional(),
+    json: z.string().min(1).optional(),
+    html: z.string().min(1).optional(),
+    filter: z.string().min(1).optional(),
+    retryInfra: z
+      .string()
+      .regex(/^\d+$/, '--retry-infra must be a whole number')
+      .transform(Number)
+      .optional(),
+    out: z.string().min(1).optional(),
+    emulator: z.boolean(),
+    /** `--from-session ID`: `suite` is then the OUT-DIR to write the task into. */
+    fromSession: z.string().min(1).optional(),
+    workspace: z.string().min(1).optional(),
+  }),
+);
+export type EvalArgs = z.infer<ReturnType<typeof evalSchema>>;
+
+export type DoctorArgs = z.infer<ReturnType<typeof doctorSchema>>;
+export type CliArgs =
+  | RunArgs
+  | ToolArgs
+  | TraceArgs
+  | DoctorArgs
+  | MemoryArgs
+  | SessionsArgs
+  | RestoreArgs
+  | TaskArgs
+  | EvalArgs
+  | { command: 'help' }
+  | { command: 'version' };
