@@ -1,6 +1,15 @@
+import type { AssistantMessage } from '../../src/agent/messages.ts';
 import type { ToolResult } from '../../src/agent/tools/protocol.ts';
 import { editPath } from './format.ts';
-import type { AssistantItem, Item, QueuedMessage, ToolItem, ToolStatus, ViewState } from './model.ts';
+import type {
+  AssistantBlockView,
+  AssistantItem,
+  Item,
+  QueuedMessage,
+  ToolItem,
+  ToolStatus,
+  ViewState,
+} from './model.ts';
 
 // The reducers' working copy of the view state and the small operations on it. A batch of events
 // copies the top-level arrays once and then edits the copies; changed items are replaced by new
@@ -87,6 +96,16 @@ export function settleOpenTools(draft: Draft): void {
   draft.items.forEach((item, i) => {
     if (item.kind === 'tool' && !isSettled(item.status)) draft.items[i] = { ...item, status: 'cancelled' };
   });
+}
+
+/** A finished assistant message as the panel shows it: its non-empty text and its thinking. */
+export function assistantBlocks(message: AssistantMessage): AssistantBlockView[] {
+  const blocks: AssistantBlockView[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text' && block.text.length > 0) blocks.push({ kind: 'text', text: block.text });
+    else if (block.type === 'thinking') blocks.push({ kind: 'thinking', text: block.thinking });
+  }
+  return blocks;
 }
 
 export function toolFromUse(id: string, name: string, input: unknown): ToolItem {

@@ -1,6 +1,6 @@
 import type { AgentMessage } from '../../src/agent/messages.ts';
-import { addNotice, draftOf, get, put, toolFromUse, withResult } from './draft.ts';
-import { type AssistantBlockView, initialState, type Item } from './model.ts';
+import { addNotice, assistantBlocks, draftOf, get, put, toolFromUse, withResult } from './draft.ts';
+import { initialState, type Item } from './model.ts';
 
 // A transcript rebuilt from the messages alone (an old log whose events are gone): what was said,
 // each tool call with its result, notices; a call that never got a result shows as cancelled.
@@ -20,11 +20,7 @@ export function itemsFromMessages(messages: readonly AgentMessage[]): Item[] {
         });
         break;
       case 'assistant': {
-        const blocks: AssistantBlockView[] = [];
-        for (const block of message.content) {
-          if (block.type === 'text' && block.text.length > 0) blocks.push({ kind: 'text', text: block.text });
-          else if (block.type === 'thinking') blocks.push({ kind: 'thinking', text: block.thinking });
-        }
+        const blocks = assistantBlocks(message);
         put(draft, { kind: 'assistant', id: message.id, model: message.model, blocks, streaming: false });
         for (const block of message.content) {
           if (block.type === 'tool_use')

@@ -3,6 +3,7 @@ import type { HostMessage } from '../../src/shared/webviewProtocol.ts';
 import {
   addNotice,
   appendToBlock,
+  assistantBlocks,
   BATCH_MAP_THRESHOLD,
   type Draft,
   draftOf,
@@ -16,7 +17,7 @@ import {
   toolFromUse,
   withResult,
 } from './draft.ts';
-import { type AssistantBlockView, initialState, type QueuedMessage, type ViewState } from './model.ts';
+import { initialState, type QueuedMessage, type ViewState } from './model.ts';
 import { itemsFromMessages } from './fromMessages.ts';
 import { applyWorkEvent } from './reduceWork.ts';
 
@@ -79,11 +80,7 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     }
     case 'message_end': {
       const { message } = event;
-      const blocks: AssistantBlockView[] = [];
-      for (const block of message.content) {
-        if (block.type === 'text' && block.text.length > 0) blocks.push({ kind: 'text', text: block.text });
-        else if (block.type === 'thinking') blocks.push({ kind: 'thinking', text: block.thinking });
-      }
+      const blocks = assistantBlocks(message);
       put(draft, { kind: 'assistant', id: message.id, model: message.model, blocks, streaming: false });
       for (const block of message.content) {
         if (block.type === 'tool_use' && get(draft, block.id, 'tool') === undefined) {
