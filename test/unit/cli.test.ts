@@ -378,17 +378,17 @@ describe('keel run crash recovery during a tool call', () => {
 describe('keel usage and guards', () => {
   test('usage errors exit 2 with a specific message', async () => {
     const env = cliEnv(emu.url);
-    for (const args of [
-      ['run'],
-      ['run', '--approve', 'maybe', 'x'],
-      ['bogus'],
-      ['run', '--max-turns', 'ten', 'x'],
-      ['tool', 'Read'],
-      ['run', '--job-wait', 'soon', 'x'],
-    ]) {
-      const run = await runKeel(args, env);
+    for (const [args, names] of [
+      [['run'], /keel run needs a PROMPT/],
+      [['run', '--approve', 'maybe', 'x'], /--approve takes never, safe or all/],
+      [['bogus'], /Unknown command: bogus/],
+      [['run', '--max-turns', 'ten', 'x'], /--max-turns must be a positive whole number/],
+      [['tool', 'Read'], /keel tool takes NAME/],
+      [['run', '--job-wait', 'soon', 'x'], /--job-wait must be a whole number of seconds/],
+    ] as const) {
+      const run = await runKeel([...args], env);
       assert.equal(run.code, 2, `${args.join(' ')} → ${run.code}`);
-      assert.match(run.stderr, /keel: /);
+      assert.match(run.stderr, names);
     }
   });
 
