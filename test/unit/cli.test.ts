@@ -288,7 +288,9 @@ describe('keel run', () => {
       child.kill(signal);
       const run = await child.result;
       assert.equal(run.code, code, run.stderr);
-      assert.ok(Date.now() - t0 < 2000, `exited in ${Date.now() - t0} ms`);
+      // Promptly, not after the command's minutes-long sleep nor the 5 s forced exit (the bound is
+      // loose: the suite runs test files side by side on 2 cores, and the exit flushes the logs).
+      assert.ok(Date.now() - t0 < 4000, `exited in ${Date.now() - t0} ms`);
       await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
       assert.deepEqual(fs.readdirSync(tmp), [], 'nothing left in the temp dir (the sandbox folder)');
       const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));

@@ -9,15 +9,12 @@ import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts'
 import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
 import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths, undoChange } from '../memory/store.ts';
-import { createModelClient } from '../model/client.ts';
 import { contextWindowFor } from '../model/pricing.ts';
 import { createAuditLog } from '../safety/audit.ts';
-import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
-import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
@@ -32,6 +29,8 @@ import {
   SessionConfigError,
   sessionApprovals,
   sessionCheckpoints,
+  sessionModelClient,
+  sessionSkillsAndMcp,
 } from './sessionStart.ts';
 
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
@@ -104,18 +103,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const circuitBreaker = createCircuitBreaker({ now });
   const readOnly = options.readOnly === true || !host.workspace.isTrusted();
   const root = host.workspace.roots[0] ?? '';
-  // The skill index is a snapshot: a skill file changing mid-session must not move the prefix (P1).
-  const skills = discoverSkills({
-    bundledDir: options.bundledSkillsDir ?? defaultBundledSkillsDir(),
-    workspaceRoot: root,
-    ...(options.userSkillsDir !== undefined ? { userDir: options.userSkillsDir } : {}),
-  });
-  for (const problem of formatSkillProblems(skills.problems))
-    emit({ type: 'notice', level: 'warn', text: problem });
-  // MCP servers: one prompt line each, started only when a tool needs them (P1, P3).
-  const { mcp, notices: mcpNotices } = setupSessionMcp(host, { readOnly });
-  for (const text of mcpNotices) emit({ type: 'notice', level: 'warn', text });
-  if (mcp) watchMcpProblems(mcp.manager, (text) => emit({ type: 'notice', level: 'warn', text }));
+  const { skills, mcp } = sessionSkillsAndMcp(host, options, readOnly, (text) =>
+    emit({ type: 'notice', level: 'warn', text }),
+  );
   const memory = memoryPaths(host.stateDir, options.userMemoryFile);
   // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
   const memorySnapshot = takeMemorySnapshot(memory, guard);
@@ -145,13 +135,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     loopDetector,
     circuitBreaker,
   });
-  const model = createModelClient({
-    models: [options.model, ...(options.fallbackModels ?? [])],
-    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
-    ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
-    ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),
-    now,
-  });
+  const model = sessionModelClient(options, now);
   const projectRules = host.storage.readText(path.join(root, 'AGENTS.md'));
   const engine = createContextEngine({
     tools: [...registry.apiTools],

@@ -3,9 +3,12 @@ import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
 import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
 import type { AgentEvent, TodoItem } from '../events.ts';
 import type { ApprovalsPort, Host } from '../host.ts';
+import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import type { AgentMessage, ToolResultMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
+import { createModelClient, type ModelClient } from '../model/client.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
+import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
 import type { AgentSessionOptions } from './types.ts';
 
@@ -138,4 +141,37 @@ export function sessionApprovals(host: Host): { approvals: ApprovalsPort; waitMs
     },
     waitMs: () => waited,
   };
+}
+
+/**
+ * The session's skills and MCP servers, each a snapshot taken now: a skill file or an mcp.json that
+ * changes mid-session must not move the prefix (P1). MCP servers start only when a tool needs them.
+ */
+export function sessionSkillsAndMcp(
+  host: Host,
+  options: AgentSessionOptions,
+  readOnly: boolean,
+  warn: (text: string) => void,
+): { skills: ReturnType<typeof discoverSkills>; mcp: ReturnType<typeof setupSessionMcp>['mcp'] } {
+  const skills = discoverSkills({
+    bundledDir: options.bundledSkillsDir ?? defaultBundledSkillsDir(),
+    workspaceRoot: host.workspace.roots[0] ?? '',
+    ...(options.userSkillsDir !== undefined ? { userDir: options.userSkillsDir } : {}),
+  });
+  for (const problem of formatSkillProblems(skills.problems)) warn(problem);
+  const { mcp, notices } = setupSessionMcp(host, { readOnly });
+  for (const text of notices) warn(text);
+  if (mcp) watchMcpProblems(mcp.manager, warn);
+  return { skills, mcp };
+}
+
+/** The session's model client: its model, then its fallbacks. */
+export function sessionModelClient(options: AgentSessionOptions, now: () => number): ModelClient {
+  return createModelClient({
+    models: [options.model, ...(options.fallbackModels ?? [])],
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+    ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),
+    now,
+  });
 }
