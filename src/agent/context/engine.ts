@@ -43,17 +43,7 @@ import {
 
 export { chooseCut } from './compaction.ts';
 export type { InContextSummarizeRequest } from './summarizeRequest.ts';
-export {
-  type ContextEngine,
-  type ContextEngineOptions,
-  DEFAULT_CACHE_TTL_MS,
-  DEFAULT_THRESHOLDS,
-  LONG_CACHE_TTL_MS,
-  MAX_OVERFLOW_RETRIES,
-  type PrepareArgs,
-  type PreparedRequest,
-  type StageThresholds,
-} from './engineTypes.ts';
+export * from './engineTypes.ts';
 export { estimateTokens, requestPrefixHash } from './tokens.ts';
 
 /** The prompt stays too long after MAX_OVERFLOW_RETRIES compactions: the run must stop clearly. */
