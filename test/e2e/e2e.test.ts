@@ -100,8 +100,22 @@ async function openPanel(): Promise<Frame> {
 
 async function send(frame: Frame, text: string): Promise<void> {
   const input = frame.getByRole('textbox', { name: 'Message Keel' });
-  await input.fill(text);
-  await input.press('Enter');
+  // Once CI saw the text never reach the panel (the input empty, nothing sent) right after the theme
+  // switches re-styled the webview. A sent message shows in the panel at once (sending, queued or in
+  // the transcript; a textarea's value is not in textContent), so until it does the send is repeated;
+  // a message that did go out is never sent twice.
+  for (let attempt = 1; ; attempt++) {
+    await input.fill(text);
+    await input.press('Enter');
+    try {
+      await frame.waitForFunction((t) => document.body.textContent?.includes(t), text, { timeout: 10_000 });
+      return;
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      console.log(`send: "${text}" not in the panel 10 s after Enter (attempt ${attempt}); sending again`);
+      await shot(`send-retry-${attempt}`);
+    }
+  }
 }
 
 async function waitForText(frame: Frame, text: string): Promise<void> {
