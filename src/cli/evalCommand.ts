@@ -7,6 +7,7 @@ import { runEval } from '../agent/eval/runner.ts';
 import { loadSuite, SuiteError } from '../agent/eval/schema.ts';
 import type { ModelProvider } from '../agent/eval/trial.ts';
 import type { EvalArgs } from './args.ts';
+import { onSignals, signalExitCode } from './signals.ts';
 
 // `keel eval SUITE`: validates the suite, runs its trials (each a separate `keel run` process) and
 // writes the report. `--emulator` plays every task's scripted model policy on a local emulator, one
@@ -107,15 +108,12 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   const controller = new AbortController();
   // Every trial waiting for a slot listens for the interrupt.
   setMaxListeners(0, controller.signal);
-  const onSigint = () => controller.abort();
   // SIGTERM too: the trials are process groups of their own, which would outlive a killed keel eval.
-  let terminated = false;
-  const onSigterm = () => {
-    terminated = true;
+  let stoppedBy: NodeJS.Signals | undefined;
+  const stopListening = onSignals(['SIGINT', 'SIGTERM'], (signal) => {
+    stoppedBy ??= signal;
     controller.abort();
-  };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigterm);
+  });
   try {
     const report = await runEval(suite, {
       keel: keelCommand(),
@@ -141,9 +139,8 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
       fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
       fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
     }
-    return terminated ? 143 : controller.signal.aborted ? 130 : 0;
+    return stoppedBy ? signalExitCode(stoppedBy) : 0;
   } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigterm);
+    stopListening();
   }
 }

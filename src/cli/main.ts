@@ -19,7 +19,7 @@ import {
 import { startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
-import { signalExitCode } from './signals.ts';
+import { onSignals, signalExitCode } from './signals.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
 import { createTtyApprovals } from './ttyApprovals.ts';
 
@@ -200,8 +200,7 @@ async function run(args: RunArgs): Promise<number> {
       // An unwind that hangs must not keep keel alive; the 'exit' clean-up still runs.
       setTimeout(() => process.exit(signalExitCode(signal)), 5000).unref();
     };
-    process.on('SIGTERM', onTerminate);
-    process.on('SIGHUP', onTerminate);
+    const stopListening = onSignals(['SIGTERM', 'SIGHUP'], onTerminate);
     onStdoutGone = () => session.abort('stdout was closed');
     const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
     const mentions = mentionedFiles(prompt, workspace);
@@ -215,8 +214,7 @@ async function run(args: RunArgs): Promise<number> {
       await session.mcp?.shutdown();
     }
     process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onTerminate);
-    process.off('SIGHUP', onTerminate);
+    stopListening();
     await flushTelemetry();
     onStdoutGone = undefined;
     if (terminatedBy) return signalExitCode(terminatedBy);

@@ -4,7 +4,7 @@ import type { AgentSession, AgentSessionOptions } from '../agent/session/types.t
 import { initTask, runTask, type SessionReport, type TaskDeps, taskStatus } from '../agent/task/harness.ts';
 import type { TaskArgs } from './args.ts';
 import { progressLine } from './render.ts';
-import { signalExitCode } from './signals.ts';
+import { onSignals, STOP_SIGNALS, signalExitCode } from './signals.ts';
 
 // `keel task init|run|status`: the long-task harness from the command line. Exit codes: init 0 when
 // the list was written and committed; run 0 when every feature passes, 1 otherwise; status 0.
@@ -46,13 +46,12 @@ export async function runTaskCommand(args: TaskArgs, deps: TaskCliDeps): Promise
     process.stderr.write(`\nkeel: stopping the task (${signal}; again to exit at once)\n`);
     stop.abort(signal);
   };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const signal of signals) process.on(signal, onSignal);
+  const stopListening = onSignals(STOP_SIGNALS, onSignal);
   try {
     const code = await runTaskAction(args, deps, stop.signal);
     return stoppedBy ? signalExitCode(stoppedBy) : code;
   } finally {
-    for (const signal of signals) process.off(signal, onSignal);
+    stopListening();
   }
 }
 

@@ -8,6 +8,7 @@ import { defaultBundledSkillsDir, discoverSkills } from '../agent/skills/discove
 import { createToolset } from '../agent/tools/index.ts';
 import { fail, type ToolResult } from '../agent/tools/protocol.ts';
 import { createToolRegistry } from '../agent/tools/registry.ts';
+import { onSignals, STOP_SIGNALS } from './signals.ts';
 
 function toolsetFor(host: Host, bundledSkillsDir: string | undefined, withSkills = true) {
   let todos: readonly import('../agent/events.ts').TodoItem[] = [];
@@ -65,10 +66,11 @@ export async function runToolOnce(
   const controller = new AbortController();
   // Ctrl-C, SIGTERM or SIGHUP stop the call (a command's whole process tree) and keel then exits
   // through its clean-up; the default action would leave an unsandboxed command running.
-  const onSigint = (signal: NodeJS.Signals) =>
+  // Once: a second signal has its default effect (keel exits at once).
+  const stopListening = onSignals(STOP_SIGNALS, (signal) => {
+    stopListening();
     controller.abort(signal === 'SIGINT' ? 'interrupted' : 'terminated');
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const signal of signals) process.once(signal, onSigint);
+  });
   try {
     const executed = await registry.execute(name, input, {
       host,
@@ -82,6 +84,6 @@ export async function runToolOnce(
     });
     return executed.result;
   } finally {
-    for (const signal of signals) process.off(signal, onSigint);
+    stopListening();
   }
 }
