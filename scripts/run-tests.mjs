@@ -25,7 +25,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'keel-unit-'));
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, TMPDIR: scratch } },
+  // Keel's user-level folder (trust approvals, the state ledger) too: a test never writes to ~/.keel.
+  { stdio: 'inherit', env: { ...process.env, TMPDIR: scratch, KEEL_HOME: join(scratch, 'keel-home') } },
 );
 rmSync(scratch, { recursive: true, force: true });
 process.exit(result.status ?? 1);

@@ -1,3 +1,5 @@
+import type { TrustRoom } from './trust/room.ts';
+
 // The ports the agent core needs from whatever hosts it (the CLI, the VS Code extension, tests).
 // The core never imports 'vscode': a host implements these interfaces and passes them in.
 
@@ -176,6 +178,11 @@ export interface StoragePort {
 }
 
 export interface Host {
+  /**
+   * What this workspace may steer (src/agent/trust/): made by the host, which knows VS Code's workspace
+   * trust and how its user approves. Absent: the session makes one (repository items unapproved).
+   */
+  readonly trust?: TrustRoom;
   readonly workspace: WorkspacePort;
   readonly approvals: ApprovalsPort;
   readonly shell: ShellPort;
@@ -196,6 +203,8 @@ export interface McpServerApprovalRequest {
   /** The config file that defines it. */
   readonly file: string;
   readonly commandLine: string;
+  /** Everything starting it grants, one line each: the command, the variables and secrets it gets. */
+  readonly grants: readonly string[];
   /** sha256 of the definition: a decision is remembered per workspace + this hash. */
   readonly hash: string;
 }
@@ -208,8 +217,9 @@ export interface McpPort {
   /** Calls of tools the server annotates `readOnlyHint: true` run without asking (a user setting). */
   allowReadOnlyCalls(): boolean;
   /**
-   * May this workspace-defined server start? VS Code: a modal naming the command, remembered per
-   * workspace + hash; CLI: only with `--approve all`. Never called in an untrusted workspace.
+   * May this workspace-defined server start, when the trust room has no approval of its exact
+   * definition? VS Code: a modal naming what it grants (the answer is kept in the trust room); CLI:
+   * no (the user approves with `keel trust`). Never called in an untrusted workspace.
    */
   approveServer(request: McpServerApprovalRequest, signal?: AbortSignal): Promise<boolean>;
   /** The value of `${input:id}` (VS Code: prompt once, kept in SecretStorage; CLI: an env variable). */

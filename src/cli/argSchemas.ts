@@ -88,6 +88,19 @@ export const memorySchema = lazy(() =>
   ]),
 );
 
+export const trustSchema = lazy(() =>
+  z
+    .object({
+      command: z.literal('trust'),
+      workspace: z.string().optional(),
+      yes: z.boolean(),
+      revoke: z.boolean(),
+      json: z.boolean(),
+    })
+    .refine((v) => !(v.yes && v.revoke), 'keel trust takes --yes or --revoke, not both'),
+);
+export type TrustArgs = z.infer<ReturnType<typeof trustSchema>>;
+
 export const sessionsSchema = lazy(() =>
   z.object({
     command: z.literal('sessions'),
@@ -169,6 +182,7 @@ export type CliArgs =
   | DoctorArgs
   | MemoryArgs
   | SessionsArgs
+  | TrustArgs
   | RestoreArgs
   | TaskArgs
   | EvalArgs

@@ -4,6 +4,7 @@ import {
   doctorSchema,
   evalSchema,
   memorySchema,
+  trustSchema,
   restoreSchema,
   runSchema,
   sessionsSchema,
@@ -25,6 +26,7 @@ export type {
   TaskArgs,
   ToolArgs,
   TraceArgs,
+  TrustArgs,
 } from './argSchemas.ts';
 export { USAGE } from './usage.ts';
 
@@ -113,6 +115,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
     'dry-run': { type: 'boolean' },
     force: { type: 'boolean' },
     fork: { type: 'boolean' },
+    yes: { type: 'boolean' },
+    revoke: { type: 'boolean' },
     sessions: { type: 'string' },
   });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
@@ -214,6 +218,17 @@ export function parseCli(argv: readonly string[]): CliArgs {
       }
       throw new UsageError('keel memory takes "search QUERY" or "rollback"');
     }
+    case 'trust':
+      allowedFor(['workspace', 'yes', 'revoke', 'json']);
+      if (pos.length !== 0)
+        throw new UsageError('keel trust takes no arguments (--yes approves, --revoke forgets)');
+      return check(trustSchema(), {
+        command,
+        workspace: v.workspace,
+        yes: v.yes === true,
+        revoke: v.revoke === true,
+        json: v.json === true,
+      });
     case 'sessions':
       allowedFor(['workspace', 'json']);
       if (pos.length !== 0) throw new UsageError('keel sessions takes no arguments');

@@ -8,5 +8,6 @@ export { createCliMcpPort } from './mcpPort.ts';
 export { memoryCommand } from './memoryCommand.ts';
 export { runRestore } from './restoreCommand.ts';
 export { sessionsCommand } from './sessionsCommand.ts';
+export { trustCommand } from './trustCommand.ts';
 export { runTaskCommand } from './taskCommand.ts';
 export { attachTelemetry } from './telemetry.ts';

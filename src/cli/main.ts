@@ -336,6 +336,14 @@ async function dispatch(argv: readonly string[]): Promise<number> {
         const { memoryCommand } = await import('./commands.ts');
         return await memoryCommand(args, workspaceDir(args.workspace), (t) => process.stdout.write(t));
       }
+      case 'trust': {
+        const { trustCommand } = await import('./commands.ts');
+        return await trustCommand(args, workspaceDir(args.workspace), {
+          out: (t) => out(t),
+          err: (t) => process.stderr.write(t),
+          interactive: process.stdin.isTTY === true && process.stderr.isTTY === true,
+        });
+      }
       case 'sessions': {
         const { sessionsCommand } = await import('./commands.ts');
         return sessionsCommand(

@@ -6,7 +6,8 @@ import type { RunArgs } from './args.ts';
 import { UsageError } from './args.ts';
 
 // MCP in the CLI. A server defined by the workspace (.vscode/mcp.json, .keel/mcp.json) starts only when
-// the user names that very file with --mcp-config or passes --approve all; `${input:id}` comes from the
+// the user approved its exact definition with `keel trust`, or names that very file with --mcp-config
+// (--approve all does not: it answers questions a run asks, it does not trust the repository); `${input:id}` comes from the
 // environment variable KEEL_MCP_INPUT_<ID>; tools the server marks read-only run without asking under
 // --approve safe or all.
 
@@ -24,9 +25,9 @@ export function createCliMcpPort(
   return {
     namedConfigFiles: named,
     allowReadOnlyCalls: () => args.approve === 'safe' || args.approve === 'all',
-    approveServer: async () => args.approve === 'all',
+    approveServer: async () => false,
     resolveInput: async (input) => env[inputEnvName(input.id)],
     howToApprove: (_server, file) =>
-      `to allow it, run keel again with --mcp-config ${path.relative(workspace, file) || file} (approves that file's servers) or with --approve all.`,
+      `to allow it, review and approve it with \`keel trust\`, or run keel again with --mcp-config ${path.relative(workspace, file) || file} (approves that file's servers).`,
   };
 }

@@ -36,6 +36,12 @@ export function progressLine(event: AgentEvent): string | undefined {
         : `⚙ job ${event.job.id} ${event.job.status}${event.job.exitCode !== null ? ` (exit ${event.job.exitCode})` : ''}`;
     case 'retry':
       return `↻ retry ${event.attempt} in ${event.delayMs} ms on ${event.model}: ${event.reason}`;
+    case 'memory_changed': {
+      // Every memory change is visible where the user looks: it shapes later sessions' prompts.
+      const c = event.change;
+      const where = c.scope === 'user' ? '~/.keel/MEMORY.md (all projects)' : '.keel/memory/MEMORY.md';
+      return `✎ memory ${c.origin === 'agent' ? 'changed' : `changed (${c.origin})`} in ${where}: ${c.summary.slice(0, 160)} — undo: keel memory rollback`;
+    }
     case 'notice':
       return `${event.level === 'info' ? 'ℹ' : '⚠'} ${event.text}`;
     case 'error':

@@ -10,6 +10,8 @@ export const USAGE = `Usage:
            [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
   keel doctor [--sandbox on|off|required]
   keel sessions [--workspace DIR] [--json]   (past sessions, newest first: the IDs --resume takes)
+  keel trust [--workspace DIR] [--yes | --revoke] [--json]   (what the workspace supplies that would
+           steer Keel — MCP servers, network allowances, memory, a long task — and your approval of it)
   keel memory search QUERY [--workspace DIR] [--json]
   keel memory rollback [--workspace DIR]
   keel restore SESSION-ID --before-prompt N [--fork] [--workspace DIR] [--dry-run] [--force] [--json]

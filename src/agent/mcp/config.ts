@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { keelHome } from '../trust/paths.ts';
 
 // MCP server configuration in VS Code's own `mcp.json` format:
 //   {"inputs": [...], "servers": {"name": {"type": "stdio", "command", "args", "env", "cwd"}
@@ -259,7 +260,7 @@ export function defaultMcpSources(options: {
 }): McpConfigSource[] {
   const named = (options.named ?? []).map((f) => path.resolve(options.workspaceRoot, f));
   const userConfig =
-    options.userConfig === null ? [] : [options.userConfig ?? path.join(os.homedir(), '.keel', 'mcp.json')];
+    options.userConfig === null ? [] : [options.userConfig ?? path.join(keelHome(), 'mcp.json')];
   const workspaceFiles = [
     path.join(options.workspaceRoot, '.vscode', 'mcp.json'),
     path.join(options.workspaceRoot, '.keel', 'mcp.json'),
@@ -336,6 +337,12 @@ export async function resolveTransport(
   const env: Record<string, string> = {};
   if (spec.envFile !== undefined) {
     const file = path.resolve(ctx.workspaceFolder, await sub(spec.envFile));
+    // A workspace's own server gets variables from the workspace, never a file of the user's (their
+    // cloud credentials): the user's files are theirs to hand over, in their own config.
+    if (server.scope === 'workspace' && !isInside(ctx.workspaceFolder, file))
+      throw new McpConfigError(
+        `MCP server "${server.name}" is defined by the workspace (${server.file}) and names an envFile outside it (${file}); a workspace server may only read an envFile inside the workspace. Define the server in your own ~/.keel/mcp.json to hand it that file.`,
+      );
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');
@@ -352,6 +359,23 @@ export async function resolveTransport(
   const cwd =
     spec.cwd !== undefined ? path.resolve(ctx.workspaceFolder, await sub(spec.cwd)) : ctx.workspaceFolder;
   return { type: 'stdio', command: await sub(spec.command), args, env, cwd };
+}
+
+function isInside(root: string, file: string): boolean {
+  let real = file;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    // missing: the read below says so
+  }
+  let base = root;
+  try {
+    base = fs.realpathSync(root);
+  } catch {
+    // keep the given root
+  }
+  const rel = path.relative(base, real);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 /** KEY=VALUE lines (optionally `export`ed, optionally quoted); `#` comments and blank lines skipped. */

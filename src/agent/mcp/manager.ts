@@ -1,3 +1,5 @@
+import type { TrustRoom } from '../trust/room.ts';
+import { mcpServerGrants } from '../trust/items.ts';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpPort, SandboxPort } from '../host.ts';
 import { ToolFailure } from '../tools/protocol.ts';
@@ -43,6 +45,11 @@ export interface McpManagerOptions {
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** A server connected (e.g. to remember its `instructions` for the next session's prompt line). */
   readonly onConnected?: (config: McpServerConfig, connection: McpConnection) => void;
+  /**
+   * The workspace's trust room: a workspace-defined server whose exact definition the user approved
+   * (`keel trust`, or an earlier dialog) starts without asking; an approval given now is kept there.
+   */
+  readonly trust?: TrustRoom;
 }
 
 export interface McpToolListing {
@@ -148,16 +155,24 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
   async function approve(entry: Entry, signal?: AbortSignal): Promise<void> {
     if (entry.config.scope !== 'workspace') return;
     const { name, file } = entry.config;
+    const item = options.trust
+      ?.items()
+      .find((i) => i.kind === 'mcp_server' && i.hash === entry.config.hash && i.id.endsWith(`#${name}`));
+    if (entry.approved === undefined && item && options.trust?.isApproved(item)) entry.approved = true;
     if (entry.approved === undefined) {
-      entry.approved = await options.port.approveServer(
-        {
-          server: name,
-          file,
-          commandLine: describeTransport(entry.config.transport),
-          hash: entry.config.hash,
-        },
-        signal,
-      );
+      entry.approved =
+        options.trust?.workspaceTrusted !== false &&
+        (await options.port.approveServer(
+          {
+            server: name,
+            file,
+            commandLine: describeTransport(entry.config.transport),
+            grants: mcpServerGrants(entry.config),
+            hash: entry.config.hash,
+          },
+          signal,
+        ));
+      if (entry.approved && item) options.trust?.approve([item], Date.now());
     }
     if (!entry.approved) {
       const how = options.port.howToApprove(name, file);

@@ -1,7 +1,10 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Host, McpPort } from '../host.ts';
 import { defaultMcpSources, loadMcpConfig, type McpServerConfig } from './config.ts';
 import { createMcpManager, type McpManager } from './manager.ts';
+import type { TrustRoom } from '../trust/room.ts';
+import { workspaceStateHome } from '../trust/paths.ts';
 
 // What a session gets from MCP at start: the servers' one-line entries for the frozen prefix and a
 // manager that starts nothing until a tool needs it. No servers configured = nothing at all (no tools,
@@ -19,7 +22,10 @@ export interface McpSetup {
   readonly notices: readonly string[];
 }
 
-export function setupSessionMcp(host: Host, options: { readonly readOnly: boolean }): McpSetup {
+export function setupSessionMcp(
+  host: Host,
+  options: { readonly readOnly: boolean; readonly trust?: TrustRoom },
+): McpSetup {
   const port = host.mcp;
   if (!port) return { notices: [] };
   const root = host.workspace.roots[0] ?? '';
@@ -63,6 +69,7 @@ export function setupSessionMcp(host: Host, options: { readonly readOnly: boolea
     servers,
     port,
     workspaceFolder: root,
+    ...(options.trust ? { trust: options.trust } : {}),
     ...(host.shell.sandbox ? { sandbox: host.shell.sandbox } : {}),
     ...(host.log ? { log: host.log } : {}),
     onConnected: (config, connection) => {
@@ -72,13 +79,26 @@ export function setupSessionMcp(host: Host, options: { readonly readOnly: boolea
       if (all[key] === gist) return;
       if (gist) all[key] = gist;
       else delete all[key];
-      host.storage.writeText(instructionsFile(host), `${JSON.stringify(all, null, 2)}\n`);
+      try {
+        fs.mkdirSync(path.dirname(instructionsFile(host)), { recursive: true, mode: 0o700 });
+        host.storage.writeText(instructionsFile(host), `${JSON.stringify(all, null, 2)}\n`);
+      } catch (error) {
+        host.log?.(
+          'warn',
+          `could not remember the instructions of MCP server "${config.name}": ${String(error)}`,
+        );
+      }
     },
   });
   return { mcp: { manager, port, servers }, notices };
 }
 
-const instructionsFile = (host: Host) => path.join(host.stateDir, 'mcp-instructions.json');
+// Kept outside the workspace: it becomes prompt text, so a repository must not be able to ship one.
+const instructionsFile = (host: Host) =>
+  path.join(
+    workspaceStateHome(host.workspace.roots[0] ?? path.dirname(host.stateDir)),
+    'mcp-instructions.json',
+  );
 const instructionsKey = (s: McpServerConfig) => `${s.name} ${s.hash.slice(0, 16)}`;
 
 function readInstructions(host: Host): Record<string, string> {

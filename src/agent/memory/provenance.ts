@@ -1,11 +1,8 @@
 import type { AgentMessage } from '../messages.ts';
 
 // Untrusted content never becomes memory silently: an entry that repeats text from a tool result
-// (file, command output, web) is written only when the user's own latest message asked for memory,
-// or after the user approves it.
-
-const ASKED_FOR_MEMORY =
-  /\b(remember|memori[sz]e|memory|keep in mind|note (?:this|that|down)|from now on|always|never)\b/i;
+// (file, command output, web) is written only after the user approves that entry. Words in the
+// prompt never switch this off: a file the model read can say "remember" as easily as the user.
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
 
@@ -22,14 +19,6 @@ export function copiedFromToolResult(entry: string, transcript: readonly AgentMe
     // Text the user wrote themselves is theirs, even if a tool also printed it.
     if (users.some((u) => u.includes(piece))) continue;
     if (results.some((r) => r.includes(piece))) return true;
-  }
-  return false;
-}
-
-export function userAskedForMemory(transcript: readonly AgentMessage[]): boolean {
-  for (let i = transcript.length - 1; i >= 0; i--) {
-    const m = transcript[i]!;
-    if (m.role === 'user') return ASKED_FOR_MEMORY.test(m.text);
   }
   return false;
 }

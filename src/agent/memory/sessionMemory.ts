@@ -4,16 +4,27 @@ import type { AgentMessage } from '../messages.ts';
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
 import { consolidate, hasDurableCue } from './consolidate.ts';
 import { fileHash } from './document.ts';
+import { workspaceMemoryTrusted } from '../trust/memoryTrust.ts';
 import { renderMemorySnapshot } from './snapshot.ts';
 import { type MemoryPaths, readMemoryFile } from './store.ts';
 
-/** The rendered snapshot of both memory files for a new session's system prompt (undefined: none). */
+/**
+ * The rendered snapshot of both memory files for a new session's system prompt (undefined: none).
+ * The workspace file counts only in a version Keel wrote or the user approved (trust/memoryTrust.ts).
+ */
 export function takeMemorySnapshot(paths: MemoryPaths, guard: PathGuard): string | undefined {
   try {
+    const workspace = readMemoryFile(paths.workspace);
     return renderMemorySnapshot(
       [
         { label: 'User (~/.keel/MEMORY.md)', text: paths.user ? readMemoryFile(paths.user) : undefined },
-        { label: 'Workspace (.keel/memory/MEMORY.md)', text: readMemoryFile(paths.workspace) },
+        {
+          label: 'Workspace (.keel/memory/MEMORY.md)',
+          text:
+            workspace !== undefined && workspaceMemoryTrusted(paths.stateDir, workspace)
+              ? workspace
+              : undefined,
+        },
       ],
       {
         hashOf: (rel) => {

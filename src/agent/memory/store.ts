@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { ledgerForStateDir, sha256 } from '../trust/ledger.ts';
+import { keelHome } from '../trust/paths.ts';
+import { workspaceMemoryTrusted } from '../trust/memoryTrust.ts';
 
 // Semantic memory (seed 000 §5): MEMORY.md files of short dated bullets under headings, one per
 // workspace (`.keel/memory/MEMORY.md`) and one per user (`~/.keel/MEMORY.md`). Every change first
@@ -17,13 +19,16 @@ export interface MemoryPaths {
   readonly user: string | null;
   /** `<stateDir>/memory/history/` — backups and `journal.jsonl`. */
   readonly history: string;
+  /** `<root>/.keel`: what Keel writes here it records in the state ledger (src/agent/trust/). */
+  readonly stateDir: string;
 }
 
 export function memoryPaths(stateDir: string, userFile?: string | null): MemoryPaths {
   return {
     workspace: path.join(stateDir, 'memory', 'MEMORY.md'),
-    user: userFile === undefined ? path.join(os.homedir(), '.keel', 'MEMORY.md') : userFile,
+    user: userFile === undefined ? path.join(keelHome(), 'MEMORY.md') : userFile,
     history: path.join(stateDir, 'memory', 'history'),
+    stateDir,
   };
 }
 
@@ -95,12 +100,17 @@ function journalPath(paths: MemoryPaths): string {
   return path.join(paths.history, 'journal.jsonl');
 }
 
+const rel = (paths: MemoryPaths, file: string) =>
+  path.relative(path.dirname(paths.stateDir), file).split(path.sep).join('/');
+
+/** Journal lines Keel wrote itself: a planted journal or backup cannot steer a rollback. */
 function readJournal(paths: MemoryPaths): JournalLine[] {
   const text = readMemoryFile(journalPath(paths));
   if (!text) return [];
+  const own = ledgerForStateDir(paths.stateDir).ownLines(rel(paths, journalPath(paths)));
   const out: JournalLine[] = [];
   for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
+    if (!line.trim() || !own.has(sha256(line))) continue;
     try {
       out.push(JSON.parse(line) as JournalLine);
     } catch {
@@ -130,12 +140,26 @@ export function writeMemory(
   assertPlainPath(paths.history);
   const before = readMemoryFile(file) ?? null;
   if (before === next) return undefined;
+  // Building on a workspace MEMORY.md Keel did not write would launder the repository's text into
+  // Keel's own (rollback and undo restore Keel's own saved versions, so they may replace it).
+  if (
+    scope === 'workspace' &&
+    before !== null &&
+    meta.origin !== 'rollback' &&
+    meta.origin !== 'undo' &&
+    !workspaceMemoryTrusted(paths.stateDir, before)
+  )
+    throw new MemoryError(
+      '.keel/memory/MEMORY.md was not written by Keel here (it came with the repository or a command changed it): review it with `keel trust` (VS Code: "Keel: Review Workspace Trust") before Keel uses or changes it.',
+    );
+  const ledger = ledgerForStateDir(paths.stateDir);
   fs.mkdirSync(paths.history, { recursive: true });
   const id = `mem_${stamp(meta.now)}_${createHash('sha256').update(`${file}\n${before}\n${next}\n${Math.random()}`).digest('hex').slice(0, 6)}`;
   let backup: string | null = null;
   if (before !== null) {
     backup = `${id}-${scope}.md`;
     fs.writeFileSync(path.join(paths.history, backup), before);
+    ledger.recordFile(rel(paths, path.join(paths.history, backup)), before);
   }
   const line: JournalLine = {
     id,
@@ -149,12 +173,15 @@ export function writeMemory(
   };
   // Journal first: a crash between the two leaves a journal line whose change did not happen, and
   // rolling it back restores the same content — nothing is lost either way.
-  fs.appendFileSync(journalPath(paths), `${JSON.stringify(line)}\n`);
+  const journalLine = JSON.stringify(line);
+  ledger.recordLine(rel(paths, journalPath(paths)), journalLine);
+  fs.appendFileSync(journalPath(paths), `${journalLine}\n`);
   if (next === null) fs.rmSync(file, { force: true });
   else {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, next);
+    if (scope === 'workspace') ledger.recordFile(rel(paths, file), next);
     fs.renameSync(tmp, file);
   }
   return {
@@ -172,8 +199,11 @@ export function writeMemory(
 
 function backupContent(paths: MemoryPaths, line: JournalLine): string | null {
   if (line.backup === null) return null;
-  const text = readMemoryFile(path.join(paths.history, path.basename(line.backup)));
+  const file = path.join(paths.history, path.basename(line.backup));
+  const text = readMemoryFile(file);
   if (text === undefined) throw new MemoryError(`The saved version ${line.backup} is missing from history.`);
+  if (!ledgerForStateDir(paths.stateDir).isOwnFile(rel(paths, file), text))
+    throw new MemoryError(`The saved version ${line.backup} was changed outside Keel; it is not restored.`);
   return text;
 }
 

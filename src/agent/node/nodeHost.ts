@@ -10,6 +10,7 @@ import type {
   WorkspacePort,
 } from '../host.ts';
 import { auditPath, createAuditLog } from '../safety/audit.ts';
+import { createTrustRoom } from '../trust/room.ts';
 import { createSandbox, type Sandbox } from '../safety/sandbox/sandbox.ts';
 import { defaultProbeCacheFile } from '../safety/sandbox/probeCache.ts';
 import type { SandboxSettingsInput } from '../safety/sandbox/settings.ts';
@@ -197,6 +198,8 @@ export interface NodeHostOptions {
   readonly log?: Host['log'];
   /** Run commands in the OS sandbox with these settings (absent: unconfined, as in unit tests). */
   readonly sandbox?: SandboxSettingsInput;
+  /** How this host's user approves what the workspace supplies (default: `keel trust`). */
+  readonly howToApproveTrust?: string;
 }
 
 export function createNodeHost(options: NodeHostOptions): Host {
@@ -204,12 +207,18 @@ export function createNodeHost(options: NodeHostOptions): Host {
   const stateDir = path.join(workspace.roots[0]!, '.keel');
   ensureStateDir(stateDir);
   const settings = options.sandbox;
+  const trust = createTrustRoom({
+    root: workspace.roots[0]!,
+    workspaceTrusted: workspace.isTrusted(),
+    ...(options.howToApproveTrust ? { howToApprove: options.howToApproveTrust } : {}),
+  });
   const sandbox = settings
     ? lazySandbox(() =>
         createSandbox({
           settings,
           roots: workspace.roots,
           stateDir,
+          trustedDomains: trust.trustedDomains(),
           approvals: options.approvals,
           audit: sandboxAudit(stateDir),
           probeCacheFile: defaultProbeCacheFile(),
@@ -224,6 +233,7 @@ export function createNodeHost(options: NodeHostOptions): Host {
     clock: { now: () => Date.now() },
     storage: createNodeStorage(),
     stateDir,
+    trust,
     ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}),
     ...(options.log ? { log: options.log } : {}),
   };

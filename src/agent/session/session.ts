@@ -17,6 +17,7 @@ import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
+import { createTrustRoom } from '../trust/room.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
@@ -103,8 +104,16 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const circuitBreaker = createCircuitBreaker({ now });
   const readOnly = options.readOnly === true || !host.workspace.isTrusted();
   const root = host.workspace.roots[0] ?? '';
-  const { skills, mcp } = sessionSkillsAndMcp(host, options, readOnly, (text) =>
-    emit({ type: 'notice', level: 'warn', text }),
+  // What the repository supplies to steer Keel is used only as far as the user approved it (trust/).
+  const trust = host.trust ?? createTrustRoom({ root, workspaceTrusted: host.workspace.isTrusted() });
+  const trustNotice = trust.pendingNotice();
+  if (trustNotice) emit({ type: 'notice', level: 'warn', text: trustNotice });
+  const { skills, mcp } = sessionSkillsAndMcp(
+    host,
+    options,
+    readOnly,
+    (text) => emit({ type: 'notice', level: 'warn', text }),
+    trust,
   );
   const memory = memoryPaths(host.stateDir, options.userMemoryFile);
   // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
@@ -175,6 +184,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     now,
     emit,
     hasSteering: () => steering.some((m) => m.role === 'user'),
+    ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
   });
   /** Turns the run's whole tree took (the parent's and its sub-agents'). */
   let treeTurns = 0;

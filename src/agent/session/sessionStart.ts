@@ -9,6 +9,7 @@ import { toolUses } from '../messages.ts';
 import { createModelClient, type ModelClient } from '../model/client.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
+import type { TrustRoom } from '../trust/room.ts';
 import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
 import type { AgentSessionOptions } from './types.ts';
 
@@ -152,6 +153,7 @@ export function sessionSkillsAndMcp(
   options: AgentSessionOptions,
   readOnly: boolean,
   warn: (text: string) => void,
+  trust?: TrustRoom,
 ): { skills: ReturnType<typeof discoverSkills>; mcp: ReturnType<typeof setupSessionMcp>['mcp'] } {
   const skills = discoverSkills({
     bundledDir: options.bundledSkillsDir ?? defaultBundledSkillsDir(),
@@ -159,7 +161,7 @@ export function sessionSkillsAndMcp(
     ...(options.userSkillsDir !== undefined ? { userDir: options.userSkillsDir } : {}),
   });
   for (const problem of formatSkillProblems(skills.problems)) warn(problem);
-  const { mcp, notices } = setupSessionMcp(host, { readOnly });
+  const { mcp, notices } = setupSessionMcp(host, { readOnly, ...(trust ? { trust } : {}) });
   for (const text of notices) warn(text);
   if (mcp) watchMcpProblems(mcp.manager, warn);
   return { skills, mcp };

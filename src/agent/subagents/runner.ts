@@ -15,6 +15,7 @@ import { createSessionLog, sessionLogPath } from '../session/log.ts';
 import type { RunOutcome } from '../session/types.ts';
 import { createToolset } from '../tools/index.ts';
 import {
+  type AnyToolDefinition,
   fail,
   ok,
   partial,
@@ -50,6 +51,8 @@ export interface SubagentRunnerOptions {
   readonly emit: (body: AgentEventBody) => void;
   /** The user sent the parent a steering message: sub-agents wrap up. */
   readonly hasSteering: () => boolean;
+  /** The parent's tool wrapper (a long task's feature-list guard): a sub-agent gets no way around it. */
+  readonly wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
 }
 
 /** About 2,000 tokens of result text for the parent. */
@@ -141,7 +144,9 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         host: childHost,
         readOnly: mode === 'explore',
         todos: { current: () => [], onChange: () => {} },
-      }).filter((t) => allowed.has(t.name));
+      })
+        .filter((t) => allowed.has(t.name))
+        .map((t) => (options.wrapTool ? options.wrapTool(t) : t));
       const registry = depthLimited(
         createToolRegistry(tools, {
           loopDetector: createLoopDetector(),

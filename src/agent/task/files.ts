@@ -6,10 +6,14 @@ import {
   type FeatureList,
   PROGRESS,
   parseFeatureList,
+  TASK_DIR,
   taskPath,
 } from './featureList.ts';
 import { showCommitted } from './git.ts';
 import { type SessionLine, sessionLineSchema } from './sessionsLog.ts';
+import { TASK_FILES } from '../trust/items.ts';
+import { sha256, stateLedger } from '../trust/ledger.ts';
+import { createTrustRoom } from '../trust/room.ts';
 
 // The harness's file chores: reading task files, appending to progress.md and sessions.jsonl.
 
@@ -23,10 +27,56 @@ export const read = (workspace: string, rel: string): string | undefined => {
   }
 };
 
+/**
+ * Appends a record and notes its hash in the state ledger outside the workspace: the harness acts
+ * only on records it wrote itself (a command in a session can append to the file as well).
+ */
 export function appendLine(workspace: string, rel: string, line: SessionLine): void {
   const file = taskPath(workspace, rel);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.appendFileSync(file, `${JSON.stringify(sessionLineSchema.parse(line))}\n`);
+  const text = JSON.stringify(sessionLineSchema.parse(line));
+  stateLedger(workspace).recordLine(rel, text);
+  fs.appendFileSync(file, `${text}\n`);
+}
+
+/** The records of `rel` that the harness wrote here; forged or foreign lines are left out. */
+export function readOwnLines(workspace: string, rel: string): string {
+  const own = stateLedger(workspace).ownLines(rel);
+  return (read(workspace, rel) ?? '')
+    .split('\n')
+    .filter((line) => own.has(sha256(line)))
+    .join('\n');
+}
+
+/** Writes a task file the harness owns and records its hash (trust/items.ts reads it back). */
+export function writeOwnTaskFile(workspace: string, rel: string, text: string): void {
+  const file = taskPath(workspace, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  stateLedger(workspace).recordFile(rel, text);
+  fs.writeFileSync(file, text);
+}
+
+/** The task files as they are now are Keel's (written in a session the user ran): recorded as such. */
+export function recordTaskFiles(workspace: string): void {
+  for (const rel of TASK_FILES) {
+    const text = read(workspace, rel);
+    if (text !== undefined) stateLedger(workspace).recordFile(rel, text);
+  }
+}
+
+/**
+ * `keel task run` on a task Keel did not set up here (it came with the repository) first needs the
+ * user's approval of its exact init.sh and feature list: both decide what runs.
+ */
+export function assertTaskTrusted(workspace: string): void {
+  const room = createTrustRoom({ root: workspace });
+  const item = room.pending().find((i) => i.kind === 'task');
+  if (item)
+    throw new TaskError(
+      `${TASK_DIR}/ was not set up by Keel on this machine (it came with the repository, or changed outside a Keel session): ${item.grants.join('; ')}. Review it and approve it with \`keel trust\`, then run keel task run again.`,
+    );
+  // Approved as it is now: from here on the harness keeps it, and records each version it writes.
+  recordTaskFiles(workspace);
 }
 
 /** The list the agent may not change: the committed one (the working file when nothing is committed). */

@@ -32,6 +32,10 @@ import {
   read,
   stamp,
   TaskError,
+  assertTaskTrusted,
+  readOwnLines,
+  recordTaskFiles,
+  writeOwnTaskFile,
 } from './files.ts';
 import { readSessionsLog, type SessionLine } from './sessionsLog.ts';
 import { type TaskStatus, taskStatus } from './status.ts';
@@ -101,7 +105,7 @@ export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport
   if (list.features.some((f) => f.passes))
     notes.push('every feature starts failing: `passes` was set to false');
   const clean: FeatureList = { features: list.features.map((f) => ({ ...f, passes: false })) };
-  fs.writeFileSync(taskPath(workspace, FEATURE_LIST), serializeFeatureList(clean));
+  writeOwnTaskFile(workspace, FEATURE_LIST, serializeFeatureList(clean));
   if (read(workspace, INIT_SCRIPT) === undefined) {
     fs.writeFileSync(
       taskPath(workspace, INIT_SCRIPT),
@@ -123,6 +127,7 @@ export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport
     ts: now,
     features: clean.features.length,
   });
+  recordTaskFiles(workspace);
   const createdRepository = ensureRepository(workspace);
   const commit = commitAll(
     workspace,
@@ -178,7 +183,7 @@ async function runInitScript(deps: TaskDeps, signal?: AbortSignal): Promise<stri
 /** A session whose start line has no end line crashed or was killed: close it and keep its verified flips. */
 function recoverCrashed(deps: TaskDeps): SessionReport | undefined {
   const { workspace } = deps;
-  const lines = readSessionsLog(read(workspace, SESSIONS_LOG));
+  const lines = readSessionsLog(readOwnLines(workspace, SESSIONS_LOG));
   const ended = new Set(lines.flatMap((l) => (l.type === 'end' ? [l.session] : [])));
   const open = lines.find(
     (l): l is Extract<SessionLine, { type: 'start' }> => l.type === 'start' && !ended.has(l.session),
@@ -188,7 +193,7 @@ function recoverCrashed(deps: TaskDeps): SessionReport | undefined {
     lines.flatMap((l) => (l.type === 'flip' && l.session === open.session ? [l.id] : [])),
   );
   const committed = committedList(workspace);
-  fs.writeFileSync(taskPath(workspace, FEATURE_LIST), serializeFeatureList(withFlips(committed, flips)));
+  writeOwnTaskFile(workspace, FEATURE_LIST, serializeFeatureList(withFlips(committed, flips)));
   const left = statusShort(workspace);
   const now = deps.host.clock.now();
   appendProgress(workspace, [
@@ -245,7 +250,6 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
   const feature = nextFailing(committed);
   const flipped = new Set<string>();
   const listNow = () => withFlips(committed, flipped);
-  const listFile = taskPath(workspace, FEATURE_LIST);
   const real = fs.realpathSync(workspace);
   const guarded = [FEATURE_LIST, SESSIONS_LOG].map((rel) => path.join(real, ...rel.split('/')));
   let sessionId = '';
@@ -253,7 +257,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
     current: listNow,
     flip: (id) => {
       flipped.add(id);
-      fs.writeFileSync(listFile, serializeFeatureList(listNow()));
+      writeOwnTaskFile(workspace, FEATURE_LIST, serializeFeatureList(listNow()));
       appendLine(workspace, SESSIONS_LOG, {
         type: 'flip',
         session: sessionId,
@@ -302,10 +306,12 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
   const reverted = actual !== expected;
   const warning = `${FEATURE_LIST} was changed outside FeatureDone during this session; it was reverted to the committed list (plus verified passes).`;
   if (reverted) {
-    fs.mkdirSync(path.dirname(listFile), { recursive: true });
-    fs.writeFileSync(listFile, expected);
+    writeOwnTaskFile(workspace, FEATURE_LIST, expected);
     session.notice('warn', warning);
   }
+  // init.sh as the session left it was written in a session the user ran (and every run of it is
+  // sandboxed and policy-checked like Bash): it stays Keel's. Changes from elsewhere ask (trust/).
+  recordTaskFiles(workspace);
   const passed = [...flipped];
   const result: SessionOutcome =
     feature && flipped.has(feature.id)
@@ -363,6 +369,7 @@ export async function runTask(
 ): Promise<RunTaskReport> {
   const { workspace } = deps;
   committedList(workspace); // fails early with a clear message when there is no task
+  assertTaskTrusted(workspace);
   ensureRepository(workspace); // the harness commits once per session
   const reports: SessionReport[] = [];
   const crashed = recoverCrashed(deps);

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import { z } from 'zod';
 import { lazy } from '../lazy.ts';
 import type { AgentMessage } from '../messages.ts';
@@ -12,8 +11,14 @@ import {
   removeEntry,
   replaceEntry,
 } from '../memory/document.ts';
-import { copiedFromToolResult, userAskedForMemory } from '../memory/provenance.ts';
-import { type MemoryChange, type MemoryPaths, readMemoryFile, writeMemory } from '../memory/store.ts';
+import { copiedFromToolResult } from '../memory/provenance.ts';
+import {
+  type MemoryChange,
+  MemoryError,
+  type MemoryPaths,
+  readMemoryFile,
+  writeMemory,
+} from '../memory/store.ts';
 import { failure, inStateDir, runTool } from './fs/common.ts';
 import { ok, type ToolContext, type ToolDefinition } from './protocol.ts';
 
@@ -63,6 +68,20 @@ async function citedFiles(fact: string, ctx: ToolContext): Promise<Array<{ displ
   return out;
 }
 
+/** Asks once, never remembered for the session; a denial ends the call. */
+async function askToSave(ctx: ToolContext, title: string, detail: string): Promise<void> {
+  const decision = await ctx.host.approvals.ask(
+    { kind: 'other', title, detail, risk: 'medium', once: true },
+    ctx.signal,
+  );
+  if (decision === 'deny')
+    failure(
+      'DENIED_BY_USER',
+      'Not saved: the user did not approve this memory change.',
+      'Do not retry; if the fact matters, tell the user and let them save it.',
+    );
+}
+
 export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<MemoryInput, MemoryData> {
   return {
     name: 'Memory',
@@ -93,25 +112,24 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
           bullet = `${dateOf(ctx.host.clock.now())}: ${fact}`;
           // A fact about a file cites it with its hash, so the snapshot can mark it stale once it changes.
           for (const ref of await citedFiles(fact, ctx)) bullet += ` [${ref.display}@${ref.hash}]`;
-          const transcript = options.transcript();
-          if (copiedFromToolResult(input.text ?? '', transcript) && !userAskedForMemory(transcript)) {
-            const decision = await ctx.host.approvals.ask(
-              {
-                kind: 'other',
-                title: 'Save tool output to memory',
-                detail: `The agent wants to save text that came from a tool result (file, command or web) to ${path.basename(file)}:\n${bullet}`,
-                risk: 'medium',
-              },
-              ctx.signal,
+          const copied = copiedFromToolResult(input.text ?? '', options.transcript());
+          if (copied && scope === 'workspace')
+            await askToSave(
+              ctx,
+              'Save tool output to memory',
+              `The agent wants to save text that came from a tool result (file, command or web) to this workspace's memory (.keel/memory/MEMORY.md):\n${bullet}`,
             );
-            if (decision === 'deny')
-              failure(
-                'DENIED_BY_USER',
-                'Not saved: the entry repeats tool output and the user did not approve.',
-                'Only save what the user asked you to remember.',
-              );
-          }
         }
+        // User memory reaches every project's prompt: each change to it is the user's decision,
+        // whatever the model says the user asked for (a file it read can say that too).
+        if (scope === 'user')
+          await askToSave(
+            ctx,
+            input.action === 'remove'
+              ? 'Remove from your memory (all projects)'
+              : 'Save to your memory (all projects)',
+            `The agent wants to ${input.action} an entry ${input.action === 'add' ? 'in' : 'of'} ~/.keel/MEMORY.md, which is in the system prompt of every session in every workspace:\n${input.action === 'remove' ? (input.old ?? '') : bullet}${input.action === 'replace' ? `\n(replacing: ${input.old ?? ''})` : ''}`,
+          );
         const before = readMemoryFile(file);
         let next: string;
         try {
@@ -128,11 +146,18 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
             failure(error.code, error.message, 'Copy a unique part of the entry from MEMORY.md.');
           throw error;
         }
-        const change = writeMemory(options.paths, scope, next, {
-          origin: 'agent',
-          summary: `${input.action}: ${input.action === 'remove' ? input.old : bullet}`,
-          now: ctx.host.clock.now(),
-        });
+        let change: MemoryChange | undefined;
+        try {
+          change = writeMemory(options.paths, scope, next, {
+            origin: 'agent',
+            summary: `${input.action}: ${input.action === 'remove' ? input.old : bullet}`,
+            now: ctx.host.clock.now(),
+          });
+        } catch (error) {
+          if (error instanceof MemoryError)
+            failure('ACCESS_DENIED', error.message, 'Tell the user; do not work around it.');
+          throw error;
+        }
         if (change) {
           ctx.audit({
             type: 'file_change',

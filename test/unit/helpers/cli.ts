@@ -42,6 +42,8 @@ export function cliEnv(baseURL: string, extra: Record<string, string> = {}): Nod
     ANTHROPIC_API_KEY: 'test-key',
     ANTHROPIC_BASE_URL: baseURL,
     KEEL_RETRY_BASE_MS: '5',
+    // A test that gives keel a home of its own gets Keel's user folder there too.
+    ...(extra.HOME && !extra.KEEL_HOME ? { KEEL_HOME: path.join(extra.HOME, '.keel') } : {}),
     ...extra,
   };
 }

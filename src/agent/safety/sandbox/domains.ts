@@ -6,10 +6,11 @@ import { lazy } from '../../lazy.ts';
 import type { ApprovalsPort } from '../../host.ts';
 
 // Which domains a sandboxed command may reach through Keel's network proxy. A domain on the
-// allow-list (setting, plus the registries the package managers are configured with) or one the user allowed "always" for this workspace passes; any other asks
+// allow-list (setting, plus the registries the user's package managers are configured with, plus the
+// workspace's registries the user approved with `keel trust`) or one the user allowed "always" for this workspace passes; any other asks
 // through the host's approvals (modal in VS Code, the `--approve` policy in the CLI): allow once (the
 // domain for the next minute — one command's burst of connections), always for this workspace
-// (saved in `.keel/network.json`, read-only to commands), or deny (the command gets HTTP 403 with the
+// (saved outside the workspace in `<keelHome>/workspaces/<id>/network.json`), or deny (the command gets HTTP 403 with the
 // reason; remembered for the session so a retry loop does not ask again). Every decision is audited.
 
 /**
@@ -46,7 +47,9 @@ export function configuredRegistryDomains(options: {
     'GOPROXY',
   ])
     urls.push(...(env[key] ?? '').split(/[\s,|]+/));
-  for (const dir of [options.home, ...options.roots]) {
+  // Only the user's own files: a workspace's .npmrc (or any other file it ships, or a command wrote)
+  // reaches the allow-list only through the trust room, once the user approved it (src/agent/trust/).
+  for (const dir of [options.home]) {
     for (const m of read(path.join(dir, '.npmrc')).matchAll(/^\s*(?:@[\w.-]+:)?registry\s*=\s*(\S+)/gm))
       urls.push(m[1] ?? '');
     for (const m of read(path.join(dir, '.yarnrc.yml')).matchAll(
@@ -75,11 +78,16 @@ export function configuredRegistryDomains(options: {
 
 /** The setting's domains and the registries the package managers are configured with. */
 export function allowedDomainsFor(
-  options: { readonly home?: string; readonly roots: readonly string[] },
+  options: {
+    readonly home?: string;
+    readonly roots: readonly string[];
+    readonly trustedDomains?: readonly string[];
+  },
   settings: { readonly allowedDomains: readonly string[] },
 ): string[] {
   return [
     ...settings.allowedDomains,
+    ...(options.trustedDomains ?? []),
     ...configuredRegistryDomains({ home: options.home ?? os.homedir(), roots: options.roots }),
   ];
 }
@@ -153,7 +161,7 @@ export function createDomainPolicy(options: DomainPolicyOptions): DomainPolicy {
     const answer = await options.approvals.ask({
       kind: 'network',
       title: `Network access to ${host}`,
-      detail: `A sandboxed command wants to connect to ${host}:${port} through Keel's network proxy; ${host} is not on the allowed domains (keel.sandbox.allowedDomains).\n\nAllow once: ${host} for the next minute. Allow for this session: always, for this workspace (saved in .keel/${WORKSPACE_NETWORK_FILE}). Deny: the command gets HTTP 403.`,
+      detail: `A sandboxed command wants to connect to ${host}:${port} through Keel's network proxy; ${host} is not on the allowed domains (keel.sandbox.allowedDomains).\n\nAllow once: ${host} for the next minute. Allow for this session: always, for this workspace (saved outside the workspace, in Keel's folder of your home). Deny: the command gets HTTP 403.`,
       risk: 'medium',
       sessionKey: `domain:${host}`,
     });

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ApprovalsPort, SandboxDenial, SandboxedArgv, SandboxInfo, SandboxPort } from '../../host.ts';
 import { explainOutput } from './denials.ts';
+import { workspaceStateHome } from '../../trust/paths.ts';
 import { allowedDomainsFor, createDomainPolicy, WORKSPACE_NETWORK_FILE } from './domains.ts';
 import { activeHooks, findGitDirs, type GitDirs } from './gitDirs.ts';
 import { type NetworkHolder, PROXY_PORT, startNetworkHolder } from './netns.ts';
@@ -44,6 +45,8 @@ export interface SandboxOptions {
   readonly audit?: (entry: Record<string, unknown>) => void;
   /** Where the proxy really connects for a host name (tests: reserved `*.test` names → loopback). */
   readonly resolveHost?: (host: string) => string;
+  /** Domains the workspace supplies (its registries) that the user approved (src/agent/trust/). */
+  readonly trustedDomains?: readonly string[];
 }
 
 export interface Sandbox extends SandboxPort {
@@ -99,7 +102,9 @@ function startNetworkFilter(
   const socketPath = path.join(tempDir, 'proxy.sock');
   const policy = createDomainPolicy({
     allowedDomains: allowedDomainsFor(options, settings),
-    ...(options.stateDir ? { workspaceFile: path.join(options.stateDir, WORKSPACE_NETWORK_FILE) } : {}),
+    ...(options.roots[0]
+      ? { workspaceFile: path.join(workspaceStateHome(options.roots[0]), WORKSPACE_NETWORK_FILE) }
+      : {}),
     ...(options.approvals ? { approvals: options.approvals } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
   });
