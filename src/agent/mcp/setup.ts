@@ -53,6 +53,23 @@ export function setupSessionMcp(
       );
     servers = servers.filter((s) => s.scope !== 'workspace');
   }
+  // A workspace-defined server is in the prompt and may start only once the user approved its exact
+  // definition (the trust room's notice names the rest): an unapproved one changes nothing.
+  const trust = options.trust;
+  if (trust)
+    servers = servers.filter(
+      (s) =>
+        s.scope !== 'workspace' ||
+        trust
+          .items()
+          .some(
+            (i) =>
+              i.kind === 'mcp_server' &&
+              i.hash === s.hash &&
+              i.id.endsWith(`#${s.name}`) &&
+              trust.isApproved(i),
+          ),
+    );
   if (servers.length > 0 && options.readOnly) {
     notices.push('MCP servers are not offered in a read-only session.');
     servers = [];
