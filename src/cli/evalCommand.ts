@@ -2,16 +2,21 @@ import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createGraderShell, type GraderShell, graderPolicyProblems } from '../agent/eval/graderShell.ts';
 import { renderReportHtml, formatSummary } from '../agent/eval/report.ts';
 import { runEval } from '../agent/eval/runner.ts';
 import { loadSuite, SuiteError } from '../agent/eval/schema.ts';
 import type { ModelProvider } from '../agent/eval/trial.ts';
 import type { EvalArgs } from './args.ts';
+import { defaultProbeCacheFile } from '../agent/safety/sandbox/probeCache.ts';
+import { sandboxSettings } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
 
 // `keel eval SUITE`: validates the suite, runs its trials (each a separate `keel run` process) and
 // writes the report. `--emulator` plays every task's scripted model policy on a local emulator, one
-// per trial; without it the trials call whatever ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY name.
+// per trial; without it the trials call whatever ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY name. The
+// key stays in Keel's processes: the suite's command graders run in the OS sandbox with an
+// allow-list environment (graderShell.ts), and stderr says once how they are confined.
 
 /** The keel command the trials run: this very installation (bin/keel.mjs), in a new process. */
 function keelCommand(): string[] {
@@ -88,9 +93,17 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   if (args.fromSession !== undefined) return fromSessionCommand({ ...args, fromSession: args.fromSession });
   let suite: ReturnType<typeof loadSuite>;
   let provider: ModelProvider | undefined;
+  let graders: GraderShell;
   try {
     suite = loadSuite(args.suite);
     if (args.emulator) provider = await emulatorProvider([...suite.tasks]);
+    // The same settings `keel run` takes from the environment (KEEL_SANDBOX, KEEL_BWRAP, …).
+    graders = createGraderShell({
+      settings: sandboxSettings(undefined, process.env),
+      probeCacheFile: defaultProbeCacheFile(),
+    });
+    const refused = graderPolicyProblems(suite, graders.info.tier === 'bwrap');
+    if (refused.length > 0) throw new SuiteError(refused);
   } catch (error) {
     if (error instanceof SuiteError) {
       process.stderr.write(`keel: ${error.message}\n`);
@@ -104,6 +117,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
     );
     return 2;
   }
+  process.stderr.write(`${graders.notice()}\n`);
   const outDir = path.resolve(args.out ?? path.join('.keel', 'evals', `${suite.name}-${stamp()}`));
   const controller = new AbortController();
   // Every trial waiting for a slot listens for the interrupt.
@@ -117,6 +131,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   try {
     const report = await runEval(suite, {
       keel: keelCommand(),
+      graders,
       outDir,
       concurrency: args.concurrency ?? 2,
       retryInfra: args.retryInfra ?? 0,

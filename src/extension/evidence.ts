@@ -6,7 +6,8 @@ import type { SessionController } from './sessionController.ts';
 import type { KeelSettings } from './settings.ts';
 
 // "Keel: Open Trace" (a session's trace page in a webview) and "Keel: Run Eval Suite…" (`keel eval`
-// in a background process with progress, then its HTML report). The trace page brings its own CSP
+// in a background process with progress, then its HTML report; never in Restricted Mode, and a suite
+// from the workspace only after a modal naming its commands). The trace page brings its own CSP
 // (its one inline script allowed by hash); the report page has no script at all.
 
 export interface EvidenceDeps {
@@ -56,7 +57,44 @@ function cliPath(extensionPath: string): string | undefined {
   return [path.join(extensionPath, 'bin', 'keel.mjs')].find((p) => fs.existsSync(p));
 }
 
+/**
+ * A suite is repository content that names commands: none of it runs in Restricted Mode, and a suite
+ * from the workspace runs only after the user approved, in a modal, the commands its graders run.
+ * Only then is the API key read; it goes into the `keel eval` process alone (Keel's own), whose
+ * graders get an allow-list environment without it.
+ */
+async function consentToSuite(deps: EvidenceDeps, suite: string): Promise<boolean> {
+  const { evalSuiteConsent } = await import('./evalConsent.ts');
+  let consent: ReturnType<typeof evalSuiteConsent>;
+  try {
+    consent = evalSuiteConsent(
+      suite,
+      (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+    );
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Keel: ${error instanceof Error ? error.message : String(error)}`);
+    return false;
+  }
+  if (!consent.fromWorkspace) return true;
+  const choice = await vscode.window.showWarningMessage(
+    `Run the eval suite from this workspace (${path.basename(consent.suite.dir)})? Its files decide what runs.`,
+    { modal: true, detail: consent.detail },
+    'Run Suite',
+  );
+  deps.log(
+    'info',
+    `Run Eval Suite: ${consent.suiteFile} ${choice === 'Run Suite' ? 'approved' : 'not approved'}`,
+  );
+  return choice === 'Run Suite';
+}
+
 export async function runEvalSuite(deps: EvidenceDeps, suiteArg?: string, modeArg?: 'api' | 'emulator') {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage(
+      "Keel: Run Eval Suite is off in Restricted Mode: a suite's graders run commands from the suite's files. Trust this workspace first (Manage Workspace Trust), then run it again.",
+    );
+    return undefined;
+  }
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
   let suite = suiteArg;
   if (!suite) {
@@ -85,6 +123,7 @@ export async function runEvalSuite(deps: EvidenceDeps, suiteArg?: string, modeAr
     mode = choice?.mode;
   }
   if (!mode) return undefined;
+  if (!(await consentToSuite(deps, suite))) return undefined;
   const cli = cliPath(deps.extensionPath);
   if (!cli) {
     void vscode.window.showErrorMessage('Keel: this installation has no keel command line (bin/keel.mjs).');

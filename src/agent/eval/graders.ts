@@ -1,11 +1,12 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { AgentEvent } from '../events.ts';
+import type { TrialGraderShell } from './graderShell.ts';
 import type { Grader } from './schema.ts';
+import { containedInWorkspace } from './suitePaths.ts';
 
-// Graders judge a finished trial: `command` runs in the trial's copy, `file` reads it, `transcript`
-// reads the trial's session log. Each returns pass/fail with the evidence a reader needs.
+// Graders judge a finished trial: `command` runs in the trial's copy (in the OS sandbox, see
+// graderShell.ts), `file` reads it (never through a link out of it), `transcript` reads the trial's
+// session log. Each returns pass/fail with the evidence a reader needs.
 
 export interface GraderResult {
   readonly type: Grader['type'];
@@ -67,66 +68,42 @@ export function transcriptFacts(events: readonly AgentEvent[]): TranscriptFacts 
   };
 }
 
-function runCommand(
-  command: string,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  timeoutMs: number,
-): Promise<{ code: number | null; output: string; timedOut: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', command], {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let output = '';
-    const take = (chunk: Buffer) => {
-      if (output.length < 20_000) output += chunk.toString('utf8');
-    };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      resolve({ code: null, output: `${output}${String(error)}`, timedOut });
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output, timedOut });
-    });
-  });
-}
-
 const tail = (s: string, n = 600) => (s.length > n ? `…${s.slice(-n)}` : s);
 
 export async function runGrader(
   grader: Grader,
-  trial: { workspace: string; facts: TranscriptFacts; env: NodeJS.ProcessEnv },
+  trial: { workspace: string; facts: TranscriptFacts; shell: TrialGraderShell; signal?: AbortSignal },
 ): Promise<GraderResult> {
   switch (grader.type) {
     case 'command': {
-      const r = await runCommand(grader.run, trial.workspace, trial.env, grader.timeout_s * 1000);
+      const r = await trial.shell.run(grader.run, {
+        timeoutMs: grader.timeout_s * 1000,
+        network: grader.network === true,
+        ...(trial.signal ? { signal: trial.signal } : {}),
+      });
+      if (r.refused) return { type: 'command', pass: false, detail: `\`${grader.run}\`: ${r.refused}` };
       const pass = !r.timedOut && r.code === grader.expect_exit;
       const why = r.timedOut
         ? `timed out after ${grader.timeout_s} s`
         : `exit ${r.code} (expected ${grader.expect_exit})`;
+      const denied = r.denials.map(
+        (d) =>
+          `sandbox refused: ${d.kind}${d.target ? ` ${d.target}` : ''}${d.detail ? ` (${d.detail})` : ''}`,
+      );
       return {
         type: 'command',
         pass,
-        detail: `\`${grader.run}\`: ${why}${r.output ? `\n${tail(r.output)}` : ''}`,
+        detail: `\`${grader.run}\`: ${why}${r.output ? `\n${tail(r.output)}` : ''}${denied.length > 0 ? `\n${denied.join('\n')}` : ''}`,
       };
     }
     case 'file': {
-      const file = path.join(trial.workspace, grader.path);
+      const file = containedInWorkspace(trial.workspace, grader.path);
+      if (file === undefined)
+        return {
+          type: 'file',
+          pass: false,
+          detail: `${grader.path} leads outside the trial's workspace (a symlink); not read`,
+        };
       let text: string | undefined;
       try {
         text = fs.readFileSync(file, 'utf8');

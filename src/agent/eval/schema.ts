@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { declaredEnvProblems } from './graderEnv.ts';
+import { containedInSuite, linksOutOfSuite, suiteRoot } from './suitePaths.ts';
 
 // An eval suite is a directory: `suite.json` (name, defaults) and `tasks/*.json`. Everything is
 // validated up front; a bad suite gets one error per problem naming the file and the field, and no
@@ -13,6 +15,8 @@ const commandGrader = z.strictObject({
   run: z.string().min(1),
   expect_exit: z.number().int().min(0).max(255).default(0),
   timeout_s: z.number().positive().max(3600).default(120),
+  /** The grader needs the network: it then gets it only through Keel's domain proxy, as Bash does. */
+  network: z.boolean().optional(),
 });
 const fileGrader = z
   .strictObject({
@@ -67,6 +71,8 @@ const runLimits = {
     .max(24 * 3600)
     .optional(),
   approve: approve.optional(),
+  /** Non-secret variables the command graders see (over the task's own `env`, the defaults'). */
+  env: z.record(z.string(), z.string()).optional(),
 };
 
 const defaults = z.strictObject({ ...runLimits, model: z.string().min(1).optional() });
@@ -102,6 +108,8 @@ export interface EvalTask extends TaskFile {
   readonly timeout_s: number;
   readonly approve: 'never' | 'safe' | 'all';
   readonly trials: number | undefined;
+  /** The suite's declared grader variables: the defaults' with the task's over them. */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 export interface EvalSuite {
@@ -151,55 +159,75 @@ function check<T>(schema: z.ZodType<T>, value: unknown, rel: string, problems: s
 
 /** Loads and validates a suite directory; throws SuiteError listing every problem found. */
 export function loadSuite(dir: string): EvalSuite {
-  const suiteDir = path.resolve(dir);
   const problems: string[] = [];
-  if (!fs.existsSync(suiteDir) || !fs.statSync(suiteDir).isDirectory())
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
     throw new SuiteError([
       `${dir}: not a directory (a suite is a directory with suite.json and tasks/*.json)`,
     ]);
-  const suiteJson = parseJsonFile(path.join(suiteDir, 'suite.json'), 'suite.json', problems);
+  // Canonical: every path the suite names is contained in this folder, symlinks followed.
+  const suiteDir = suiteRoot(dir);
+  const within = (name: string, where: string): string | undefined => {
+    const r = containedInSuite(suiteDir, name);
+    if (r.problem !== undefined) problems.push(`${where}: refused: ${r.problem}`);
+    return r.path;
+  };
+  const suitePath = within('suite.json', 'suite.json');
+  const suiteJson = suitePath ? parseJsonFile(suitePath, 'suite.json', problems) : undefined;
   const suite =
     suiteJson === undefined ? undefined : check(suiteFileSchema, suiteJson, 'suite.json', problems);
-  const tasksDir = path.join(suiteDir, 'tasks');
+  for (const p of declaredEnvProblems(suite?.defaults?.env)) problems.push(`suite.json: defaults.${p}`);
+  const tasksDir = within('tasks', 'tasks/');
   let names: string[] = [];
   try {
-    names = fs
-      .readdirSync(tasksDir)
-      .filter((n) => n.endsWith('.json'))
-      .sort();
+    if (tasksDir)
+      names = fs
+        .readdirSync(tasksDir)
+        .filter((n) => n.endsWith('.json'))
+        .sort();
   } catch {
     problems.push('tasks/: missing (put one JSON file per task in tasks/)');
   }
-  if (names.length === 0 && fs.existsSync(tasksDir)) problems.push('tasks/: holds no *.json task');
+  if (names.length === 0 && tasksDir && fs.existsSync(tasksDir))
+    problems.push('tasks/: holds no *.json task');
   const d = suite?.defaults ?? {};
   const tasks: EvalTask[] = [];
   const seen = new Map<string, string>();
   for (const name of names) {
     const rel = `tasks/${name}`;
-    const raw = parseJsonFile(path.join(tasksDir, name), rel, problems);
+    const taskPath = within(rel, rel);
+    if (!taskPath) continue;
+    const raw = parseJsonFile(taskPath, rel, problems);
     if (raw === undefined) continue;
     const task = check(taskFileSchema, raw, rel, problems);
     if (!task) continue;
+    const where = `${rel} (task "${task.id}")`;
     task.graders.forEach((g, i) => {
       if (g.type === 'command' && g.run.includes(PLACEHOLDER_MARKER))
         problems.push(
           `${rel}: graders[${i}].run: still the placeholder written by --from-session; replace it with the command that checks the task (e.g. "npm test") before running the suite`,
         );
     });
-    const fixtureDir = path.resolve(suiteDir, task.fixture);
-    if (!fs.existsSync(fixtureDir) || !fs.statSync(fixtureDir).isDirectory())
-      problems.push(`${rel}: fixture: ${task.fixture} is not a directory (relative to the suite)`);
+    for (const p of declaredEnvProblems(task.env)) problems.push(`${where}: ${p}`);
+    const fixtureDir = within(task.fixture, `${where}: fixture`);
+    if (fixtureDir) {
+      if (!fs.existsSync(fixtureDir) || !fs.statSync(fixtureDir).isDirectory())
+        problems.push(`${rel}: fixture: ${task.fixture} is not a directory (relative to the suite)`);
+      else
+        for (const link of linksOutOfSuite(suiteDir, fixtureDir))
+          problems.push(`${where}: fixture: refused: ${link}`);
+    }
     const other = seen.get(task.id);
     if (other) problems.push(`${rel}: id: "${task.id}" is also the id of ${other}`);
     seen.set(task.id, rel);
     tasks.push({
       ...task,
-      fixtureDir,
+      fixtureDir: fixtureDir ?? '',
       file: rel,
       max_turns: task.max_turns ?? d.max_turns ?? 30,
       timeout_s: task.timeout_s ?? d.timeout_s ?? 600,
       approve: task.approve ?? d.approve ?? 'never',
       trials: task.trials ?? d.trials,
+      env: { ...d.env, ...task.env },
     });
   }
   if (problems.length > 0 || !suite) throw new SuiteError(problems);

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { loadSession } from '../session/log.ts';
 import { traceHtml } from '../trace/html.ts';
 import { type GraderResult, runGrader, type TranscriptFacts, transcriptFacts } from './graders.ts';
+import type { GraderShell, TrialGraderShell } from './graderShell.ts';
 import type { EvalTask } from './schema.ts';
 
 // One trial: a fresh copy of the fixture (git-initialised when it is not a repo), one `keel run` in
@@ -56,6 +57,9 @@ export interface TrialOptions {
   readonly outDir: string;
   readonly model?: string;
   readonly provider?: ModelProvider;
+  /** Where command graders run (the OS sandbox, an allow-list environment). */
+  readonly graders: GraderShell;
+  /** Keel's own environment for the trial's `keel run` (the only process that holds the API key). */
   readonly env?: NodeJS.ProcessEnv;
   readonly keepWorkspaces?: boolean;
   readonly signal?: AbortSignal;
@@ -177,6 +181,7 @@ export async function runTrial(
     });
 
   let provider: Awaited<ReturnType<ModelProvider['setup']>> | undefined;
+  let graderShell: TrialGraderShell | undefined;
   try {
     try {
       workspace = freshCopy(task.fixtureDir, task.id);
@@ -194,6 +199,8 @@ export async function runTrial(
       ...(options.env ?? process.env),
       ...provider?.env,
       HOME: home,
+      // The agent's sandbox hides the secrets of the user's real home, not only the trial's.
+      KEEL_SANDBOX_DENY_HOME: os.homedir(),
       KEEL_EVAL_TASK: task.id,
       KEEL_EVAL_TRIAL: String(trial),
     };
@@ -269,8 +276,18 @@ export async function runTrial(
     if (facts.runStatus === 'failed' && facts.errorCode && INFRA_ERROR_CODES.has(facts.errorCode)) {
       return infra(`${facts.errorCode}: ${facts.errorMessage ?? ''}`.trim(), common);
     }
+    // The graders never see `env` (Keel's, with the key): only the allow-list graderShell builds.
+    graderShell = options.graders.forTrial({ workspace, home, task: task.id, trial, declared: task.env });
     const graders: GraderResult[] = [];
-    for (const grader of task.graders) graders.push(await runGrader(grader, { workspace, facts, env }));
+    for (const grader of task.graders)
+      graders.push(
+        await runGrader(grader, {
+          workspace,
+          facts,
+          shell: graderShell,
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+      );
     const failed = graders.filter((g) => !g.pass);
     return result({
       ...common,
@@ -282,6 +299,7 @@ export async function runTrial(
       graders,
     });
   } finally {
+    graderShell?.dispose();
     await provider?.close().catch(() => undefined);
     if (!options.keepWorkspaces)
       for (const dir of [workspace, home]) if (dir) fs.rmSync(dir, { recursive: true, force: true });

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { KeelApi } from '../../../src/extension/extension.ts';
 import { type Emulator, startEmulator } from '../../emulator/server.ts';
@@ -52,5 +54,29 @@ describe('Keel in an untrusted workspace (restricted mode)', () => {
     console.log(`[keel] tools offered in an untrusted workspace: ${tools.join(', ')}`);
     for (const name of WRITE_TOOLS) assert.ok(!tools.includes(name), `${name} offered: ${tools}`);
     assert.ok(tools.includes('Read') && tools.includes('Grep'), `${tools}`);
+  });
+
+  it('Run Eval Suite refuses to run anything (a suite names commands)', async () => {
+    const root = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    const suite = path.join(root, 'eval', 'untrusted');
+    // Written by the test (Keel itself writes nothing here): a grader that would leave a mark.
+    fs.mkdirSync(path.join(suite, 'tasks'), { recursive: true });
+    fs.mkdirSync(path.join(suite, 'fixture'), { recursive: true });
+    fs.writeFileSync(path.join(suite, 'fixture', 'a.txt'), 'x\n');
+    fs.writeFileSync(path.join(suite, 'suite.json'), JSON.stringify({ name: 'untrusted' }));
+    const mark = path.join(root, 'eval-ran.txt');
+    fs.writeFileSync(
+      path.join(suite, 'tasks', 't.json'),
+      JSON.stringify({
+        id: 't',
+        prompt: 'x',
+        fixture: 'fixture',
+        graders: [{ type: 'command', run: `touch ${mark}` }],
+        emulator: { policy: 'succeeds', steps: [] },
+      }),
+    );
+    const result = await vscode.commands.executeCommand('keel.runEvalSuite', suite, 'emulator');
+    assert.equal(result, undefined);
+    assert.ok(!fs.existsSync(mark), 'no grader ran');
   });
 });

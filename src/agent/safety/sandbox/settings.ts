@@ -76,7 +76,8 @@ export type SandboxSettingsInput = z.input<ReturnType<typeof sandboxSettingsSche
 
 /**
  * Settings from the environment (KEEL_SANDBOX=off, KEEL_SANDBOX_FAIL_IF_UNAVAILABLE=1, KEEL_BWRAP=path,
- * KEEL_ALLOWED_DOMAINS=a.com,*.b.org allowed without asking, KEEL_SANDBOX_NETWORK=off).
+ * KEEL_ALLOWED_DOMAINS=a.com,*.b.org allowed without asking, KEEL_SANDBOX_NETWORK=off,
+ * KEEL_SANDBOX_DENY_HOME=/home/me: that home's secrets denied too).
  */
 export function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxSettingsInput {
   const out: { -readonly [K in keyof SandboxSettingsInput]: SandboxSettingsInput[K] } = {};
@@ -95,6 +96,11 @@ export function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Sa
     .map((d) => d.trim())
     .filter(Boolean);
   if (extra.length > 0) out.allowedDomains = extra;
+  // An eval trial runs `keel run` with a temp HOME of its own; the user's real home (where the
+  // secrets are) is named here so its deny list still applies. It only ever adds entries.
+  const realHome = env.KEEL_SANDBOX_DENY_HOME?.trim();
+  if (realHome && path.isAbsolute(realHome))
+    out.denyRead = [...DEFAULT_DENY_READ, ...DEFAULT_DENY_READ.map((entry) => path.join(realHome, entry))];
   return out;
 }
 
