@@ -216,7 +216,7 @@ describe('keel task', () => {
       env,
     );
     assert.equal(refusedRun.code, 1);
-    assert.match(refusedRun.stderr, /not set up by Keel[^]*keel trust/);
+    assert.match(refusedRun.stderr, /not set up by Keel[\s\S]*keel trust/);
     assert.equal(emu.requests.length, before, 'no session started');
     const trust = await runKeel(['trust', '--workspace', ws, '--yes'], env);
     assert.equal(trust.code, 0, trust.stderr);
