@@ -145,7 +145,7 @@ export function createJobManager(host: Host, now: () => number = () => host.cloc
           if (!pending) {
             notify(
               id,
-              `<job-notice id="${id}">Job ${id} (${options.command.slice(0, 80)}) is still running and printed a line matching /${options.notifyOn.source}/:\n${defuseOutput(hit.slice(0, 500))}\nJob {"id":"${id}","action":"output"} shows its new output.</job-notice>`,
+              `<job-notice id="${id}">Job ${id} (${options.command.slice(0, 80)}) is still running and printed a line matching /${options.notifyOn.source}/:\n<command-output trust="untrusted">\n${defuseOutput(hit.slice(0, 500))}\n</command-output>\nJob {"id":"${id}","action":"output"} shows its new output.</job-notice>`,
             );
           }
         }

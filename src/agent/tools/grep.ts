@@ -1,3 +1,4 @@
+import { isUntrustedPath, wrapUntrusted } from '../safety/untrusted.ts';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { lazy } from '../lazy.ts';
@@ -88,6 +89,9 @@ function renderContent(files: RgFile[], display: (p: string) => string, head: nu
     if (cut) break;
     const name = display(file.path);
     if (out.length > 0) out.push('');
+    // Lines of a file Read would wrap as untrusted (dependencies, generated code, command output) are
+    // the same data when Grep shows them: wrapped the same way, so a match cannot pose as instructions.
+    const start = out.length;
     out.push(name);
     let prev = -1;
     for (const l of file.lines) {
@@ -105,6 +109,12 @@ function renderContent(files: RgFile[], display: (p: string) => string, head: nu
       prev = l.line;
       shown++;
     }
+    if (isUntrustedPath(name))
+      out.splice(
+        start,
+        out.length - start,
+        wrapUntrusted(out.slice(start).join('\n'), { source: 'file', path: name }),
+      );
   }
   return { text: out.join('\n'), lines, cut };
 }
