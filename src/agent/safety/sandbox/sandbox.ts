@@ -98,7 +98,9 @@ function startNetworkFilter(
   if (!nsenter) return { reason: 'nsenter (util-linux) is not installed' };
   const socketPath = path.join(tempDir, 'proxy.sock');
   const policy = createDomainPolicy({
-    allowedDomains: allowedDomainsFor(options, settings),
+    allowedDomains: allowedDomainsFor(options, settings, (domain, reason) =>
+      options.audit?.({ type: 'network_allowlist_refused', domain, source: 'registry-config', reason }),
+    ),
     ...(options.stateDir ? { workspaceFile: path.join(options.stateDir, WORKSPACE_NETWORK_FILE) } : {}),
     ...(options.approvals ? { approvals: options.approvals } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
