@@ -5,6 +5,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
+import * as tls from 'node:tls';
 import { configuredRegistryDomains } from '../../src/agent/safety/sandbox/domains.ts';
 import { type ProxyDenial, startDomainProxy } from '../../src/agent/safety/sandbox/proxy.ts';
 
@@ -158,6 +159,47 @@ test("the host's own interface address (eth0) is this machine too", {
     `CONNECT ${ownV4}:${wildPort}`,
   );
   assert.deepEqual(hits, [], 'the server on 0.0.0.0 saw no request');
+});
+
+test('domain fronting over plain HTTP: the upstream Host is the authority that was checked', async () => {
+  hits.length = 0;
+  const answer = await get(`http://allowed.test:${port}/front`, 'victim.internal');
+  assert.match(answer, /^HTTP\/1\.1 200 OK/);
+  assert.match(answer, new RegExp(`hello from allowed\\.test:${port}\\n$`));
+  // Also with the Host naming the loopback victim directly.
+  await exchange(
+    `GET http://allowed.test:${port}/again HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+  );
+  assert.deepEqual(hits, [`allowed.test:${port} /front`, `allowed.test:${port} /again`]);
+});
+
+/** CONNECT, then a TLS ClientHello naming `serverName`; what reached the server behind the tunnel. */
+async function tunnelHello(serverName: string): Promise<{ bytes: Buffer; denial?: ProxyDenial }> {
+  const received: Buffer[] = [];
+  const server = net.createServer((c) => c.on('data', (d: Buffer) => received.push(d)));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const target = `allowed.test:${(server.address() as net.AddressInfo).port}`;
+  const before = denials.length;
+  const socket = net.connect(socketPath);
+  socket.on('error', () => {});
+  socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
+  await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+  const secure = tls.connect({ socket, servername: serverName, rejectUnauthorized: false });
+  secure.on('error', () => {});
+  await new Promise((r) => setTimeout(r, 300));
+  secure.destroy();
+  server.close();
+  return { bytes: Buffer.concat(received), ...(denials[before] ? { denial: denials[before] } : {}) };
+}
+
+test('domain fronting over CONNECT: a ClientHello naming another host never leaves the proxy', async () => {
+  const fronted = await tunnelHello('victim.example');
+  assert.equal(fronted.bytes.length, 0, 'the server behind the tunnel received nothing');
+  assert.match(fronted.denial?.reason ?? '', /TLS server name is victim\.example \(domain fronting\)/);
+  // The matching name (any case, trailing dot) goes through: the server sees the ClientHello.
+  const honest = await tunnelHello('Allowed.TEST.');
+  assert.equal(honest.denial, undefined);
+  assert.equal(honest.bytes[0], 0x16, 'a TLS handshake record reached the server');
 });
 
 test('a registry URL on this machine, in any spelling, never enters the allow-list; the reason is reported', () => {

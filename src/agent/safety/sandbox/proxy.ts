@@ -3,11 +3,14 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { type ClassifiedAddress, classifyAddress, describeRefusal } from './addressClass.ts';
 import type { DomainDecision } from './domains.ts';
+import { holdUntilHello } from './tlsHello.ts';
 
 // Keel's filtering HTTP proxy, in process, listening on a Unix socket that a bridge inside the
 // sandbox's network namespace forwards 127.0.0.1:PORT to (netns.ts). Sandboxed commands have no
 // route out; HTTP_PROXY/HTTPS_PROXY point here. HTTPS goes through CONNECT (the proxy sees the host
-// name, never the content); plain HTTP requests with an absolute URL are forwarded.
+// name, never the content); plain HTTP requests with an absolute URL are forwarded, with the Host
+// header set to the authority that was checked (RFC 9112 §3.2.2: a proxy ignores the client's Host
+// for an absolute URL), so a request cannot name an allowed host and be served as another.
 // A refused domain gets `403 Forbidden` with the reason in the body and an `X-Keel-Sandbox: denied`
 // header. An allowed name is resolved once, every address it resolves to is classified
 // (addressClass.ts), and the proxy connects to the vetted address itself — never a second lookup. An
@@ -151,6 +154,8 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
         const headers: http.OutgoingHttpHeaders = {};
         for (const [key, value] of Object.entries(req.headers))
           if (!HOP_HEADERS.has(key) && value !== undefined) headers[key] = value;
+        // The authority that was decided on, never the client's own Host (domain fronting).
+        headers.host = url.host;
         const upstream = http.request(
           { host: target.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers },
           (answer) => {
@@ -202,9 +207,19 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
         }
         const upstream = net.connect(target.port, located.address, () => {
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-          if (head.length > 0) upstream.write(head);
           upstream.pipe(client);
-          client.pipe(upstream);
+          holdUntilHello(client, head, target.host, {
+            pass(first) {
+              if (first.length > 0) upstream.write(first);
+              client.pipe(upstream);
+            },
+            // Past the 200 the client speaks TLS: no 403 can reach it, only the end of the tunnel.
+            refuse(reason) {
+              deny(target.host, target.port, reason);
+              upstream.destroy();
+              client.destroy();
+            },
+          });
         });
         sockets.add(upstream);
         upstream.on('close', () => sockets.delete(upstream));
