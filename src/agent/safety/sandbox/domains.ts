@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { lazy } from '../../lazy.ts';
 import type { ApprovalsPort } from '../../host.ts';
+import { classifyAddress, describeRefusal } from './addressClass.ts';
 
 // Which domains a sandboxed command may reach through Keel's network proxy. A domain on the
 // allow-list (setting, plus the registries the user's package managers are configured with, plus the
@@ -19,12 +20,14 @@ import type { ApprovalsPort } from '../../host.ts';
  * (`index-url`/`extra-index-url` in pip.conf, `PIP_INDEX_URL`, `UV_INDEX_URL`…) and Go (`GOPROXY`) —
  * read on the host side at session start (the sandbox hides `~/.npmrc` itself, which may hold tokens).
  * These pass without asking; Keel ships no hard-coded hosts, so a tool's built-in default registry asks
- * once ("allow for this session" keeps it for the workspace).
+ * once ("allow for this session" keeps it for the workspace). A registry whose host is an address of
+ * this machine, link-local or a metadata endpoint, in any spelling, is left out (`onRefused` says why).
  */
 export function configuredRegistryDomains(options: {
   readonly home: string;
   readonly roots: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
+  readonly onRefused?: (host: string, reason: string) => void;
 }): string[] {
   const env = options.env ?? process.env;
   const urls: string[] = [];
@@ -68,7 +71,13 @@ export function configuredRegistryDomains(options: {
   for (const url of urls) {
     try {
       const parsed = new URL(url.trim());
-      if (/^https?:$/.test(parsed.protocol) && parsed.hostname) hosts.add(normaliseHost(parsed.hostname));
+      if (!/^https?:$/.test(parsed.protocol) || !parsed.hostname) continue;
+      // A repository's `.npmrc` naming `http://[::ffff:7f00:1]:8080/` must not put the host's loopback
+      // on the list (the proxy refuses it too; this keeps it off what Keel reports as allowed).
+      const host = normaliseHost(parsed.hostname);
+      const local = classifyAddress(host);
+      if (local?.refused) options.onRefused?.(host, describeRefusal(host, local));
+      else hosts.add(host);
     } catch {
       // Not a URL ("direct", "off", a blank): nothing to allow.
     }
@@ -84,11 +93,16 @@ export function allowedDomainsFor(
     readonly trustedDomains?: readonly string[];
   },
   settings: { readonly allowedDomains: readonly string[] },
+  onRefused?: (host: string, reason: string) => void,
 ): string[] {
   return [
     ...settings.allowedDomains,
     ...(options.trustedDomains ?? []),
-    ...configuredRegistryDomains({ home: options.home ?? os.homedir(), roots: options.roots }),
+    ...configuredRegistryDomains({
+      home: options.home ?? os.homedir(),
+      roots: options.roots,
+      ...(onRefused ? { onRefused } : {}),
+    }),
   ];
 }
 

@@ -1,17 +1,24 @@
 import * as dns from 'node:dns/promises';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import { type ClassifiedAddress, classifyAddress, describeRefusal } from './addressClass.ts';
 import type { DomainDecision } from './domains.ts';
+import { holdUntilHello } from './tlsHello.ts';
 
 // Keel's filtering HTTP proxy, in process, listening on a Unix socket that a bridge inside the
 // sandbox's network namespace forwards 127.0.0.1:PORT to (netns.ts). Sandboxed commands have no
 // route out; HTTP_PROXY/HTTPS_PROXY point here. HTTPS goes through CONNECT (the proxy sees the host
-// name, never the content); plain HTTP requests with an absolute URL are forwarded. A refused domain
-// gets `403 Forbidden` with the reason in the body and an `X-Keel-Sandbox: denied` header.
-// An allowed name is resolved once and connected to by address, and an address of this machine
-// (loopback, link-local such as a cloud metadata endpoint, unspecified) is refused whatever the
-// allow-list says: a domain that resolves there (or `localhost` itself) must not become a way around
-// the sandbox's "no loopback" rule.
+// name, never the content); plain HTTP requests with an absolute URL are forwarded, with the Host
+// header set to the authority that was checked (RFC 9112 §3.2.2: a proxy ignores the client's Host
+// for an absolute URL), so a request cannot name an allowed host and be served as another.
+// A refused domain gets `403 Forbidden` with the reason in the body and an `X-Keel-Sandbox: denied`
+// header. An allowed name is resolved once, every address it resolves to is classified
+// (addressClass.ts), and the proxy connects to the vetted address itself — never a second lookup. An
+// address of this machine (loopback, unspecified, its interfaces' own addresses), link-local space
+// where cloud metadata answers, multicast and broadcast are refused whatever the allow-list says, in
+// any spelling (`[::ffff:7f00:1]`, `0x7f.1`…): a domain that resolves there (or `localhost` itself)
+// must not become a way around the sandbox's "no loopback" rule. An IP literal that is refused is
+// refused before the allow-list is consulted, so nobody is asked about it.
 
 export interface ProxyDenial {
   readonly host: string;
@@ -32,15 +39,10 @@ export interface DomainProxy {
   close(): void;
 }
 
-/** Loopback, link-local and unspecified addresses: this machine's own services, never the internet. */
-export function isHostLocalAddress(address: string): boolean {
-  const lower = address.toLowerCase().replace(/^\[|\]$/g, '');
-  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
-  if (net.isIPv4(v4)) {
-    const [a, b] = v4.split('.').map(Number);
-    return a === 127 || a === 0 || (a === 169 && b === 254);
-  }
-  return lower === '::1' || lower === '::' || /^fe[89ab]/.test(lower);
+/** Why the proxy never connects to this IP literal; undefined for a name or an address it may reach. */
+export function refusedLiteral(host: string): string | undefined {
+  const literal = classifyAddress(host);
+  return literal?.refused ? describeRefusal(host, literal) : undefined;
 }
 
 type Target = { readonly address: string } | { readonly refused: string } | { readonly failed: string };
@@ -75,19 +77,37 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
   const deny = (host: string, port: number, reason: string) =>
     options.onDenied?.({ host, port, reason, at: Date.now() });
   // `resolve` is the tests' map of reserved names onto their local servers; a name it maps is taken
-  // as meant. Everything else goes through the system resolver, once, and is connected to by address.
+  // as meant. An IP literal is classified as written; a name goes through the system resolver once,
+  // and every address it returns must pass (a name that also resolves to this machine is refused
+  // rather than trusted to be tried in a lucky order). The canonical vetted address is what we
+  // connect to: with an IP literal as host, node:net does no lookup of its own.
   const locate = async (host: string): Promise<Target> => {
     const mapped = resolve(host);
-    try {
-      const { address } = await dns.lookup(mapped);
-      if (mapped === host && isHostLocalAddress(address))
-        return {
-          refused: `${host} is an address of this machine (${address}); sandboxed commands never reach the host's own services`,
-        };
-      return { address };
-    } catch (error) {
-      return { failed: (error as Error).message };
+    if (mapped !== host) {
+      try {
+        return { address: (await dns.lookup(mapped)).address };
+      } catch (error) {
+        return { failed: (error as Error).message };
+      }
     }
+    let addresses: (ClassifiedAddress | undefined)[];
+    const literal = classifyAddress(host);
+    if (literal) addresses = [literal];
+    else {
+      try {
+        addresses = (await dns.lookup(host, { all: true })).map(({ address }) => classifyAddress(address));
+      } catch (error) {
+        return { failed: (error as Error).message };
+      }
+    }
+    const vetted: ClassifiedAddress[] = [];
+    for (const address of addresses) {
+      if (!address) return { failed: 'the resolver returned something that is not an IP address' };
+      if (address.refused) return { refused: describeRefusal(host, address) };
+      vetted.push(address);
+    }
+    const first = vetted[0];
+    return first ? { address: first.address } : { failed: 'the name has no address' };
   };
 
   const server = http.createServer((req, res) => {
@@ -108,6 +128,12 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
     }
     const port = url.port ? Number(url.port) : 80;
     const host = url.hostname.replace(/^\[|\]$/g, '');
+    const local = refusedLiteral(host);
+    if (local) {
+      deny(host, port, local);
+      req.socket.end(forbidden(host, local));
+      return;
+    }
     void options.decide(host, port, req.method ?? 'GET').then(
       async (decision) => {
         if (!decision.allowed) {
@@ -128,6 +154,8 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
         const headers: http.OutgoingHttpHeaders = {};
         for (const [key, value] of Object.entries(req.headers))
           if (!HOP_HEADERS.has(key) && value !== undefined) headers[key] = value;
+        // The authority that was decided on, never the client's own Host (domain fronting).
+        headers.host = url.host;
         const upstream = http.request(
           { host: target.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers },
           (answer) => {
@@ -152,6 +180,12 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
       return;
     }
     client.on('error', () => {});
+    const local = refusedLiteral(target.host);
+    if (local) {
+      deny(target.host, target.port, local);
+      client.end(forbidden(target.host, local));
+      return;
+    }
     void options.decide(target.host, target.port, 'CONNECT').then(
       async (decision) => {
         if (!decision.allowed) {
@@ -173,9 +207,19 @@ export function startDomainProxy(options: DomainProxyOptions): DomainProxy {
         }
         const upstream = net.connect(target.port, located.address, () => {
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-          if (head.length > 0) upstream.write(head);
           upstream.pipe(client);
-          client.pipe(upstream);
+          holdUntilHello(client, head, target.host, {
+            pass(first) {
+              if (first.length > 0) upstream.write(first);
+              client.pipe(upstream);
+            },
+            // Past the 200 the client speaks TLS: no 403 can reach it, only the end of the tunnel.
+            refuse(reason) {
+              deny(target.host, target.port, reason);
+              upstream.destroy();
+              client.destroy();
+            },
+          });
         });
         sockets.add(upstream);
         upstream.on('close', () => sockets.delete(upstream));

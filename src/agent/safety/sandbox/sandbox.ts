@@ -101,7 +101,9 @@ function startNetworkFilter(
   if (!nsenter) return { reason: 'nsenter (util-linux) is not installed' };
   const socketPath = path.join(tempDir, 'proxy.sock');
   const policy = createDomainPolicy({
-    allowedDomains: allowedDomainsFor(options, settings),
+    allowedDomains: allowedDomainsFor(options, settings, (domain, reason) =>
+      options.audit?.({ type: 'network_allowlist_refused', domain, source: 'registry-config', reason }),
+    ),
     ...(options.roots[0]
       ? { workspaceFile: path.join(workspaceStateHome(options.roots[0]), WORKSPACE_NETWORK_FILE) }
       : {}),
