@@ -219,8 +219,9 @@ test('a registry URL on this machine, in any spelling, never enters the allow-li
     'http://[64:ff9b::7f00:1]/',
     ...(ownV4 ? [`http://${ownV4}:4873/`] : []),
   ];
+  // The user's own ~/.npmrc: a workspace's file reaches the allow-list only through `keel trust`.
   fs.writeFileSync(
-    path.join(ws, '.npmrc'),
+    path.join(home, '.npmrc'),
     [
       ...local.map((url, i) => `@s${i}:registry=${url}`),
       '@corp:registry=https://npm.corp.example/',

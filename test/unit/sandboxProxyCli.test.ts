@@ -51,6 +51,12 @@ test('a workspace .npmrc naming [::ffff:7f00:1] as registry does not open the ho
     '.npmrc': `registry=http://[::ffff:7f00:1]:${port}/\n@meta:registry=http://[::ffff:a9fe:a9fe]/\n`,
     'fetch.js': FETCH_JS,
   });
+  // Even approved (the user ran `keel trust --yes`), a registry at an address of this machine stays off.
+  const trusted = await runKeel(
+    ['trust', '--workspace', ws, '--yes'],
+    cliEnv('http://127.0.0.1:9', { HOME: home }),
+  );
+  assert.equal(trusted.code, 0, trusted.stderr);
   for (const url of [
     `http://[::ffff:7f00:1]:${port}/-/whoami`,
     'http://[::ffff:a9fe:a9fe]/latest/meta-data/',

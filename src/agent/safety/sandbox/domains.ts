@@ -97,7 +97,12 @@ export function allowedDomainsFor(
 ): string[] {
   return [
     ...settings.allowedDomains,
-    ...(options.trustedDomains ?? []),
+    // Approved or not, an address of this machine never goes on the list (the proxy refuses it too).
+    ...(options.trustedDomains ?? []).filter((host) => {
+      const local = classifyAddress(normaliseHost(host));
+      if (local?.refused) onRefused?.(host, describeRefusal(host, local));
+      return !local?.refused;
+    }),
     ...configuredRegistryDomains({
       home: options.home ?? os.homedir(),
       roots: options.roots,
