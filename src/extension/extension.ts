@@ -14,6 +14,7 @@ import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { registerMcpServersCommand } from './mcp.ts';
 import { createHostProvider } from './hostProvider.ts';
+import { createTrustReview, REVIEW_TRUST_COMMAND } from './workspaceTrust.ts';
 import { registerMemoryCommands } from './memoryCommands.ts';
 import { registerEditorCommands } from './editorCommands.ts';
 import { registerEvidenceCommands } from './evidence.ts';
@@ -93,7 +94,14 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   sub(hosts);
   const getHost = hosts.get;
 
+  const trustReview = createTrustReview({
+    root: () => roots()[0],
+    changed: () => hosts.reset(),
+    log: (level, message) => write(level, message),
+  });
+  sub(vscode.commands.registerCommand(REVIEW_TRUST_COMMAND, () => trustReview.review()));
   controller = createSessionController({
+    beforeCreate: () => trustReview.beforeSession(),
     host: getHost,
     settings: readSettings,
     apiKey: async () => (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
@@ -153,6 +161,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     // Each long-task session is a new session with the same settings as a chat (not shown in the panel).
     createSession: async (extra) => {
       const { createAgentSession } = await import('../agent/session/session.ts');
+      await trustReview.beforeSession();
       const settings = readSettings();
       const key = await apiKey();
       return createAgentSession({

@@ -28,6 +28,8 @@ export interface HostProvider extends vscode.Disposable {
   /** "Run outside the sandbox…" was approved in the modal: that command's next approval is granted once. */
   approveOutsideOnce(command: string): void;
   ripgrepPath(): string | undefined;
+  /** What the workspace may steer changed (an approval): the next get() makes the host again. */
+  reset(): void;
 }
 
 export function createHostProvider(deps: {
@@ -97,6 +99,9 @@ export function createHostProvider(deps: {
       }
     },
     approveOutsideOnce: (command) => outsideApproved.add(command),
+    reset: () => {
+      host = undefined;
+    },
     ripgrepPath,
     dispose() {
       folders.dispose();

@@ -8,36 +8,31 @@ import type { SessionController } from './sessionController.ts';
 // line (remembered per workspace + definition hash); `${input:id}` is asked once and kept in
 // SecretStorage; "Keel: MCP Servers" lists the servers with their state and starts/stops/restarts them.
 
-const TRUST_KEY = 'keel.mcp.approvedServers';
 const SECRET_PREFIX = 'keel.mcp.input.';
 
 export function createVscodeMcpPort(
   context: vscode.ExtensionContext,
-  workspaceRoot: () => string | undefined,
+  _workspaceRoot: () => string | undefined,
 ): McpPort {
-  const trustKey = (hash: string) => `${workspaceRoot() ?? ''}\u0000${hash}`;
   return {
     allowReadOnlyCalls: () => {
       const inspected = vscode.workspace.getConfiguration('keel').inspect<boolean>('mcp.allowReadOnlyCalls');
       // Machine-scoped: a workspace cannot turn it on for itself.
       return (inspected?.globalValue ?? inspected?.defaultValue) === true;
     },
+    // Reached only for a server the trust room has no approval for; the answer is kept there.
     async approveServer(request, signal) {
-      const approved = context.globalState.get<Record<string, true>>(TRUST_KEY, {});
-      if (approved[trustKey(request.hash)]) return true;
       if (signal?.aborted || !vscode.workspace.isTrusted) return false;
       const ALLOW = 'Allow and Start';
       const choice = await vscode.window.showWarningMessage(
         `Keel: start the MCP server "${request.server}" defined by this workspace?`,
         {
           modal: true,
-          detail: `${path.basename(path.dirname(request.file))}/${path.basename(request.file)} runs:\n\n${request.commandLine}\n\nAn MCP server can run any program with your permissions. Keel remembers your answer for this workspace until the definition changes.`,
+          detail: `${path.basename(path.dirname(request.file))}/${path.basename(request.file)}:\n\n${request.grants.join('\n')}\n\nAn MCP server can run any program with your permissions. Keel remembers your answer for this workspace until the definition changes.`,
         },
         ALLOW,
       );
-      if (choice !== ALLOW) return false;
-      await context.globalState.update(TRUST_KEY, { ...approved, [trustKey(request.hash)]: true });
-      return true;
+      return choice === ALLOW;
     },
     async resolveInput(input) {
       const key = `${SECRET_PREFIX}${input.id}`;

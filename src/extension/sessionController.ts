@@ -89,6 +89,8 @@ export interface SessionControllerOptions {
   readonly bundledSkillsDir?: string;
   /** OpenTelemetry export of each session's events, when configured. */
   readonly telemetry?: ExtensionTelemetry;
+  /** Runs before a session is made (the workspace-trust modal for what the repository supplies). */
+  readonly beforeCreate?: () => Promise<unknown>;
 }
 
 const LAST_SESSION_KEY = 'keel.lastSessionId';
@@ -144,6 +146,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
   const create = async (resumeId?: string): Promise<AgentSession> => {
     // Loaded on demand: activation stays cheap, the core (SDK, tools) is evaluated on first use.
     const { createAgentSession } = await import('../agent/session/session.ts');
+    await options.beforeCreate?.();
     const settings = options.settings();
     const host = options.host();
     const apiKey = await options.apiKey();

@@ -10,6 +10,8 @@ import {
 } from '../agent/node/nodeHost.ts';
 import { createNodeShell } from '../agent/node/nodeShell.ts';
 import { createSandbox } from '../agent/safety/sandbox/sandbox.ts';
+import { createTrustRoom } from '../agent/trust/room.ts';
+import { HOW_TO_APPROVE } from './workspaceTrust.ts';
 import { defaultProbeCacheFile } from '../agent/safety/sandbox/probeCache.ts';
 import type { SandboxSettingsInput } from '../agent/safety/sandbox/settings.ts';
 import { ToolFailure } from '../agent/tools/protocol.ts';
@@ -192,11 +194,17 @@ export function createVscodeHost(options: VscodeHostOptions): Host {
   if (!primary) throw new Error('Keel needs a folder open in VS Code (File → Open Folder).');
   const stateDir = path.join(primary, '.keel');
   ensureStateDir(stateDir);
+  const trust = createTrustRoom({
+    root: fs.realpathSync(primary),
+    workspaceTrusted: vscode.workspace.isTrusted,
+    howToApprove: HOW_TO_APPROVE,
+  });
   const sandbox = options.sandbox
     ? createSandbox({
         settings: options.sandbox,
         roots: roots.map((r) => fs.realpathSync(r)),
         stateDir,
+        trustedDomains: trust.trustedDomains(),
         approvals: options.approvals,
         audit: sandboxAudit(stateDir),
         probeCacheFile: defaultProbeCacheFile(),
@@ -210,6 +218,7 @@ export function createVscodeHost(options: VscodeHostOptions): Host {
     clock: { now: () => Date.now() },
     storage: createNodeStorage(),
     stateDir,
+    trust,
     ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}),
     ...(options.log ? { log: options.log } : {}),
   };
