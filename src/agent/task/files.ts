@@ -1,32 +1,43 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import {
-  FEATURE_LIST,
-  type Feature,
-  type FeatureList,
-  PROGRESS,
-  parseFeatureList,
-  taskPath,
-} from './featureList.ts';
+  appendContainedFile,
+  type ContainedTarget,
+  containRecordedPath,
+  writeContainedFile,
+} from '../safety/paths/containedPath.ts';
+import { FEATURE_LIST, type Feature, type FeatureList, PROGRESS, parseFeatureList } from './featureList.ts';
 import { showCommitted } from './git.ts';
 import { type SessionLine, sessionLineSchema } from './sessionsLog.ts';
 
 // The harness's file chores: reading task files, appending to progress.md and sessions.jsonl.
+// `keel-task/` lives in the workspace, which the repository (and every command the agent runs)
+// controls: a planted `keel-task -> ~` or `progress.md -> ~/.bashrc` must not turn a harness write
+// into a write elsewhere, so every task file goes through the contained-path helper.
 
 export class TaskError extends Error {}
 
+/** Where a task file is, checked now: inside the workspace, no symlink on the way or at the file. */
+export function taskTarget(workspace: string, rel: string): ContainedTarget {
+  const result = containRecordedPath(workspace, rel);
+  if (!result.ok) throw new TaskError(`Refusing ${rel}: ${result.error.message}`);
+  return result.target;
+}
+
 export const read = (workspace: string, rel: string): string | undefined => {
+  const target = taskTarget(workspace, rel);
   try {
-    return fs.readFileSync(taskPath(workspace, rel), 'utf8');
+    return fs.readFileSync(target.abs, 'utf8');
   } catch {
     return undefined;
   }
 };
 
+export function writeTaskFile(workspace: string, rel: string, text: string, mode?: number): void {
+  writeContainedFile(taskTarget(workspace, rel), Buffer.from(text), mode !== undefined ? { mode } : {});
+}
+
 export function appendLine(workspace: string, rel: string, line: SessionLine): void {
-  const file = taskPath(workspace, rel);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.appendFileSync(file, `${JSON.stringify(sessionLineSchema.parse(line))}\n`);
+  appendContainedFile(taskTarget(workspace, rel), `${JSON.stringify(sessionLineSchema.parse(line))}\n`);
 }
 
 /** The list the agent may not change: the committed one (the working file when nothing is committed). */
@@ -42,9 +53,8 @@ export function stamp(ms: number): string {
 }
 
 export function appendProgress(workspace: string, lines: string[]): void {
-  const file = taskPath(workspace, PROGRESS);
   const existing = read(workspace, PROGRESS) ?? '# Progress\n';
-  fs.writeFileSync(file, `${existing.replace(/\n*$/, '\n')}\n${lines.join('\n')}\n`);
+  writeTaskFile(workspace, PROGRESS, `${existing.replace(/\n*$/, '\n')}\n${lines.join('\n')}\n`);
 }
 
 export function featureLabel(f: Feature | undefined): string {

@@ -17,7 +17,6 @@ import {
   parseFeatureList,
   SESSIONS_LOG,
   serializeFeatureList,
-  taskPath,
   withFlips,
 } from './featureList.ts';
 import { commitAll, ensureRepository, logOneline, statusShort } from './git.ts';
@@ -32,6 +31,8 @@ import {
   read,
   stamp,
   TaskError,
+  taskTarget,
+  writeTaskFile,
 } from './files.ts';
 import { readSessionsLog, type SessionLine } from './sessionsLog.ts';
 import { type TaskStatus, taskStatus } from './status.ts';
@@ -101,15 +102,13 @@ export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport
   if (list.features.some((f) => f.passes))
     notes.push('every feature starts failing: `passes` was set to false');
   const clean: FeatureList = { features: list.features.map((f) => ({ ...f, passes: false })) };
-  fs.writeFileSync(taskPath(workspace, FEATURE_LIST), serializeFeatureList(clean));
+  writeTaskFile(workspace, FEATURE_LIST, serializeFeatureList(clean));
   if (read(workspace, INIT_SCRIPT) === undefined) {
-    fs.writeFileSync(
-      taskPath(workspace, INIT_SCRIPT),
-      '#!/bin/sh\n# Starts what the project needs.\nexit 0\n',
-    );
+    writeTaskFile(workspace, INIT_SCRIPT, '#!/bin/sh\n# Starts what the project needs.\nexit 0\n', 0o755);
     notes.push(`${INIT_SCRIPT} was missing: a no-op one was written`);
   }
-  fs.chmodSync(taskPath(workspace, INIT_SCRIPT), 0o755);
+  // Checked right before: chmod follows a link, and a planted one would make its target executable.
+  fs.chmodSync(taskTarget(workspace, INIT_SCRIPT).abs, 0o755);
   const now = deps.host.clock.now();
   appendProgress(workspace, [
     `## ${stamp(now)} — initializer session ${session.id}`,
@@ -188,7 +187,7 @@ function recoverCrashed(deps: TaskDeps): SessionReport | undefined {
     lines.flatMap((l) => (l.type === 'flip' && l.session === open.session ? [l.id] : [])),
   );
   const committed = committedList(workspace);
-  fs.writeFileSync(taskPath(workspace, FEATURE_LIST), serializeFeatureList(withFlips(committed, flips)));
+  writeTaskFile(workspace, FEATURE_LIST, serializeFeatureList(withFlips(committed, flips)));
   const left = statusShort(workspace);
   const now = deps.host.clock.now();
   appendProgress(workspace, [
@@ -245,7 +244,6 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
   const feature = nextFailing(committed);
   const flipped = new Set<string>();
   const listNow = () => withFlips(committed, flipped);
-  const listFile = taskPath(workspace, FEATURE_LIST);
   const real = fs.realpathSync(workspace);
   const guarded = [FEATURE_LIST, SESSIONS_LOG].map((rel) => path.join(real, ...rel.split('/')));
   let sessionId = '';
@@ -253,7 +251,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
     current: listNow,
     flip: (id) => {
       flipped.add(id);
-      fs.writeFileSync(listFile, serializeFeatureList(listNow()));
+      writeTaskFile(workspace, FEATURE_LIST, serializeFeatureList(listNow()));
       appendLine(workspace, SESSIONS_LOG, {
         type: 'flip',
         session: sessionId,
@@ -302,8 +300,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
   const reverted = actual !== expected;
   const warning = `${FEATURE_LIST} was changed outside FeatureDone during this session; it was reverted to the committed list (plus verified passes).`;
   if (reverted) {
-    fs.mkdirSync(path.dirname(listFile), { recursive: true });
-    fs.writeFileSync(listFile, expected);
+    writeTaskFile(workspace, FEATURE_LIST, expected);
     session.notice('warn', warning);
   }
   const passed = [...flipped];
