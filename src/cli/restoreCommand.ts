@@ -9,12 +9,14 @@ import {
   type RestoreItem,
   type RestorePlan,
 } from '../agent/checkpoints/index.ts';
+import type { SkippedRecord } from '../agent/checkpoints/store.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
 import { forkSession } from '../agent/session/fork.ts';
 import type { RestoreArgs } from './args.ts';
 
 // `keel restore`: per-prompt checkpoints back to disk. Exit 0 when everything planned was (or, with
-// --dry-run, would be) restored; 1 when a conflict or a file without a saved copy was left alone.
+// --dry-run, would be) restored; 1 when a conflict or a file without a saved copy was left alone, or
+// when a recorded path was refused (outside the workspace, through a symlink) or a record was skipped.
 
 function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -24,18 +26,24 @@ function formatSize(bytes: number): string {
 
 function line(item: RestoreItem, applied: boolean | undefined): string {
   const verb =
-    item.status === 'conflict'
-      ? applied
-        ? 'FORCED  '
-        : 'CONFLICT'
-      : item.status === 'unrecoverable'
-        ? 'NO COPY '
-        : item.action === 'none'
-          ? 'same    '
-          : item.action === 'delete'
-            ? 'remove  '
-            : 'restore ';
+    item.status === 'refused'
+      ? 'REFUSED '
+      : item.status === 'conflict'
+        ? applied
+          ? 'FORCED  '
+          : 'CONFLICT'
+        : item.status === 'unrecoverable'
+          ? 'NO COPY '
+          : item.action === 'none'
+            ? 'same    '
+            : item.action === 'delete'
+              ? 'remove  '
+              : 'restore ';
   return `  ${verb} ${item.path} — ${item.reason}`;
+}
+
+function skippedLine(s: SkippedRecord): string {
+  return `  SKIPPED  ${s.path ?? `(changes.jsonl line ${s.line})`} — not a valid record (line ${s.line}, ${s.reason}); nothing written`;
 }
 
 function jsonItem(item: RestoreItem, applied: boolean) {
@@ -87,6 +95,7 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
       beforePrompt: args.beforePrompt!,
       items: [],
       notes: forkedEarlier ? [error.message] : [],
+      skipped: [],
     };
   }
   const result = args.dryRun
@@ -99,9 +108,13 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
         ...(args.undo ? { by: 'undo' } : {}),
       });
   const applied = (i: number) => result?.applied[i]?.applied ?? false;
-  const conflicts = plan.items.filter((i) => i.status === 'conflict');
-  const unrecoverable = plan.items.filter((i) => i.status === 'unrecoverable');
-  const blocked = (args.force ? 0 : conflicts.length) + unrecoverable.length;
+  // What happened, where it differs from the plan: a path refused at write time is reported as such.
+  const items: RestoreItem[] = result?.applied ?? plan.items;
+  const conflicts = items.filter((i) => i.status === 'conflict');
+  const unrecoverable = items.filter((i) => i.status === 'unrecoverable');
+  const refused = items.filter((i) => i.status === 'refused');
+  const blocked =
+    (args.force ? 0 : conflicts.length) + unrecoverable.length + refused.length + plan.skipped.length;
   // The conversation goes on from before that prompt in a new session; this one's log is only read.
   const fork =
     args.fork && !args.dryRun
@@ -120,9 +133,11 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
         mode: args.undo ? 'undo' : 'restore',
         beforePrompt: args.undo ? null : args.beforePrompt,
         dryRun: args.dryRun,
-        files: plan.items.map((item, i) => jsonItem(item, applied(i))),
+        files: items.map((item, i) => jsonItem(item, applied(i))),
         conflicts: conflicts.map((c) => c.path),
         unrecoverable: unrecoverable.map((c) => c.path),
+        refused: refused.map((c) => c.path),
+        skipped: plan.skipped,
         notes: plan.notes,
         ...(fork ? { fork: { session: fork.id, text: fork.text, mentions: fork.mentions } } : {}),
       }),
@@ -130,10 +145,12 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
   } else {
     const what = args.undo ? 'Undo of the last restore' : `Restore to before prompt ${args.beforePrompt}`;
     out(`${what} in session ${sessionId}${args.dryRun ? ' (dry run: nothing written)' : ''}:`);
-    if (plan.items.length === 0) out('  nothing to restore: Keel changed no file at or after that prompt.');
-    plan.items.forEach((item, i) => {
+    if (items.length === 0 && plan.skipped.length === 0)
+      out('  nothing to restore: Keel changed no file at or after that prompt.');
+    items.forEach((item, i) => {
       out(line(item, applied(i)));
     });
+    for (const s of plan.skipped) out(skippedLine(s));
     if (conflicts.length > 0 && !args.force)
       process.stderr.write(
         `keel: ${conflicts.length} file(s) changed since Keel left them were NOT touched; --force overwrites them.\n`,
@@ -141,6 +158,14 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
     if (unrecoverable.length > 0)
       process.stderr.write(
         `keel: ${unrecoverable.length} file(s) have no saved copy and were left as they are.\n`,
+      );
+    if (refused.length > 0)
+      process.stderr.write(
+        `keel: ${refused.length} file(s) were refused (outside the workspace, or a symlink on the way) and nothing was written there.\n`,
+      );
+    if (plan.skipped.length > 0)
+      process.stderr.write(
+        `keel: ${plan.skipped.length} recorded change(s) were skipped: not valid checkpoint records (a path outside the workspace, or damaged).\n`,
       );
     for (const note of plan.notes) process.stderr.write(`keel: ${note}\n`);
     if (args.fork && args.dryRun)

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import type { RestoreItem, RestorePlan, RestoreResult } from '../agent/checkpoints/restore.ts';
+import type { RestoreItem, RestorePlan } from '../agent/checkpoints/restore.ts';
+import type { RestoreResult } from '../agent/checkpoints/restoreApply.ts';
 import type { ReviewManager } from './editReview/reviewManager.ts';
 import { registerForkCommand } from './forkCommand.ts';
 import type { SessionController } from './sessionController.ts';
@@ -31,15 +32,17 @@ export interface CheckpointCommandDeps {
 
 function itemLine(item: RestoreItem): string {
   const what =
-    item.status === 'conflict'
-      ? 'CONFLICT — you changed it since Keel; left as it is'
-      : item.status === 'unrecoverable'
-        ? 'no saved copy; left as it is'
-        : item.action === 'delete'
-          ? 'remove (Keel created it)'
-          : item.action === 'none'
-            ? 'already as before'
-            : 'restore earlier content';
+    item.status === 'refused'
+      ? `REFUSED — ${item.reason}; nothing is written there`
+      : item.status === 'conflict'
+        ? 'CONFLICT — you changed it since Keel; left as it is'
+        : item.status === 'unrecoverable'
+          ? 'no saved copy; left as it is'
+          : item.action === 'delete'
+            ? 'remove (Keel created it)'
+            : item.action === 'none'
+              ? 'already as before'
+              : 'restore earlier content';
   return `• ${item.path}: ${what}`;
 }
 
@@ -52,6 +55,9 @@ export function describePlan(plan: RestorePlan, undo: boolean): { message: strin
     plan.items.length === 0
       ? 'Keel changed no file at or after this prompt.'
       : plan.items.map(itemLine).join('\n'),
+    ...plan.skipped.map(
+      (s) => `• ${s.path ?? `record ${s.line}`}: SKIPPED — not a valid checkpoint record (${s.reason})`,
+    ),
     ...plan.notes,
   ].join('\n');
   return { message, detail };
@@ -128,12 +134,14 @@ export function registerCheckpointCommands(deps: CheckpointCommandDeps): vscode.
     const done = result.applied.filter((a) => a.applied).length;
     deps.log(
       'info',
-      `${undo ? 'undo restore' : `restore before prompt ${prompt}`} in ${sessionId}: ${done} file(s) written, ${result.conflicts} conflict(s), ${result.unrecoverable} without a copy`,
+      `${undo ? 'undo restore' : `restore before prompt ${prompt}`} in ${sessionId}: ${done} file(s) written, ${result.conflicts} conflict(s), ${result.unrecoverable} without a copy, ${result.refused} refused, ${plan.skipped.length} invalid record(s) skipped`,
     );
+    for (const item of result.applied)
+      if (item.status === 'refused') deps.log('warn', `restore refused ${item.path}: ${item.reason}`);
     if (!test)
       void vscode.window
         .showInformationMessage(
-          `Keel: ${done} file(s) ${undo ? 'put back' : 'restored'}.`,
+          `Keel: ${done} file(s) ${undo ? 'put back' : 'restored'}.${result.refused > 0 ? ` ${result.refused} refused (outside the workspace or through a symlink): see the Keel log.` : ''}`,
           ...(undo ? [] : ['Undo Restore']),
         )
         .then((choice) => {

@@ -70,6 +70,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   const primaryRoot = roots()[0];
   const review = createReviewManager({
     display,
+    roots,
     log: (m) => write('warn', m),
     ...(primaryRoot
       ? { store: createReviewStore(path.join(primaryRoot, '.keel'), createNodeStorage()) }
@@ -81,7 +82,17 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   });
   const proposals = createProposals({ display });
   sub(review, proposals, registerReviewUi(review, proposals));
-  restoreReviews(review, display, write);
+  // Stored reviews name files that Reject writes: a repository can commit them, so they come back
+  // only in a trusted workspace (and then only paths inside it, checked in reviewRestore.ts).
+  if (vscode.workspace.isTrusted) void restoreReviews(review, display, write);
+  else {
+    write('info', 'pending reviews (if any) are restored once this workspace is trusted');
+    const once = vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      once.dispose();
+      void restoreReviews(review, display, write);
+    });
+    sub(once);
+  }
 
   const hosts = createHostProvider({
     context,
@@ -318,14 +329,14 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
 }
 
 /** After a reload: the edits the user had not reviewed yet are pending again (or dropped, said so). */
-function restoreReviews(
+async function restoreReviews(
   review: ReviewManager,
   display: (p: string) => string,
   write: (level: 'info' | 'warn', message: string) => void,
-): void {
+): Promise<void> {
   let report: RestoreReport;
   try {
-    report = review.restore();
+    report = await review.restore();
   } catch (error) {
     write('warn', `could not restore pending reviews: ${(error as Error).message}`);
     return;
@@ -333,7 +344,9 @@ function restoreReviews(
   if (report.restored.length > 0)
     write('info', `restored the pending review of ${report.restored.length} file(s)`);
   for (const d of report.dropped) {
-    const message = `Keel: the pending review of ${display(d.path)} was dropped because ${d.reason} since the window was closed; the file was left as it is.`;
+    const message = d.refused
+      ? `Keel: a stored pending review was dropped and nothing was written: ${d.reason}.`
+      : `Keel: the pending review of ${display(d.path)} was dropped because ${d.reason} since the window was closed; the file was left as it is.`;
     write('warn', message);
     void vscode.window.showWarningMessage(message);
   }

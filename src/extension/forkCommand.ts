@@ -50,7 +50,7 @@ export function registerForkCommand(deps: ForkCommandDeps): vscode.Disposable {
     const { forkSession } = await import('../agent/session/fork.ts');
     const { createNodeStorage } = await import('../agent/node/nodeHost.ts');
     // A chat without checkpoints (they are off, or it never changed a file) still forks.
-    let plan: RestorePlan = { sessionId, beforePrompt: prompt, items: [], notes: [] };
+    let plan: RestorePlan = { sessionId, beforePrompt: prompt, items: [], notes: [], skipped: [] };
     // A message from before this chat was itself forked: its files are the parent chat's to restore.
     let filesElsewhere: string | undefined;
     try {

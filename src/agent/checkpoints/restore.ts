@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { type ContainedTarget, containRecordedPath } from '../safety/paths/containedPath.ts';
 import {
   type ChangeRecord,
   type CheckpointStore,
   type FileState,
   openCheckpointStore,
   readForkOrigin,
+  type SkippedRecord,
   sameState,
   sessionCheckpointDir,
   sha256,
@@ -14,10 +15,13 @@ import {
 // Restore: every file Keel (or a command it ran) changed at or after prompt N goes back to what it
 // was before prompt N. A file whose current content is not what Keel left there is someone else's
 // work now: it is reported as a conflict and left alone (unless forced). Files Keel never changed
-// are never opened for writing.
+// are never opened for writing. Recorded paths are the repository's as much as Keel's (a repo can
+// commit `.keel/checkpoints`, a folder can become a symlink after recording): each one is contained
+// (containedPath.ts) when planned and again right before it is written; a refused one is reported.
 
 export type RestoreAction = 'write' | 'delete' | 'none';
-export type RestoreStatus = 'ok' | 'conflict' | 'unrecoverable';
+/** `refused`: the recorded path leads outside the workspace, or through a symlink now: never written. */
+export type RestoreStatus = 'ok' | 'conflict' | 'unrecoverable' | 'refused';
 
 export interface RestoreItem {
   readonly path: string;
@@ -37,6 +41,8 @@ export interface RestorePlan {
   readonly items: RestoreItem[];
   /** What the restore cannot undo and the user should know (background jobs' writes). */
   readonly notes: string[];
+  /** Record lines that are not valid records (forged or damaged): left out, and reported. */
+  readonly skipped: SkippedRecord[];
 }
 
 export class RestoreError extends Error {}
@@ -77,6 +83,30 @@ function describe(state: FileState): string {
       : `${state.size} bytes`;
 }
 
+/** Where a recorded path may be restored now: inside the root, not in Keel's state, no link on the way. */
+export function containRestorePath(
+  root: string,
+  stateDir: string,
+  rel: string,
+): { ok: true; target: ContainedTarget } | { ok: false; reason: string } {
+  const result = containRecordedPath(root, rel, { exclude: [stateDir] });
+  return result.ok ? result : { ok: false, reason: result.error.message };
+}
+
+/** A plan item for a path that is not written: nothing is read through it either. */
+function refusedItem(
+  base: { path: string; target: FileState; prompts: number[] },
+  reason: string,
+): RestoreItem {
+  return {
+    ...base,
+    current: { kind: 'untracked', size: 0, mtimeMs: 0, reason: 'not looked at' },
+    action: base.target.kind === 'absent' ? 'delete' : 'write',
+    status: 'refused',
+    reason,
+  };
+}
+
 export function planRestore(options: {
   stateDir: string;
   root: string;
@@ -96,8 +126,9 @@ export function planRestore(options: {
     throw new RestoreError(
       `Session ${options.sessionId} has prompts 1..${lastPrompt}; --before-prompt ${options.beforePrompt} is not one of them.`,
     );
+  const { records: changes, skipped } = store.readChanges();
   const byPath = new Map<string, ChangeRecord[]>();
-  for (const r of store.changes()) {
+  for (const r of changes) {
     const list = byPath.get(r.path) ?? [];
     list.push(r);
     byPath.set(r.path, list);
@@ -109,8 +140,6 @@ export function planRestore(options: {
     const first = records[firstIndex]!;
     const last = records.at(-1)!;
     const target = first.before;
-    const abs = path.join(options.root, ...rel.split('/'));
-    const current = currentState(abs, last.after);
     const touchedIn = [
       ...new Set(
         records
@@ -119,6 +148,12 @@ export function planRestore(options: {
           .map((r) => r.prompt),
       ),
     ];
+    const contained = containRestorePath(options.root, options.stateDir, rel);
+    if (!contained.ok) {
+      items.push(refusedItem({ path: rel, target, prompts: touchedIn }, contained.reason));
+      continue;
+    }
+    const current = currentState(contained.target.abs, last.after);
     const base = { path: rel, target, current, prompts: touchedIn };
     // Someone else changed the file between two of Keel's changes: restoring would drop their work.
     const broken = records
@@ -174,6 +209,7 @@ export function planRestore(options: {
     beforePrompt: options.beforePrompt,
     items,
     notes: jobNotes(store, options.beforePrompt),
+    skipped,
   };
 }
 
@@ -202,98 +238,21 @@ function jobNotes(store: CheckpointStore, beforePrompt: number): string[] {
     );
 }
 
-export interface AppliedItem extends RestoreItem {
-  readonly applied: boolean;
-}
-
-export interface RestoreResult {
-  readonly plan: RestorePlan;
-  readonly applied: AppliedItem[];
-  readonly conflicts: number;
-  readonly unrecoverable: number;
-}
-
-function writeState(store: CheckpointStore, abs: string, target: FileState): void {
-  if (target.kind === 'absent') {
-    fs.rmSync(abs, { force: true });
-    return;
-  }
-  if (target.kind !== 'bytes') throw new RestoreError(`cannot write ${abs}: no copy`);
-  const bytes = store.getBlob(target.hash);
-  if (!bytes) throw new RestoreError(`the saved copy for ${abs} is missing or damaged`);
-  fs.mkdirSync(path.dirname(abs), { recursive: true });
-  const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.keel-restore-${process.pid}.tmp`);
-  fs.writeFileSync(tmp, bytes, target.mode !== undefined ? { mode: target.mode } : {});
-  if (target.mode !== undefined) fs.chmodSync(tmp, target.mode);
-  fs.renameSync(tmp, abs);
-}
-
-/** Snapshot the current bytes (for undo) in the store; returns the state as recorded. */
-function snapshot(store: CheckpointStore, abs: string): FileState {
-  try {
-    const stat = fs.lstatSync(abs);
-    if (!stat.isFile())
-      return { kind: 'untracked', size: stat.size, mtimeMs: stat.mtimeMs, reason: 'not a file' };
-    return { kind: 'bytes', hash: store.putBlob(fs.readFileSync(abs)), mode: stat.mode & 0o7777 };
-  } catch {
-    return { kind: 'absent' };
-  }
-}
-
-/** Applies a plan: `ok` items always, conflicts only with `force`. Each write is a `restore` record (undoable). */
-export function applyRestore(
-  plan: RestorePlan,
-  options: { stateDir: string; root: string; force?: boolean; now: () => number; by?: string },
-): RestoreResult {
-  const store = openCheckpointStore(options.stateDir, plan.sessionId);
-  const applied: AppliedItem[] = [];
-  const by = options.by ?? 'restore';
-  const batch = `${by}-${options.now()}-${Math.random().toString(16).slice(2, 8)}`;
-  for (const item of plan.items) {
-    const go =
-      item.action !== 'none' &&
-      (item.status === 'ok' || (item.status === 'conflict' && options.force === true));
-    if (!go) {
-      applied.push({ ...item, applied: false });
-      continue;
-    }
-    const abs = path.join(options.root, ...item.path.split('/'));
-    const before = snapshot(store, abs);
-    writeState(store, abs, item.target);
-    store.appendChange({
-      prompt: 0,
-      path: item.path,
-      by,
-      before,
-      after: item.target,
-      ts: options.now(),
-      command: by === 'undo' ? 'restore --undo' : `restore --before-prompt ${plan.beforePrompt}`,
-      batch,
-    });
-    applied.push({ ...item, applied: true });
-  }
-  return {
-    plan,
-    applied,
-    conflicts: plan.items.filter((i) => i.status === 'conflict').length,
-    unrecoverable: plan.items.filter((i) => i.status === 'unrecoverable').length,
-  };
-}
-
 /**
  * Undo the most recent restore (or undo): every file it wrote goes back to what it held just before,
  * unless it has changed since (a conflict, reported, left alone unless forced).
  */
 export function planUndo(options: { stateDir: string; root: string; sessionId: string }): RestorePlan {
   const store = openCheckpointStore(options.stateDir, options.sessionId);
-  const changes = store.changes();
+  const { records: changes, skipped } = store.readChanges();
   const last = [...changes].reverse().find((r) => r.batch !== undefined);
   if (!last) throw new RestoreError(`Nothing to undo: session ${options.sessionId} has no restore.`);
   const batch: ChangeRecord[] = [];
   for (const r of changes) if (r.batch === last.batch) batch.push(r);
   const items: RestoreItem[] = batch.map((r) => {
-    const abs = path.join(options.root, ...r.path.split('/'));
-    const current = currentState(abs, r.after);
+    const contained = containRestorePath(options.root, options.stateDir, r.path);
+    if (!contained.ok) return refusedItem({ path: r.path, target: r.before, prompts: [] }, contained.reason);
+    const current = currentState(contained.target.abs, r.after);
     const action: RestoreAction = r.before.kind === 'absent' ? 'delete' : 'write';
     const base = { path: r.path, target: r.before, current, prompts: [] };
     if (!sameState(current, r.after))
@@ -312,5 +271,5 @@ export function planUndo(options: { stateDir: string; root: string; sessionId: s
       };
     return { ...base, action, status: 'ok', reason: 'back to its content before the restore' };
   });
-  return { sessionId: options.sessionId, beforePrompt: 0, items, notes: [] };
+  return { sessionId: options.sessionId, beforePrompt: 0, items, notes: [], skipped };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { recordedPathProblem } from '../safety/paths/containedPath.ts';
 
 // `.keel/checkpoints/<session>/`: what Keel changed, and the bytes it changed from.
 //   blobs/<aa>/<sha256>   content-addressed pre-images (and post-images, for the next change's base)
@@ -22,12 +23,23 @@ export const fileStateSchema = z.discriminatedUnion('kind', [
 ]);
 export type FileState = z.infer<typeof fileStateSchema>;
 
+/**
+ * A path as the recorder writes it: workspace-relative, "/"-separated, no `..`, no NUL, bounded, and
+ * never under `.git` (the recorder skips it). A line that names anything else was not written by Keel.
+ */
+export const recordedPathSchema = z.string().superRefine((p, ctx) => {
+  const problem = recordedPathProblem(p);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem.message });
+  else if (p.split('/').some((s) => s.toLowerCase() === '.git'))
+    ctx.addIssue({ code: 'custom', message: 'the recorded path is inside .git, which Keel never records' });
+});
+
 export const changeRecordSchema = z.object({
   seq: z.number().int(),
   /** 1-based number of the user prompt whose run made the change; 0 for a restore. */
   prompt: z.number().int().nonnegative(),
   /** Workspace-relative, "/"-separated. */
-  path: z.string().min(1),
+  path: recordedPathSchema,
   by: z.string(),
   before: fileStateSchema,
   after: fileStateSchema,
@@ -93,25 +105,47 @@ export function sameState(a: FileState, b: FileState): boolean {
   return true;
 }
 
-function readJsonl<T>(file: string, schema: z.ZodType<T>): T[] {
+/** A line of a record file that is not a valid record: left out of every plan, and said so. */
+export interface SkippedRecord {
+  /** 1-based line in the file. */
+  readonly line: number;
+  /** The path the line names, when it names one (for the message). */
+  readonly path?: string;
+  readonly reason: string;
+}
+
+function readJsonl<T>(file: string, schema: z.ZodType<T>): { records: T[]; skipped: SkippedRecord[] } {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], skipped: [] };
     throw error;
   }
-  const out: T[] = [];
-  for (const line of text.split('\n')) {
+  const records: T[] = [];
+  const skipped: SkippedRecord[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
     if (!line.trim()) continue;
+    let raw: unknown;
     try {
-      const parsed = schema.safeParse(JSON.parse(line));
-      if (parsed.success) out.push(parsed.data);
+      raw = JSON.parse(line);
     } catch {
-      // a torn last line after a crash: the lines before it still count
+      continue; // a torn last line after a crash: not a record, and the lines before it still count
     }
+    const parsed = schema.safeParse(raw);
+    if (parsed.success) {
+      records.push(parsed.data);
+      continue;
+    }
+    const named = (raw as { path?: unknown } | null)?.path;
+    const issue = parsed.error.issues[0];
+    skipped.push({
+      line: i + 1,
+      ...(typeof named === 'string' ? { path: named.slice(0, 200) } : {}),
+      reason: issue ? `${issue.path.join('.') || 'record'}: ${issue.message}` : 'not a valid record',
+    });
   }
-  return out;
+  return { records, skipped };
 }
 
 export interface CheckpointStore {
@@ -122,6 +156,8 @@ export interface CheckpointStore {
   getBlob(hash: string): Buffer | undefined;
   appendChange(record: Omit<ChangeRecord, 'seq'>): ChangeRecord;
   changes(): ChangeRecord[];
+  /** The valid change records, and the lines that are not (never planned, always reported). */
+  readChanges(): { records: ChangeRecord[]; skipped: SkippedRecord[] };
   appendPrompt(record: PromptRecord): void;
   prompts(): PromptRecord[];
   appendJob(record: JobRecord): void;
@@ -168,11 +204,12 @@ export function openCheckpointStore(stateDir: string, sessionId: string): Checkp
       append(changesFile, full);
       return full;
     },
-    changes: () => readJsonl(changesFile, changeRecordSchema),
+    changes: () => readJsonl(changesFile, changeRecordSchema).records,
+    readChanges: () => readJsonl(changesFile, changeRecordSchema),
     appendPrompt: (record) => append(promptsFile, record),
-    prompts: () => readJsonl(promptsFile, promptRecordSchema),
+    prompts: () => readJsonl(promptsFile, promptRecordSchema).records,
     appendJob: (record) => append(jobsFile, record),
-    jobs: () => readJsonl(jobsFile, jobRecordSchema),
+    jobs: () => readJsonl(jobsFile, jobRecordSchema).records,
   };
   return store;
 }

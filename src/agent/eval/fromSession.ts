@@ -1,6 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRestore, RestoreError } from '../checkpoints/restore.ts';
+import {
+  ContainedPathError,
+  containRecordedPath,
+  removeContainedFile,
+  writeContainedFile,
+} from '../safety/paths/containedPath.ts';
 import { openCheckpointStore, sessionCheckpointDir } from '../checkpoints/store.ts';
 import { loadSession } from '../session/log.ts';
 import { resolveSessionLog } from '../trace/trace.ts';
@@ -103,29 +109,41 @@ export function createTaskFromSession(options: FromSessionOptions): FromSessionR
       warnings.push(error.message);
     }
     for (const item of items) {
-      const abs = path.join(fixtureDir, ...item.path.split('/'));
-      if (item.target.kind === 'absent') {
-        if (fs.existsSync(abs)) {
-          fs.rmSync(abs, { recursive: true, force: true });
-          removed++;
-        }
-        continue;
-      }
-      if (item.target.kind === 'untracked') {
+      // The records are data (a repo can ship forged ones) and the fixture is a copy that keeps the
+      // workspace's symlinks: each path is contained in the fixture like any restore.
+      const contained = containRecordedPath(fixtureDir, item.path);
+      if (item.status === 'refused' || !contained.ok) {
         warnings.push(
-          `${item.path}: its content before the session was not kept (${item.target.reason}); left as it is now`,
+          `${item.path}: refused (${contained.ok ? item.reason : contained.error.message}); left as it is now`,
         );
         continue;
       }
-      const bytes = store.getBlob(item.target.hash);
-      if (!bytes) {
-        warnings.push(`${item.path}: its saved pre-session copy is missing; left as it is now`);
-        continue;
+      const target = contained.target;
+      try {
+        if (item.target.kind === 'absent') {
+          if (!fs.existsSync(target.abs)) continue;
+          removeContainedFile(target);
+          removed++;
+          continue;
+        }
+        if (item.target.kind === 'untracked') {
+          warnings.push(
+            `${item.path}: its content before the session was not kept (${item.target.reason}); left as it is now`,
+          );
+          continue;
+        }
+        const bytes = store.getBlob(item.target.hash);
+        if (!bytes) {
+          warnings.push(`${item.path}: its saved pre-session copy is missing; left as it is now`);
+          continue;
+        }
+        const mode = item.target.mode;
+        writeContainedFile(target, bytes, mode !== undefined ? { mode: mode & 0o777 } : {});
+        restored++;
+      } catch (error) {
+        if (!(error instanceof ContainedPathError)) throw error;
+        warnings.push(`${item.path}: refused (${error.message}); left as it is now`);
       }
-      fs.mkdirSync(path.dirname(abs), { recursive: true });
-      fs.writeFileSync(abs, bytes);
-      if (item.target.mode !== undefined) fs.chmodSync(abs, item.target.mode & 0o777);
-      restored++;
     }
   }
 

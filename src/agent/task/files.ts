@@ -1,5 +1,10 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import {
+  appendContainedFile,
+  type ContainedTarget,
+  containRecordedPath,
+  writeContainedFile,
+} from '../safety/paths/containedPath.ts';
 import {
   FEATURE_LIST,
   type Feature,
@@ -7,7 +12,6 @@ import {
   PROGRESS,
   parseFeatureList,
   TASK_DIR,
-  taskPath,
 } from './featureList.ts';
 import { showCommitted } from './git.ts';
 import { type SessionLine, sessionLineSchema } from './sessionsLog.ts';
@@ -16,12 +20,23 @@ import { sha256, stateLedger } from '../trust/ledger.ts';
 import { createTrustRoom } from '../trust/room.ts';
 
 // The harness's file chores: reading task files, appending to progress.md and sessions.jsonl.
+// `keel-task/` lives in the workspace, which the repository (and every command the agent runs)
+// controls: a planted `keel-task -> ~` or `progress.md -> ~/.bashrc` must not turn a harness write
+// into a write elsewhere, so every task file goes through the contained-path helper.
 
 export class TaskError extends Error {}
 
+/** Where a task file is, checked now: inside the workspace, no symlink on the way or at the file. */
+export function taskTarget(workspace: string, rel: string): ContainedTarget {
+  const result = containRecordedPath(workspace, rel);
+  if (!result.ok) throw new TaskError(`Refusing ${rel}: ${result.error.message}`);
+  return result.target;
+}
+
 export const read = (workspace: string, rel: string): string | undefined => {
+  const target = taskTarget(workspace, rel);
   try {
-    return fs.readFileSync(taskPath(workspace, rel), 'utf8');
+    return fs.readFileSync(target.abs, 'utf8');
   } catch {
     return undefined;
   }
@@ -32,11 +47,10 @@ export const read = (workspace: string, rel: string): string | undefined => {
  * only on records it wrote itself (a command in a session can append to the file as well).
  */
 export function appendLine(workspace: string, rel: string, line: SessionLine): void {
-  const file = taskPath(workspace, rel);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
   const text = JSON.stringify(sessionLineSchema.parse(line));
+  const target = taskTarget(workspace, rel);
   stateLedger(workspace).recordLine(rel, text);
-  fs.appendFileSync(file, `${text}\n`);
+  appendContainedFile(target, `${text}\n`);
 }
 
 /** The records of `rel` that the harness wrote here; forged or foreign lines are left out. */
@@ -50,10 +64,13 @@ export function readOwnLines(workspace: string, rel: string): string {
 
 /** Writes a task file the harness owns and records its hash (trust/items.ts reads it back). */
 export function writeOwnTaskFile(workspace: string, rel: string, text: string): void {
-  const file = taskPath(workspace, rel);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const target = taskTarget(workspace, rel);
   stateLedger(workspace).recordFile(rel, text);
-  fs.writeFileSync(file, text);
+  writeContainedFile(target, Buffer.from(text));
+}
+
+export function writeTaskFile(workspace: string, rel: string, text: string, mode?: number): void {
+  writeContainedFile(taskTarget(workspace, rel), Buffer.from(text), mode !== undefined ? { mode } : {});
 }
 
 /** The task files as they are now are Keel's (written in a session the user ran): recorded as such. */
@@ -92,9 +109,8 @@ export function stamp(ms: number): string {
 }
 
 export function appendProgress(workspace: string, lines: string[]): void {
-  const file = taskPath(workspace, PROGRESS);
   const existing = read(workspace, PROGRESS) ?? '# Progress\n';
-  fs.writeFileSync(file, `${existing.replace(/\n*$/, '\n')}\n${lines.join('\n')}\n`);
+  writeTaskFile(workspace, PROGRESS, `${existing.replace(/\n*$/, '\n')}\n${lines.join('\n')}\n`);
 }
 
 export function featureLabel(f: Feature | undefined): string {

@@ -17,7 +17,6 @@ import {
   parseFeatureList,
   SESSIONS_LOG,
   serializeFeatureList,
-  taskPath,
   withFlips,
 } from './featureList.ts';
 import { commitAll, ensureRepository, logOneline, statusShort } from './git.ts';
@@ -35,7 +34,9 @@ import {
   assertTaskTrusted,
   readOwnLines,
   recordTaskFiles,
+  taskTarget,
   writeOwnTaskFile,
+  writeTaskFile,
 } from './files.ts';
 import { readSessionsLog, type SessionLine } from './sessionsLog.ts';
 import { type TaskStatus, taskStatus } from './status.ts';
@@ -107,13 +108,11 @@ export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport
   const clean: FeatureList = { features: list.features.map((f) => ({ ...f, passes: false })) };
   writeOwnTaskFile(workspace, FEATURE_LIST, serializeFeatureList(clean));
   if (read(workspace, INIT_SCRIPT) === undefined) {
-    fs.writeFileSync(
-      taskPath(workspace, INIT_SCRIPT),
-      '#!/bin/sh\n# Starts what the project needs.\nexit 0\n',
-    );
+    writeTaskFile(workspace, INIT_SCRIPT, '#!/bin/sh\n# Starts what the project needs.\nexit 0\n', 0o755);
     notes.push(`${INIT_SCRIPT} was missing: a no-op one was written`);
   }
-  fs.chmodSync(taskPath(workspace, INIT_SCRIPT), 0o755);
+  // Checked right before: chmod follows a link, and a planted one would make its target executable.
+  fs.chmodSync(taskTarget(workspace, INIT_SCRIPT).abs, 0o755);
   const now = deps.host.clock.now();
   appendProgress(workspace, [
     `## ${stamp(now)} — initializer session ${session.id}`,

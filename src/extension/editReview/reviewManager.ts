@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { deletePath, readCurrentText, renamePath, writeContent } from './fileOps.ts';
-import {
-  acceptHunk,
-  baselineWithUserEdits,
-  decodeExact,
-  encodeText,
-  type Hunk,
-  rejectHunk,
-  rejectKeelHunk,
-} from './hunks.ts';
-import { describeLines, FILE_HUNK, hunkViews, textHunks } from './pendingHunks.ts';
-import { persistReviews, type RestoreReport, restoreReviews } from './reviewPersistence.ts';
+import { acceptHunk, baselineWithUserEdits, decodeExact, encodeText, type Hunk } from './hunks.ts';
+import { FILE_HUNK, hunkViews, textHunks } from './pendingHunks.ts';
+import { persistReviews, type RestoreReport } from './reviewPersistence.ts';
 import type { ReviewStore } from './reviewStore.ts';
+import { createRejecter } from './reviewReject.ts';
+import type { ReviewScope } from './reviewTargets.ts';
 
 export type { RestoreReport } from './reviewPersistence.ts';
 
@@ -85,10 +78,11 @@ export interface ReviewManager extends vscode.Disposable {
   /** Drops a file from review without touching it (e.g. the user deleted it). */
   forget(path: string): void;
   /**
-   * Brings back the reviews persisted by an earlier window (call once, right after creation). A
-   * file whose bytes on disk are no longer what Keel left there is dropped from review, untouched.
+   * Brings back the reviews persisted by an earlier window (call once, and only in a trusted
+   * workspace). An entry whose path is refused (outside the workspace, through a symlink), or whose
+   * file on disk is no longer what Keel left there, is dropped from review, untouched.
    */
-  restore(): RestoreReport;
+  restore(): Promise<RestoreReport>;
   /** Writes the current state to the store (also done on every change and every save). */
   persist(): void;
 }
@@ -99,6 +93,8 @@ export interface ReviewManagerOptions {
   readonly log?: (message: string) => void;
   /** Display path for messages (workspace-relative). */
   readonly display: (path: string) => string;
+  /** Workspace folders (first = primary): Reject writes only inside them, and records are relative to the first. */
+  readonly roots: () => readonly string[];
   /** Where pending reviews are persisted across window reloads (none = memory only). */
   readonly store?: ReviewStore;
   /** A Reject that would have reverted the user's own typing was refused (default: a warning). */
@@ -109,10 +105,15 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
   const files = new Map<string, PendingFile>();
   const emitter = new vscode.EventEmitter<void>();
   const store = options.store;
+  const scope = (): ReviewScope => ({
+    roots: options.roots(),
+    exclude: store ? [store.stateDir] : [],
+  });
+  let restored = false;
 
   // Every change is written through at once (synchronously): a reload can come at any moment.
   const persist = () => {
-    if (store) persistReviews(store, files.values(), options.log);
+    if (store) persistReviews(store, files.values(), options.roots(), { log: options.log, restored });
   };
   const changed = () => {
     persist();
@@ -150,54 +151,18 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     if (text !== undefined && text.length === 0 && !file.renamedFrom) remove(file.path);
   };
 
-  const restoreWholeFile = async (file: PendingFile) => {
-    if (file.kind === 'create') {
-      await deletePath(file.path);
-    } else if (file.kind === 'delete') {
-      await writeContent(file.path, file.originalBytes ?? new Uint8Array());
-    } else {
-      const target = file.renamedFrom ?? file.path;
-      if (file.renamedFrom) await renamePath(file.path, file.renamedFrom);
-      if (file.originalBytes) await writeContent(target, file.originalBytes);
-    }
-  };
-
-  /** Reject all of a file the user has typed in since: undo Keel's hunks one by one, keep their text. */
-  const rejectAroundUserEdits = async (file: PendingFile): Promise<boolean> => {
-    const shown = options.display(file.path);
-    let state = file;
-    let undone = 0;
-    for (;;) {
-      const hunk = (await textHunks(state))?.find((h) => !h.conflict);
-      const current = await readCurrentText(state.path);
-      if (!hunk || current === undefined || state.keel === undefined) break;
-      const reverted = rejectKeelHunk(current, hunk);
-      state = { ...state, keel: rejectHunk(state.keel, hunk) };
-      if (state.kind === 'create' && reverted === '' && state.original === '') {
-        await deletePath(state.path);
-        count(state.path, 'rejected', 1);
-        remove(state.path);
-        undone++;
-        break;
-      }
-      await writeContent(state.path, encodeText(reverted));
-      set(state);
-      count(state.path, 'rejected', 1);
-      undone++;
-    }
-    const left = files.has(state.path) ? ((await textHunks(state)) ?? []) : [];
-    if (left.length === 0) remove(state.path);
-    else
-      conflictNotice(
-        `${left.length} of Keel's changes in ${shown} were not rejected: you edited inside them. Your text is kept.`,
-      );
-    if (undone > 0)
-      options.onRejected?.({
-        path: shown,
-        description: `The user rejected your changes to ${shown}: Keel undid ${undone} of your changes, keeping the user's own edits${left.length > 0 ? `; ${left.length} change(s) the user edited into remain` : ''}. Read the file again before editing it.`,
-      });
-    return undone > 0;
-  };
+  const rejecter = createRejecter({
+    files,
+    options,
+    scope,
+    count,
+    set,
+    remove,
+    changed,
+    hunks,
+    conflictNotice,
+    settleIfClean,
+  });
 
   const manager: ReviewManager = {
     onDidChange: emitter.event,
@@ -301,59 +266,7 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
       await settleIfClean(next);
       return true;
     },
-    async reject(p, hunkId) {
-      const file = files.get(p);
-      if (!file) return false;
-      const shown = options.display(p);
-      if (hunkId === undefined || hunkId === FILE_HUNK) {
-        const current = file.keel !== undefined && !file.renamedFrom ? await readCurrentText(p) : undefined;
-        if (current !== undefined && current !== file.keel) return rejectAroundUserEdits(file);
-        count(p, 'rejected', (await hunks(p)).length);
-        await restoreWholeFile(file);
-        remove(p);
-        const what =
-          file.kind === 'create'
-            ? `deleted ${shown}, which you created`
-            : file.kind === 'delete'
-              ? `restored ${shown}, which you deleted`
-              : file.renamedFrom
-                ? `moved ${shown} back to ${options.display(file.renamedFrom)} with its original content`
-                : `restored ${shown} to its content before your edits`;
-        options.onRejected?.({
-          path: shown,
-          description: `The user rejected your changes to ${shown}: Keel ${what}.`,
-        });
-        return true;
-      }
-      const hunk = (await textHunks(file))?.find((h) => h.id === hunkId);
-      if (!hunk) return false;
-      if (hunk.conflict) {
-        conflictNotice(
-          `Not rejected: you edited inside Keel's change at line ${hunk.currentStart + 1} of ${shown}; your text is kept. Undo it by hand, or accept the hunk.`,
-        );
-        return false;
-      }
-      const current = await readCurrentText(p);
-      if (current === undefined) return false;
-      const reverted = rejectKeelHunk(current, hunk);
-      count(p, 'rejected', 1);
-      const next: PendingFile =
-        file.keel !== undefined ? { ...file, keel: rejectHunk(file.keel, hunk) } : file;
-      if (file.kind === 'create' && reverted === '' && file.original === '') {
-        await deletePath(p);
-        remove(p);
-      } else {
-        await writeContent(p, encodeText(reverted));
-        set(next);
-        await settleIfClean(next);
-      }
-      changed();
-      options.onRejected?.({
-        path: shown,
-        description: `The user rejected ${describeLines(hunk)} in ${shown}; those lines are back to what they were before. Read the file again before editing it.`,
-      });
-      return true;
-    },
+    reject: rejecter.reject,
     decisions: () => decided,
     async acceptAll() {
       for (const p of files.keys()) count(p, 'accepted', (await hunks(p)).length);
@@ -375,9 +288,12 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
     },
     forget: remove,
     persist,
-    restore() {
+    async restore() {
       if (!store) return { restored: [], dropped: [] };
-      const report = restoreReviews(store, files, options);
+      // zod checks the records: loaded now, not at activation.
+      const { restoreReviews } = await import('./reviewRestore.ts');
+      const report = restoreReviews(store, files, scope(), options);
+      restored = true;
       if (report.restored.length > 0 || report.dropped.length > 0) emitter.fire();
       return report;
     },

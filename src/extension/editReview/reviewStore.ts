@@ -10,11 +10,17 @@ import type { StoragePort } from '../../agent/host.ts';
 // destroy that change, so the review is dropped (the file is left as it is).
 // No vscode import: the store is plain Node and unit-testable.
 
-const ENTRY_VERSION = 1;
+const ENTRY_VERSION = 2;
 
 export interface StoredReview {
-  readonly version: typeof ENTRY_VERSION;
+  /** 1: paths absolute (read, never written now); 2: relative to the primary root when inside it. */
+  readonly version: 1 | typeof ENTRY_VERSION;
   readonly reviewId: string;
+  /**
+   * As recorded: "/"-separated relative to the primary workspace root, or absolute when the file is
+   * in another workspace folder. Untrusted on load (a repository can commit `.keel/review/*.json`):
+   * reviewRestore.ts contains it in the workspace before anything uses it.
+   */
   readonly path: string;
   readonly kind: 'modify' | 'create' | 'delete';
   /** Base64 of the exact original bytes; null when there were none (a created file). */
@@ -25,52 +31,23 @@ export interface StoredReview {
   readonly savedAt: number;
 }
 
-/**
- * Checks one stored entry (plain checks, not zod: this runs at activation). Returns the entry with
- * only the known fields, or throws with what is wrong.
- */
-export function parseStoredReview(raw: unknown): StoredReview {
-  const fail = (what: string): never => {
-    throw new Error(`invalid entry: ${what}`);
-  };
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail('not an object');
-  const r = raw as Record<string, unknown>;
-  if (r['version'] !== ENTRY_VERSION) fail(`version ${String(r['version'])}`);
-  const reviewId = r['reviewId'];
-  if (typeof reviewId !== 'string' || !/^[A-Za-z0-9-]{1,80}$/.test(reviewId)) fail('reviewId');
-  const p = r['path'];
-  if (typeof p !== 'string' || p.length === 0) fail('path');
-  const kind = r['kind'];
-  if (kind !== 'modify' && kind !== 'create' && kind !== 'delete') fail('kind');
-  const originalBase64 = r['originalBase64'];
-  if (originalBase64 !== null && typeof originalBase64 !== 'string') fail('originalBase64');
-  const renamedFrom = r['renamedFrom'];
-  if (renamedFrom !== undefined && typeof renamedFrom !== 'string') fail('renamedFrom');
-  const fingerprint = r['fingerprint'];
-  if (fingerprint !== null && typeof fingerprint !== 'string') fail('fingerprint');
-  const savedAt = r['savedAt'];
-  if (typeof savedAt !== 'number' || !Number.isFinite(savedAt)) fail('savedAt');
-  return {
-    version: ENTRY_VERSION,
-    reviewId: reviewId as string,
-    path: p as string,
-    kind: kind as StoredReview['kind'],
-    originalBase64: originalBase64 as string | null,
-    ...(renamedFrom !== undefined ? { renamedFrom: renamedFrom as string } : {}),
-    fingerprint: fingerprint as string | null,
-    savedAt: savedAt as number,
-  };
-}
+/** Checks one stored entry's shape (zod, in reviewRecord.ts: loaded with the first restore, not at activation). */
+export type ParseStoredReview = (raw: unknown) => StoredReview;
 
 export interface ReviewStore {
   readonly dir: string;
+  /** Keel's state folder the store is in: never a review target, whatever a record says. */
+  readonly stateDir: string;
   /** Every readable entry; unreadable ones are reported in `problems` and removed. */
-  load(): { entries: StoredReview[]; problems: string[] };
+  load(parse: ParseStoredReview): { entries: StoredReview[]; problems: string[] };
   /** Writes the entry unless an identical one is stored already. */
   put(entry: Omit<StoredReview, 'version' | 'savedAt'>): void;
   remove(reviewId: string): void;
-  /** Removes every entry not in `keep`. */
-  retain(keep: ReadonlySet<string>): void;
+  /**
+   * Removes every entry not in `keep`; with `onlyOwn`, only those this store wrote or loaded (the
+   * others are a previous window's, not restored yet: not this window's to drop).
+   */
+  retain(keep: ReadonlySet<string>, options?: { onlyOwn?: boolean }): void;
 }
 
 export function sha256(bytes: Uint8Array): string {
@@ -121,14 +98,15 @@ export function createReviewStore(stateDir: string, storage: StoragePort): Revie
 
   return {
     dir,
-    load() {
+    stateDir,
+    load(parse) {
       const entries: StoredReview[] = [];
       const problems: string[] = [];
       for (const name of storage.list(dir)) {
         if (!name.endsWith('.json')) continue;
         const p = path.join(dir, name);
         try {
-          const entry = parseStoredReview(JSON.parse(storage.readText(p) ?? ''));
+          const entry = parse(JSON.parse(storage.readText(p) ?? ''));
           entries.push(entry);
           const { savedAt: _savedAt, ...rest } = entry;
           written.set(entry.reviewId, JSON.stringify(rest));
@@ -155,10 +133,11 @@ export function createReviewStore(stateDir: string, storage: StoragePort): Revie
       removeFile(file(reviewId));
       removeDirIfEmpty();
     },
-    retain(keep) {
+    retain(keep, options) {
       for (const name of storage.list(dir)) {
         const id = name.replace(/\.json(\.tmp)?$/, '');
         if (id === name || keep.has(id)) continue;
+        if (options?.onlyOwn && !written.has(id)) continue;
         written.delete(id);
         removeFile(path.join(dir, name));
       }

@@ -53,6 +53,7 @@ export function createHarness(
   const display = (p: string) => relativeTo([root], p);
   const review = createReviewManager({
     display,
+    roots: () => [root],
     onRejected: (n) => rejections.push(n),
     ...(options.reviewStore ? { store: options.reviewStore } : {}),
   });

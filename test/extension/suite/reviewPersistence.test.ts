@@ -40,16 +40,17 @@ describe('Pending edit review across a window reload', () => {
   });
 
   /** What activation does in the next window: a fresh manager on the same state dir. */
-  const reload = () => {
+  const reload = async () => {
     h.review.dispose();
     reopened?.dispose();
     reopened = createReviewManager({
       display: (p) => relativeTo([h.root], p),
+      roots: () => [h.root],
       onRejected: (n) => notes.push(n),
       // A new store object too: nothing is shared with the old window but the disk.
       store: createReviewStore(stateDir, createNodeStorage()),
     });
-    return { manager: reopened, report: reopened.restore() };
+    return { manager: reopened, report: await reopened.restore() };
   };
 
   it('restores an agent edit after a reload, and rejecting its hunk brings back the exact bytes', async () => {
@@ -66,7 +67,7 @@ describe('Pending edit review across a window reload', () => {
     await h.host.workspace.writeFile(p, bytes(disk(p).replace('const c = 3;', 'const c = 30;')));
     assert.equal(fs.readdirSync(path.join(stateDir, 'review')).length, 1, 'one entry per file under review');
 
-    const { manager, report } = reload();
+    const { manager, report } = await reload();
     assert.deepEqual(report.restored, [p]);
     assert.deepEqual(report.dropped, []);
     const hunks = await manager.hunks(p);
@@ -94,7 +95,7 @@ describe('Pending edit review across a window reload', () => {
     await h.host.workspace.deleteFile(doomed);
     await h.host.workspace.writeFile(latin1, bytes('cafe\n'));
 
-    const { manager, report } = reload();
+    const { manager, report } = await reload();
     assert.deepEqual([...report.restored].sort(), [created, doomed, latin1].sort());
     assert.equal(manager.get(created)?.kind, 'create');
     assert.equal(manager.get(doomed)?.kind, 'delete');
@@ -110,7 +111,7 @@ describe('Pending edit review across a window reload', () => {
     await h.host.workspace.writeFile(p, bytes('one\nTWO\nthree\n'));
     const doc = await typeInto(p, 3, 'four (typed)\n');
     assert.equal(await doc.save(), true);
-    const { manager, report } = reload();
+    const { manager, report } = await reload();
     assert.deepEqual(report.dropped, []);
     const hunks = await manager.hunks(p);
     assert.equal(hunks.length, 2, 'the agent change and the user addition');
@@ -129,7 +130,7 @@ describe('Pending edit review across a window reload', () => {
     fs.writeFileSync(changed, 'a\nB\nc from git pull\n');
     fs.rmSync(gone);
 
-    const { manager, report } = reload();
+    const { manager, report } = await reload();
     assert.deepEqual(report.restored, []);
     assert.deepEqual(
       [...report.dropped].sort((x, y) => x.path.localeCompare(y.path)),
@@ -141,13 +142,17 @@ describe('Pending edit review across a window reload', () => {
     assert.equal(manager.pending().length, 0);
     assert.equal(disk(changed), 'a\nB\nc from git pull\n', 'not "restored" over the outside change');
     assert.equal(fs.existsSync(gone), false);
-    assert.deepEqual(reload().report, { restored: [], dropped: [] }, 'dropped for good, not re-reported');
+    assert.deepEqual(
+      (await reload()).report,
+      { restored: [], dropped: [] },
+      'dropped for good, not re-reported',
+    );
   });
 
-  it('ignores a corrupt entry instead of failing activation', () => {
+  it('ignores a corrupt entry instead of failing activation', async () => {
     fs.mkdirSync(path.join(stateDir, 'review'), { recursive: true });
     fs.writeFileSync(path.join(stateDir, 'review', 'broken.json'), '{"version":1,');
-    const { report } = reload();
+    const { report } = await reload();
     assert.deepEqual(report, { restored: [], dropped: [] });
     assert.equal(fs.existsSync(path.join(stateDir, 'review', 'broken.json')), false);
   });
