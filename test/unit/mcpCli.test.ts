@@ -175,7 +175,7 @@ describe('keel run with MCP servers', () => {
     assert.equal(fs.existsSync(marker), false);
   });
 
-  test('a workspace-defined server does not start without approval, and both model and user are told how to allow it', async () => {
+  test('a workspace-defined server is not offered nor started without approval, and the user is told how to allow it', async () => {
     const ws = tempWorkspace({});
     const marker = path.join(ws, 'started');
     const file = writeJson(path.join(ws, '.vscode', 'mcp.json'), {
@@ -184,18 +184,27 @@ describe('keel run with MCP servers', () => {
     emu.setScenario({
       replies: [
         use('McpSearch', { query: 'read graph' }),
-        answer('I cannot use it', { toolResultContains: '--mcp-config .vscode/mcp.json' }),
+        answer('I cannot use it', { toolResultContains: 'There is no tool named "McpSearch"' }),
       ],
     });
     const at = emu.requests.length;
-    const denied = await runKeel(['run', '--workspace', ws, '--approve', 'never', 'use memory'], env());
+    const denied = await runKeel(['run', '--workspace', ws, '--approve', 'all', 'use memory'], env());
     assert.equal(denied.code, 0, denied.stderr);
     assert.ok(
       emu.requests.slice(at).every((r) => r.status === 200),
       'the refusal reached the model',
     );
-    assert.equal(fs.existsSync(marker), false, 'the server never ran');
-    assert.match(denied.stderr, /MCP server "memory" was not started.*--mcp-config \.vscode\/mcp\.json/);
+    const prefix = JSON.stringify(emu.requests[at]!.body);
+    assert.doesNotMatch(
+      prefix,
+      /MCP server \\"memory\\"|McpSearch/,
+      'the unapproved server is not in the prompt',
+    );
+    assert.equal(fs.existsSync(marker), false, 'the server never ran, --approve all or not');
+    assert.match(
+      denied.stderr,
+      /not used until you approve it; review them with `keel trust`: MCP server "memory"/,
+    );
 
     // Naming that very file approves its servers. Calls still ask: --approve never denies them, ...
     emu.setScenario({
