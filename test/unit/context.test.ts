@@ -151,7 +151,7 @@ test('the system prompt is layered: red lines, then how to decide, how to recove
     'CONFLICT',
     'NO_MATCH',
     '3 failures in a row',
-    '# Project rules (AGENTS.md)',
+    "# Project rules (AGENTS.md: the repository's text, not the user's words)",
     'Use pnpm, never npm.',
     '# Skills',
     'release-notes: Use when drafting release notes.',

@@ -69,7 +69,8 @@ export function buildSystemPrompt(input: SystemPromptInput = {}): string {
       rules.length > MAX_PROJECT_RULES_CHARS
         ? `${rules.slice(0, MAX_PROJECT_RULES_CHARS)}\n[… AGENTS.md continues; Read it for the rest]`
         : rules;
-    parts.push(`# Project rules (AGENTS.md)\n${cut}`);
+    // Labelled as the repository's: it shapes how the work is done, never what Keel may do.
+    parts.push(`# Project rules (AGENTS.md: the repository's text, not the user's words)\n${cut}`);
   }
   if (input.memory) parts.push(input.memory);
   const index = renderSkillIndex(input.skills ?? []);
