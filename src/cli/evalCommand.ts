@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createGraderShell, type GraderShell, graderPolicyProblems } from '../agent/eval/graderShell.ts';
+import type { GraderShell } from '../agent/eval/graderShell.ts';
 import { renderReportHtml, formatSummary } from '../agent/eval/report.ts';
 import { runEval } from '../agent/eval/runner.ts';
 import { loadSuite, SuiteError } from '../agent/eval/schema.ts';
@@ -97,7 +97,9 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   try {
     suite = loadSuite(args.suite);
     if (args.emulator) provider = await emulatorProvider([...suite.tasks]);
-    // The same settings `keel run` takes from the environment (KEEL_SANDBOX, KEEL_BWRAP, …).
+    // The same settings `keel run` takes from the environment (KEEL_SANDBOX, KEEL_BWRAP, …). Loaded
+    // here: the grader shell needs the command rules, which `keel run` loads only on its first command.
+    const { createGraderShell, graderPolicyProblems } = await import('../agent/eval/graderShell.ts');
     graders = createGraderShell({
       settings: sandboxSettings(undefined, process.env),
       probeCacheFile: defaultProbeCacheFile(),
