@@ -10,6 +10,7 @@ import { createNodeShell } from '../../src/agent/node/nodeShell.ts';
 import { configuredRegistryDomains, domainMatches } from '../../src/agent/safety/sandbox/domains.ts';
 import { findExecutable, probeSandbox } from '../../src/agent/safety/sandbox/probe.ts';
 import { createSandbox } from '../../src/agent/safety/sandbox/sandbox.ts';
+import { workspaceStateHome } from '../../src/agent/trust/paths.ts';
 
 // The domain-filtering proxy with real processes: curl inside the bubblewrap sandbox (no route out)
 // reaches a local test server through Keel's proxy when the name is allowed, gets 403 with the reason
@@ -30,7 +31,7 @@ test('domain patterns: exact names, and *.x / .x for subdomains', () => {
   assert.ok(domainMatches('Pkgs.Example.org.', 'pkgs.example.org'));
 });
 
-test('the registries the package managers are configured with are allowed; nothing is hard-coded', () => {
+test("the registries the user's package managers are configured with are allowed; a workspace's own files are not read; nothing is hard-coded", () => {
   const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-registries-')));
   const ws = path.join(home, 'ws');
   fs.mkdirSync(path.join(home, '.config', 'pip'), { recursive: true });
@@ -52,14 +53,8 @@ test('the registries the package managers are configured with are allowed; nothi
         roots: [ws],
         env: { GOPROXY: 'https://goproxy.example,direct', UV_INDEX_URL: 'not a url' },
       }),
-      [
-        'extra.example',
-        'goproxy.example',
-        'npm.acme.example',
-        'npm.mirror.example',
-        'pypi.mirror.example',
-        'yarn.mirror.example',
-      ],
+      // The workspace's .npmrc and .yarnrc.yml reach the list only once approved (trust/items.ts).
+      ['extra.example', 'goproxy.example', 'npm.mirror.example', 'pypi.mirror.example'],
     );
     assert.deepEqual(configuredRegistryDomains({ home: path.join(home, 'none'), roots: [], env: {} }), []);
   } finally {
@@ -200,7 +195,7 @@ test('a new domain asks; deny gives the command a 403 with the reason and SANDBO
   }
 });
 
-test('"always" saves the domain for this workspace; the file is read-only to commands', {
+test('"always" saves the domain for this workspace, outside it: a command cannot grant itself by writing .keel/network.json', {
   skip: !available && 'needs bwrap, socat and curl',
 }, async () => {
   const f = await fixture('allow_session');
@@ -208,11 +203,15 @@ test('"always" saves the domain for this workspace; the file is read-only to com
     const first = await f.run(`curl -sS http://new.test:${f.port}/a`);
     assert.equal(first.exitCode, 0, first.stderr);
     assert.equal(f.asked.length, 1);
-    const saved = JSON.parse(fs.readFileSync(path.join(f.stateDir, 'network.json'), 'utf8'));
+    const file = path.join(workspaceStateHome(path.dirname(f.stateDir)), 'network.json');
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
     assert.deepEqual(saved, { allowedDomains: ['new.test'] });
-    const tamper = await f.run(`echo '{"allowedDomains":["*"]}' > .keel/network.json`);
+    assert.ok(!fs.existsSync(path.join(f.stateDir, 'network.json')), 'nothing in the workspace');
+    const tamper = await f.run(
+      `echo '{"allowedDomains":["*"]}' > .keel/network.json; cat ${JSON.stringify(file)}`,
+    );
     assert.notEqual(tamper.exitCode, 0);
-    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(f.stateDir, 'network.json'), 'utf8')), saved);
+    assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), saved);
     const again = await f.run(`curl -sS http://new.test:${f.port}/b`);
     assert.equal(again.exitCode, 0, again.stderr);
     assert.equal(f.asked.length, 1, 'asked once');
