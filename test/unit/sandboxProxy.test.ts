@@ -207,9 +207,7 @@ test('"always" saves the domain for this workspace, outside it: a command cannot
     const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
     assert.deepEqual(saved, { allowedDomains: ['new.test'] });
     assert.ok(!fs.existsSync(path.join(f.stateDir, 'network.json')), 'nothing in the workspace');
-    const tamper = await f.run(
-      `echo '{"allowedDomains":["*"]}' > .keel/network.json; cat ${JSON.stringify(file)}`,
-    );
+    const tamper = await f.run(`echo '{"allowedDomains":["*"]}' > .keel/network.json`);
     assert.notEqual(tamper.exitCode, 0);
     assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), saved);
     const again = await f.run(`curl -sS http://new.test:${f.port}/b`);
