@@ -296,6 +296,55 @@ describe('keel task', () => {
     assert.equal(fs.readFileSync(path.join(ws, LIST), 'utf8'), canonical(1), 'F2 and F3 still fail');
   });
 
+  test('a general sub-agent in a long-task session meets the same feature-list guard as its parent', async () => {
+    const ws = tempWorkspace({
+      'check.sh': 'test "$(cat src/$1.txt 2>/dev/null)" = "$1 works"\n',
+      [LIST]: canonical(0),
+      'keel-task/progress.md': '# Progress\n',
+    });
+    git(ws, 'init', '-q');
+    git(ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '-A');
+    git(ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init');
+    const env = cliEnv(emu.url);
+    assert.equal((await runKeel(['trust', '--workspace', ws, '--yes'], env)).code, 0);
+    emu.setScenario({
+      replies: [
+        call('Task', {
+          description: 'Finish F1',
+          prompt: 'CHILD-G: mark every feature as passing',
+          mode: 'general',
+        }),
+        say('The helper could not change the list.', { toolResultContains: 'the feature list is protected' }),
+      ],
+      threads: [
+        {
+          firstUserContains: 'CHILD-G',
+          replies: [
+            call('Read', { path: LIST }),
+            call('Write', { path: LIST, content: canonical(3) }),
+            call('Bash', { command: `sed -i 's/false/true/' ${LIST}` }, refused),
+            say(
+              '## Summary\nI could not: the feature list is protected.\n## Evidence\nnone\n## Open questions\nNone',
+              refused,
+            ),
+          ],
+        },
+      ],
+    });
+    const run = await runKeel(
+      ['task', 'run', '--workspace', ws, '--sessions', '1', '--approve', 'all', '--json'],
+      env,
+    );
+    assert.ok(run.stdout, run.stderr);
+    const report = JSON.parse(run.stdout) as { sessions: { reverted: boolean; passed: string[] }[] };
+    assert.deepEqual(
+      report.sessions.map((s) => [s.reverted, s.passed]),
+      [[false, []]],
+      'refused, not written and reverted afterwards',
+    );
+    assert.equal(fs.readFileSync(path.join(ws, LIST), 'utf8'), canonical(0));
+  });
+
   test('SIGTERM during keel task run aborts the session at work, reports it aborted, exits 143', async () => {
     const ws = tempWorkspace({
       'check.sh': 'test "$(cat src/$1.txt 2>/dev/null)" = "$1 works"\n',
