@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import { isKeelSessionLog } from '../agent/trust/ledger.ts';
 import * as path from 'node:path';
 import {
   applyRestore,
@@ -75,6 +77,16 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
     return 0;
   }
   const sessionId = args.sessionId!;
+  // Checkpoints of a session Keel did not create here are the repository's: restore would write
+  // content it chose into the user's files.
+  const logOf = path.join(stateDir, 'sessions', `${sessionId}.jsonl`);
+  const recorded = fs.existsSync(logOf) || fs.existsSync(path.join(stateDir, 'checkpoints', sessionId));
+  if (recorded && !isKeelSessionLog(logOf)) {
+    process.stderr.write(
+      `keel: session ${sessionId} was not created by Keel on this machine (its log or checkpoints came with the repository); nothing restored.\n`,
+    );
+    return 1;
+  }
   let plan: RestorePlan;
   try {
     plan = args.undo

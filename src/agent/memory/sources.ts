@@ -1,3 +1,5 @@
+import { isKeelSessionLog } from '../trust/ledger.ts';
+import { workspaceMemoryTrusted } from '../trust/memoryTrust.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentMessage } from '../messages.ts';
@@ -55,13 +57,16 @@ export function listSources(
   if (realState !== stateDir) return []; // `.keel` itself is a link: nothing in it is ours to read
   for (const name of jsonlIn(path.join(stateDir, 'sessions'))) {
     const abs = path.join(stateDir, 'sessions', name);
-    if (isOwnFile(abs))
+    // A log Keel did not create here (it came with the repository) is not searched: its "user"
+    // messages would come back as things the user said.
+    if (isOwnFile(abs) && isKeelSessionLog(abs))
       out.push({ kind: 'log', key: `.keel/sessions/${name}`, abs, session: name.slice(0, -'.jsonl'.length) });
   }
   for (const name of jsonlIn(path.join(stateDir, 'archive'))) {
     const abs = path.join(stateDir, 'archive', name);
     const cut = name.indexOf('-compaction-');
-    if (isOwnFile(abs))
+    const owner = cut > 0 ? name.slice(0, cut) : name.slice(0, -'.jsonl'.length);
+    if (isOwnFile(abs) && isKeelSessionLog(path.join(stateDir, 'sessions', `${owner}.jsonl`)))
       out.push({
         kind: 'archive',
         key: `.keel/archive/${name}`,
@@ -69,7 +74,20 @@ export function listSources(
         session: cut > 0 ? name.slice(0, cut) : name.slice(0, -'.jsonl'.length),
       });
   }
-  for (const m of memoryFiles) if (isOwnFile(m.abs)) out.push({ kind: 'memory', ...m, session: '' });
+  for (const m of memoryFiles) {
+    if (!isOwnFile(m.abs)) continue;
+    // The workspace MEMORY.md counts only in a version Keel wrote or the user approved.
+    if (m.abs.startsWith(`${stateDir}${path.sep}`)) {
+      let text = '';
+      try {
+        text = fs.readFileSync(m.abs, 'utf8');
+      } catch {
+        continue;
+      }
+      if (!workspaceMemoryTrusted(stateDir, text)) continue;
+    }
+    out.push({ kind: 'memory', ...m, session: '' });
+  }
   return out;
 }
 

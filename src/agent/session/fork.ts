@@ -1,3 +1,4 @@
+import { isKeelSessionLog, recordSessionLog } from '../trust/ledger.ts';
 import * as fs from 'node:fs';
 import { writeForkOrigin } from '../checkpoints/store.ts';
 import type { StoragePort } from '../host.ts';
@@ -41,6 +42,11 @@ export function forkSession(options: {
 
   // The copy is record for record, in order, up to the prompt's agent_start; only the session id
   // changes (the copied events now belong to the fork, and a transcript view keys on it).
+  // Forking a log Keel did not create would make it Keel's own (and resumable) under a new id.
+  if (!isKeelSessionLog(logPath))
+    throw new ForkError(
+      `Session ${options.sessionId} was not created by Keel on this machine; it is not forked.`,
+    );
   const id = newSessionId(options.now);
   const lines = fs.readFileSync(logPath, 'utf8').split('\n');
   const kept: string[] = [];
@@ -66,6 +72,7 @@ export function forkSession(options: {
     forkOf: options.sessionId,
     forkBeforePrompt: options.beforePrompt,
   };
+  recordSessionLog(sessionLogPath(options.stateDir, id));
   options.storage.writeText(
     sessionLogPath(options.stateDir, id),
     `${[JSON.stringify(header), ...kept].join('\n')}\n`,

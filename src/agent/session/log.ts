@@ -1,3 +1,4 @@
+import { recordSessionLog } from '../trust/ledger.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -69,7 +70,11 @@ export interface SessionLog {
 }
 
 export function createSessionLog(storage: StoragePort, logPath: string, header?: SessionHeader): SessionLog {
-  if (header) storage.appendLine(logPath, JSON.stringify(header));
+  if (header) {
+    // Recorded outside the workspace first: only logs Keel made can be resumed or searched (trust/).
+    recordSessionLog(logPath);
+    storage.appendLine(logPath, JSON.stringify(header));
+  }
   return {
     path: logPath,
     append(event) {

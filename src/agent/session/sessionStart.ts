@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
 import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
@@ -10,6 +11,7 @@ import { createModelClient, type ModelClient } from '../model/client.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import type { TrustRoom } from '../trust/room.ts';
+import { isKeelSessionLog } from '../trust/ledger.ts';
 import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
 import type { AgentSessionOptions } from './types.ts';
 
@@ -70,6 +72,10 @@ export function openSessionLog(host: Host, options: AgentSessionOptions, now: nu
     if (!isValidSessionId(options.resumeId))
       throw new SessionConfigError(`Not a valid session id: ${options.resumeId}`);
     const logPath = sessionLogPath(host.stateDir, options.resumeId);
+    if (fs.existsSync(logPath) && !isKeelSessionLog(logPath))
+      throw new SessionConfigError(
+        `Session ${options.resumeId} was not created by Keel on this machine (its log came with the repository or was written by something else); it is not resumed: its "user" messages would not be yours.`,
+      );
     const loaded = loadSession(logPath, { repair: true });
     const lastTodo = [...loaded.events].reverse().find((e) => e.type === 'todo');
     return {

@@ -71,3 +71,22 @@ export function stateLedger(workspaceRoot: string, env: NodeJS.ProcessEnv = proc
 export function ledgerForStateDir(stateDir: string, env: NodeJS.ProcessEnv = process.env): StateLedger {
   return stateLedger(path.dirname(stateDir), env);
 }
+
+/**
+ * Session logs Keel created in this workspace (`.keel/sessions/<id>.jsonl`). A log that came with the
+ * repository would put words in the user's mouth on resume, and in MemorySearch's results.
+ */
+export function sessionLogRel(logPath: string): { stateDir: string; rel: string } {
+  const stateDir = path.dirname(path.dirname(logPath));
+  return { stateDir, rel: path.relative(path.dirname(stateDir), logPath).split(path.sep).join('/') };
+}
+
+export function recordSessionLog(logPath: string, env: NodeJS.ProcessEnv = process.env): void {
+  const { stateDir, rel } = sessionLogRel(logPath);
+  ledgerForStateDir(stateDir, env).recordCreated(rel);
+}
+
+export function isKeelSessionLog(logPath: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const { stateDir, rel } = sessionLogRel(logPath);
+  return ledgerForStateDir(stateDir, env).isCreatedByKeel(rel);
+}
