@@ -123,8 +123,13 @@ export interface SandboxedArgv {
   readonly env: Readonly<Record<string, string>>;
   /** Close the descriptors: call right after spawn. */
   release(): void;
-  /** After the process exited: refusals seen on disk (a hook planted in a .git made meanwhile). */
+  /**
+   * After the process exited: refusals seen on disk — what the command left at paths host tools act
+   * on later (a new `.npmrc`, `.vscode/tasks.json`, a hook in a `.git` made meanwhile), now undone.
+   */
   settle(outcome?: { readonly failed: boolean }): SandboxDenial[];
+  /** The on-disk part of settle(), safe to call while the process still runs (long jobs). */
+  sweep?(): SandboxDenial[];
 }
 
 export interface SandboxPort {

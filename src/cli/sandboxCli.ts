@@ -1,4 +1,5 @@
 import type { Host } from '../agent/host.ts';
+import { probeProcessTree } from '../agent/node/processTree.ts';
 import { findExecutable, probeSandbox } from '../agent/safety/sandbox/probe.ts';
 import { allowedDomainsFor } from '../agent/safety/sandbox/domains.ts';
 import {
@@ -63,6 +64,12 @@ export function doctorReport(flag: SandboxFlag | undefined): { text: string; ok:
         ? `  Network: only through Keel's domain-filtering proxy; allowed without asking: ${allowedDomainsFor({ roots: [process.cwd()] }, settings).join(', ') || '(none: no registry configured, no KEEL_ALLOWED_DOMAINS)'}; others ask.`
         : `  Network: off inside the sandbox (${settings.networkProxy ? `${findExecutable(settings.socatPath) ? 'nsenter' : settings.socatPath} not found: install socat for the domain allow-list` : 'proxy turned off'}); commands that need it ask and then run sandboxed with the network.`,
     '  macOS sandbox-exec: not built; Landlock-only tier: not built; native Windows: unsandboxed (use WSL2).',
+    "  Keel's own folder (~/.keel, $KEEL_HOME): always unreadable inside the sandbox, whatever the deny list says.",
+    '  What host tools act on later (git hooks/config, .vscode/, .npmrc, .yarnrc*, .cargo/config, …): read-only to commands; new ones removed after each command.',
   );
+  // Outside the sandbox (--sandbox off, no sandbox, an approved outside_sandbox run).
+  const tree = probeProcessTree({ fresh: true });
+  lines.push(`Process-tree cleanup outside the sandbox: ${tree.tier}`, `  ${tree.detail}`);
+  for (const check of tree.checks) lines.push(`  [${check.ok ? 'ok' : 'no'}] ${check.name}: ${check.detail}`);
   return { text: lines.join('\n'), ok: status.tier !== 'none' };
 }

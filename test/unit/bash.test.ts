@@ -15,6 +15,7 @@ import {
   scrubEnvironment,
 } from '../../src/agent/tools/bash.ts';
 import type { AuditEntry, ToolContext, ToolResult } from '../../src/agent/tools/protocol.ts';
+import { processesWith } from './helpers/cli.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -172,12 +173,16 @@ test('abort kills the whole process tree, including children that left the proce
   // setsid detaches a process, so the policy asks first; approved here to test the kill.
   const h = harness('allow_once');
   const controller = new AbortController();
+  // Found by their command lines from here: inside a PID namespace (processTree.ts) `$!` is the
+  // namespace's own number, not one this process can look up.
+  const tag = `${process.pid}${Math.floor(Math.random() * 1000)}`;
+  const sleeps = [1, 2, 3].map((n) => `sleep 30${n}.${tag}`);
   const pending = h.run(
-    { command: 'sleep 300 & echo pid=$!; sleep 300 & echo pid=$!; setsid sleep 300 & echo pid=$!; wait' },
+    { command: `${sleeps[0]} & ${sleeps[1]} & setsid ${sleeps[2]} & echo started; wait` },
     controller.signal,
   );
-  await waitFor(() => (h.updates.join('').match(/pid=\d+/g) ?? []).length === 3, 5000);
-  const pids = (h.updates.join('').match(/pid=(\d+)/g) ?? []).map((m) => Number(m.slice(4)));
+  await waitFor(() => sleeps.every((s) => processesWith(s).length > 0), 5000);
+  const pids = sleeps.flatMap((s) => processesWith(s));
   assert.ok(pids.every(alive), 'children are running before the abort');
   controller.abort();
   const r = await pending;

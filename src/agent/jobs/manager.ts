@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Host } from '../host.ts';
+import { renderDenials } from '../safety/sandbox/denials.ts';
 
 // Background commands (seed 000 §6): a job runs through the host's Shell port (so it gets the same
 // process-tree kill, and later the same sandbox, as a foreground command), its output goes to
@@ -172,12 +173,17 @@ export function createJobManager(host: Host, now: () => number = () => host.cloc
                 : result.exitCode === null
                   ? `was killed by signal ${result.signal ?? 'unknown'}`
                   : `exited with code ${result.exitCode} after ${secs} s`;
-            // A job the model stopped itself needs no notice: Job kill already answered.
-            if (!state.killed) {
+            // What the OS sandbox refused or undid (files the job left that host tools act on).
+            const refused = result.denials?.length
+              ? `\nSANDBOX_DENIED: the OS sandbox stopped part of this job.\n${defuseOutput(renderDenials(result.denials))}`
+              : '';
+            // A job the model stopped itself needs no notice (Job kill already answered) unless the
+            // sandbox undid something it did.
+            if (!state.killed || refused) {
               const last = tail(state.all);
               notify(
                 id,
-                `<job-notice id="${id}">Job ${id} (${options.command.slice(0, 80)}) ${how}. Last output:\n<command-output trust="untrusted">\n${defuseOutput(last) || '(none)'}\n</command-output>\nFull log: ${rel(logPath)}</job-notice>`,
+                `<job-notice id="${id}">Job ${id} (${options.command.slice(0, 80)}) ${how}. Last output:\n<command-output trust="untrusted">\n${defuseOutput(last) || '(none)'}\n</command-output>${refused}\nFull log: ${rel(logPath)}</job-notice>`,
               );
             }
             changed(state);

@@ -3,12 +3,15 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { SandboxDenial, SandboxPort, ShellPort, ShellRunOptions, ShellRunResult } from '../host.ts';
 import { traceEnv } from '../telemetry/propagation.ts';
+import { type ProcessTree, processTreeFor } from './processTree.ts';
 
 // Runs commands under bash, each in its own process group and tagged with a unique environment
 // marker. Stopping (abort, timeout, or the shell exiting with stragglers left behind) sends SIGTERM to
 // the group and to every process carrying the marker — which also finds children that escaped the
-// group with setsid — then SIGKILL after a grace period. stdin is /dev/null: an interactive program
-// that slips through reads EOF instead of hanging. Output kept in memory is capped (head + tail).
+// group with setsid — then SIGKILL after a grace period. Outside the OS sandbox the command also runs
+// in a cgroup or PID namespace where the machine allows one (processTree.ts), which reaches children
+// that shed both the group and the marker. stdin is /dev/null: an interactive program that slips
+// through reads EOF instead of hanging. Output kept in memory is capped (head + tail).
 
 export interface NodeShellOptions {
   /** Time between SIGTERM and SIGKILL. */
@@ -76,7 +79,16 @@ export function findMarkedProcesses(marker: string): number[] {
   return found;
 }
 
-function signalAll(groupPid: number | undefined, marker: string, signal: NodeJS.Signals): void {
+/** How often a long sandboxed command is checked for run-later files it left (see SandboxedArgv.sweep). */
+const SWEEP_MS = 2000;
+
+function signalAll(
+  groupPid: number | undefined,
+  marker: string,
+  signal: NodeJS.Signals,
+  tree: ProcessTree | undefined,
+): void {
+  tree?.signal(signal);
   if (groupPid !== undefined) {
     try {
       process.kill(-groupPid, signal);
@@ -118,18 +130,24 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
         sandbox && mode !== 'off'
           ? sandbox.wrap(['/bin/bash', '-c', run.command], { cwd: run.cwd, network: mode === 'network' })
           : undefined;
+      // bubblewrap already gives the command its own PID namespace, killed with it.
+      const tree = wrapped ? undefined : processTreeFor(['/bin/bash', '-c', run.command]);
       return new Promise((resolve) => {
         let child: ReturnType<typeof spawn>;
         try {
-          child = spawn(wrapped?.file ?? '/bin/bash', wrapped ? [...wrapped.args] : ['-c', run.command], {
+          child = spawn(wrapped?.file ?? tree!.file, [...(wrapped?.args ?? tree!.args)], {
             cwd: run.cwd,
-            env: { ...run.env, ...traceEnv(), ...wrapped?.env, [RUN_MARKER]: marker },
+            env: { ...run.env, ...traceEnv(), ...wrapped?.env, ...tree?.env, [RUN_MARKER]: marker },
             detached: true,
             stdio: ['ignore', 'pipe', 'pipe', ...(wrapped?.fds ?? [])],
           });
+        } catch (error) {
+          tree?.dispose();
+          throw error;
         } finally {
           wrapped?.release();
         }
+        tree?.attach(child.pid);
         const stdout = createCappedBuffer(maxBufferBytes);
         const stderr = createCappedBuffer(maxBufferBytes);
         let timedOut = false;
@@ -138,14 +156,30 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
         let settled = false;
         const timers: NodeJS.Timeout[] = [];
 
+        // A long command (a background job) is checked while it runs too: a `.vscode/settings.json`
+        // it creates would otherwise be acted on by the editor before the command ends.
+        const swept: SandboxDenial[] = [];
+        if (wrapped?.sweep) {
+          const sweep = wrapped.sweep.bind(wrapped);
+          const timer = setInterval(() => {
+            try {
+              swept.push(...sweep());
+            } catch {
+              // The final settle() reports what went wrong.
+            }
+          }, SWEEP_MS);
+          timer.unref();
+          timers.push(timer);
+        }
+
         let stopping = false;
         const stop = () => {
           if (stopping) return;
           stopping = true;
-          signalAll(child.pid, marker, 'SIGTERM');
+          signalAll(child.pid, marker, 'SIGTERM', tree);
           timers.push(
             setTimeout(() => {
-              signalAll(child.pid, marker, 'SIGKILL');
+              signalAll(child.pid, marker, 'SIGKILL', tree);
               // Something we could not kill may still hold the pipes: stop waiting for it.
               timers.push(setTimeout(() => finish(), 1000));
             }, graceMs),
@@ -160,21 +194,20 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
           child.stdout?.destroy();
           child.stderr?.destroy();
           // Nothing started by this command outlives it.
-          signalAll(child.pid, marker, 'SIGKILL');
+          signalAll(child.pid, marker, 'SIGKILL', tree);
+          tree?.dispose();
           const out = stdout.text();
           const err = stderr.text();
-          let denials: SandboxDenial[] = [];
+          const denials: SandboxDenial[] = [...swept];
           if (wrapped && sandbox) {
             try {
-              denials = wrapped.settle({ failed: exit?.code !== 0 });
+              denials.push(...wrapped.settle({ failed: exit?.code !== 0 }));
             } catch (error) {
-              denials = [
-                {
-                  kind: 'write',
-                  target: '',
-                  detail: `could not check .git after the command: ${String(error)}`,
-                },
-              ];
+              denials.push({
+                kind: 'write',
+                target: '',
+                detail: `could not check what the command left behind: ${String(error)}`,
+              });
             }
             if (exit?.code !== 0)
               denials.push(

@@ -118,7 +118,7 @@ export function explainOutput(input: ExplainInput): SandboxDenial[] {
     }
   });
   // Secrets bound to /dev/null read as empty: name them when the command mentions one.
-  for (const word of input.command.split(/[\s'"=<>|;&()]+/)) {
+  for (const word of input.command.split(/[\s'"=<>|;&()\\]+/)) {
     if (!/^[~/]/.test(word)) continue;
     const p = word.startsWith('~/') && home ? path.join(home, word.slice(2)) : path.resolve(input.cwd, word);
     const rule = denied(p);
@@ -129,7 +129,7 @@ export function explainOutput(input: ExplainInput): SandboxDenial[] {
 }
 
 const BOUNDARY =
-  "Boundary: writes only in the workspace and $TMPDIR (.git/hooks, .git/config, .keel/ read-only); secrets on the deny list unreadable; no direct network (loopback included; HTTP(S) only through Keel's domain proxy, when on); no Unix sockets.";
+  "Boundary: writes only in the workspace and $TMPDIR, except what host tools act on later (git hooks and config, .vscode/, .npmrc, .yarnrc*, .cargo/config, .keel/…: read-only, and new ones are removed after the command — change them with the edit tools, which ask the user); secrets on the deny list and Keel's ~/.keel unreadable; no direct network (loopback included; HTTP(S) only through Keel's domain proxy, when on); no Unix sockets.";
 
 /** The short structured block the model reads. */
 export function renderDenials(denials: readonly SandboxDenial[]): string {

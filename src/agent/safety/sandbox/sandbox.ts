@@ -5,13 +5,14 @@ import type { ApprovalsPort, SandboxDenial, SandboxedArgv, SandboxInfo, SandboxP
 import { explainOutput } from './denials.ts';
 import { workspaceStateHome } from '../../trust/paths.ts';
 import { allowedDomainsFor, createDomainPolicy, WORKSPACE_NETWORK_FILE } from './domains.ts';
-import { activeHooks, findGitDirs, type GitDirs } from './gitDirs.ts';
 import { type NetworkHolder, PROXY_PORT, startNetworkHolder } from './netns.ts';
 import { findExecutable, type SandboxStatus } from './probe.ts';
 import { probeSandboxCached } from './probeCache.ts';
 import { type DomainProxy, type ProxyDenial, startDomainProxy } from './proxy.ts';
+import { planRunLater, settleRunLater } from './runLater.ts';
 import { seccompProgram } from './seccomp.ts';
 import {
+  keelDirs,
   resolveDenyPath,
   SHELL_STARTUP_FILES,
   type SandboxSettings,
@@ -20,11 +21,12 @@ import {
 } from './settings.ts';
 
 // The session's OS sandbox (Linux: bubblewrap + a seccomp filter). Each command gets a fresh view:
-// `/` read-only (so /tmp too: $TMPDIR points at the session temp dir), the workspace roots and a per-session temp dir writable, git hooks
-// and config, `.keel/` and shell start-up files read-only again inside them, the secrets on the
-// deny list hidden, new user/PID/IPC/network namespaces, no capabilities, and seccomp refusing new
-// AF_UNIX sockets and io_uring. Everything is decided per wrap, so a `.git` or a secret that appears
-// during the session is covered from the next command on.
+// `/` read-only (so /tmp too: $TMPDIR points at the session temp dir), the workspace roots and a
+// per-session temp dir writable, the run-later set inside them pinned (runLater.ts: git hooks and
+// config, `.vscode/`, `.npmrc`, `.keel/`… — what host tools act on later), the secrets on the deny
+// list and Keel's own user folder hidden, new user/PID/IPC/network namespaces, no capabilities, and
+// seccomp refusing new AF_UNIX sockets and io_uring. Everything is decided per wrap, so a `.git` or
+// a secret that appears during the session is covered from the next command on.
 
 export interface SandboxOptions {
   readonly settings?: SandboxSettingsInput;
@@ -176,7 +178,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     ...(settings.failIfUnavailable ? { failIfUnavailable: true } : {}),
   };
   const roots = options.roots.map(realOrSelf);
-  const denyRead = settings.denyRead.map((entry) => resolveDenyPath(entry, home));
+  // Keel's own folder (MCP tokens, trust approvals) is hidden whatever the configured list says.
+  const denyRead = [
+    ...new Set([...settings.denyRead.map((entry) => resolveDenyPath(entry, home)), ...keelDirs(home)]),
+  ];
   const writable = (p: string) => roots.some((root) => inside(root, p));
 
   let tempDir: string | undefined;
@@ -218,23 +223,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     return network.filter;
   }
 
-  function gitArgs(args: string[], dirs: GitDirs): void {
-    for (const dir of new Set([dirs.gitDir, dirs.commonDir])) {
-      if (!writable(dir)) args.push('--bind', dir, dir);
-    }
-    const hooks = path.join(dirs.commonDir, 'hooks');
-    // A missing hooks folder would let a command create one; make it now so it can be pinned.
-    if (!exists(hooks)) fs.mkdirSync(hooks, { recursive: true });
-    args.push('--ro-bind', hooks, hooks);
-    for (const file of [
-      path.join(dirs.commonDir, 'config'),
-      path.join(dirs.gitDir, 'config.worktree'),
-      path.join(dirs.commonDir, 'info', 'attributes'),
-    ]) {
-      if (exists(file)) args.push('--ro-bind', file, file);
-    }
-  }
-
   function wrap(
     argv: readonly string[],
     wrapOptions: { cwd: string; network?: boolean; writable?: readonly string[] },
@@ -262,34 +250,43 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     ];
     for (const root of roots) args.push('--bind', root, root);
     args.push('--bind', sessionTmp, sessionTmp);
-    for (const dir of wrapOptions.writable ?? []) if (exists(dir)) args.push('--bind', dir, dir);
-    // Pinned read-only again inside the writable roots.
-    const gitless: string[] = [];
-    for (const root of roots) {
-      const dirs = findGitDirs(root);
-      if (dirs) gitArgs(args, dirs);
-      else gitless.push(root);
-      for (const name of ['.keel', ...SHELL_STARTUP_FILES]) {
-        const p = path.join(root, name);
-        if (exists(p)) args.push('--ro-bind', p, p);
-      }
-    }
-    if (options.stateDir && exists(options.stateDir) && writable(options.stateDir))
-      args.push('--ro-bind', options.stateDir, options.stateDir);
-    for (const name of SHELL_STARTUP_FILES) {
-      const p = path.join(home, name);
-      if (writable(p) && exists(p)) args.push('--ro-bind', p, p);
-    }
+    const extraWritable = (wrapOptions.writable ?? []).filter((dir) => exists(dir));
+    const hiddenBy = (dir: string) => denyRead.some((d) => inside(d, dir) || inside(realOrSelf(d), dir));
+    for (const dir of extraWritable) if (!hiddenBy(dir)) args.push('--bind', dir, dir);
+    // Git dirs outside the roots that commands must write (a linked worktree's objects and refs).
+    const bound = new Set<string>();
+    const bind = (dir: string) => {
+      if (writable(dir) || [...bound].some((b) => inside(b, dir))) return;
+      bound.add(dir);
+      args.push('--bind', dir, dir);
+    };
+    // Pinned inside the writable roots: what host tools act on later.
+    const stateDir = options.stateDir;
+    const extra = [
+      ...(stateDir && writable(stateDir) ? [{ path: stateDir, why: "Keel's state", base: stateDir }] : []),
+      ...[...keelDirs(home), ...SHELL_STARTUP_FILES.map((name) => path.join(home, name))]
+        .filter((p) => writable(p))
+        .map((p) => ({
+          path: p,
+          why: "Keel's user folder, or a shell start-up file",
+          base: path.dirname(p),
+        })),
+    ];
+    const plan = planRunLater(roots, { bind, extra }, args);
     // Secrets: an empty read-only folder over a folder, /dev/null over a file.
     for (const denied of denyRead) {
       for (const p of new Set([denied, realOrSelf(denied)])) {
         const stat = exists(p);
         if (!stat || roots.some((root) => inside(p, root))) continue;
-        if (fs.statSync(p, { throwIfNoEntry: false })?.isDirectory())
-          args.push('--tmpfs', p, '--remount-ro', p);
-        else args.push('--ro-bind', '/dev/null', p);
+        if (fs.statSync(p, { throwIfNoEntry: false })?.isDirectory()) {
+          args.push('--tmpfs', p);
+          // A folder a command must write inside a hidden one (an MCP server's npm cache in ~/.keel).
+          for (const dir of extraWritable) if (inside(p, dir)) args.push('--bind', dir, dir);
+          args.push('--remount-ro', p);
+        } else args.push('--ro-bind', '/dev/null', p);
       }
     }
+    const settleWritable = (p: string) => writable(p) || [...bound].some((dir) => inside(dir, p));
     args.push('--chdir', wrapOptions.cwd, '--seccomp', '3', '--', ...argv);
     const fd = fs.openSync(filterFile, 'r');
     let released = false;
@@ -322,10 +319,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         released = true;
         fs.closeSync(fd);
       },
+      sweep: () => settleRunLater(plan, settleWritable),
       // A refused domain is named when the command failed; a command that succeeded anyway (an
       // update check it can live without) is not turned into an error (the audit has the refusal).
       settle: (outcome) => [
-        ...settleGitless(gitless),
+        ...settleRunLater(plan, settleWritable),
         ...(outcome?.failed === false ? [] : (filter?.denials ?? []))
           .filter((d) => d.seq > mark)
           .map((d): SandboxDenial => ({ kind: 'network', target: `${d.host}:${d.port}`, detail: d.reason })),
@@ -355,32 +353,4 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * A `.git` made by the command itself (`git init && echo … > .git/hooks/pre-commit`) was not there to
- * pin: remove any hook it planted and any hooksPath/fsmonitor it set, and report it.
- */
-function settleGitless(gitless: readonly string[]): SandboxDenial[] {
-  const denials: SandboxDenial[] = [];
-  for (const root of gitless) {
-    const dirs = findGitDirs(root);
-    if (!dirs || !inside(root, dirs.commonDir)) continue;
-    for (const hook of activeHooks(path.join(dirs.commonDir, 'hooks'))) {
-      fs.rmSync(hook, { recursive: true, force: true });
-      denials.push({ kind: 'write', target: hook, detail: 'git hook written into a new .git; removed' });
-    }
-    const config = path.join(dirs.commonDir, 'config');
-    const text = exists(config) ? fs.readFileSync(config, 'utf8') : '';
-    const cleaned = text.replace(/^\s*(hookspath|fsmonitor)\s*=.*\n?/gim, '');
-    if (cleaned !== text) {
-      fs.writeFileSync(config, cleaned);
-      denials.push({
-        kind: 'write',
-        target: config,
-        detail: 'core.hooksPath/fsmonitor set in a new .git; removed',
-      });
-    }
-  }
-  return denials;
 }

@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { lazy } from '../../lazy.ts';
+import { keelHome } from '../../trust/paths.ts';
 
 // What the OS sandbox allows, as settings (VS Code: keel.sandbox.*; CLI: flags and KEEL_* variables).
 
@@ -35,6 +36,15 @@ export const DEFAULT_DENY_READ: readonly string[] = [
   '.config/microsoft-edge',
   'snap/firefox',
 ];
+
+/**
+ * Keel's user-level folder — `~/.keel` and `$KEEL_HOME` when set (mcp.json with tokens in headers and
+ * env, MEMORY.md, per-workspace trust approvals): never readable or writable by a sandboxed command,
+ * whatever `keel.sandbox.denyRead` says (a custom list replaces the default one, never this).
+ */
+export function keelDirs(home: string = os.homedir(), env: NodeJS.ProcessEnv = process.env): string[] {
+  return [...new Set([path.join(home, '.keel'), keelHome(env)])];
+}
 
 /** Files a shell runs at start-up: read-only even where they sit inside a writable folder. */
 export const SHELL_STARTUP_FILES: readonly string[] = [

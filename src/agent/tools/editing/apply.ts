@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { sha256Hex } from '../../safety/guards/readLedger.ts';
+import { recordHostWrite } from '../../safety/sandbox/hostWrites.ts';
 import { fail, type ToolContext, ToolFailure, type ToolResult } from '../protocol.ts';
 import { decodeText, encodeText, type TextFormat } from './codec.ts';
 import { aborted, type WriteGate } from './gate.ts';
@@ -209,7 +210,10 @@ export async function commit(ctx: ToolContext, options: CommitOptions): Promise<
     bytes,
     before?.mode !== undefined ? { mode: before.mode } : {},
   );
-  ctx.ledger.recordWrite(target.canonical, sha256Hex(bytes));
+  const written = sha256Hex(bytes);
+  ctx.ledger.recordWrite(target.canonical, written);
+  // A sandboxed job still running must not take this file for one it planted (see hostWrites.ts).
+  recordHostWrite(target.canonical, written);
   ctx.audit({
     type: 'file_change',
     path: target.display,
