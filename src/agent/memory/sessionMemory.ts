@@ -12,7 +12,12 @@ import { type MemoryPaths, readMemoryFile } from './store.ts';
  * The rendered snapshot of both memory files for a new session's system prompt (undefined: none).
  * The workspace file counts only in a version Keel wrote or the user approved (trust/memoryTrust.ts).
  */
-export function takeMemorySnapshot(paths: MemoryPaths, guard: PathGuard): string | undefined {
+export function takeMemorySnapshot(
+  paths: MemoryPaths,
+  guard: PathGuard,
+  /** VS Code's workspace trust: in an untrusted workspace only Keel's own version counts. */
+  workspaceTrusted = true,
+): string | undefined {
   try {
     const workspace = readMemoryFile(paths.workspace);
     return renderMemorySnapshot(
@@ -21,7 +26,8 @@ export function takeMemorySnapshot(paths: MemoryPaths, guard: PathGuard): string
         {
           label: 'Workspace (.keel/memory/MEMORY.md)',
           text:
-            workspace !== undefined && workspaceMemoryTrusted(paths.stateDir, workspace)
+            workspace !== undefined &&
+            workspaceMemoryTrusted(paths.stateDir, workspace, process.env, workspaceTrusted)
               ? workspace
               : undefined,
         },

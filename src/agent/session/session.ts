@@ -117,7 +117,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   );
   const memory = memoryPaths(host.stateDir, options.userMemoryFile);
   // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
-  const memorySnapshot = takeMemorySnapshot(memory, guard);
+  const memorySnapshot = takeMemorySnapshot(memory, guard, trust.workspaceTrusted);
   warmMemoryIndex(host.stateDir, memory.user);
   const tools = createToolset({
     host,

@@ -12,8 +12,11 @@ export function workspaceMemoryTrusted(
   stateDir: string,
   text: string,
   env: NodeJS.ProcessEnv = process.env,
+  /** False in an untrusted VS Code workspace: approvals count for nothing there. */
+  approvalsCount = true,
 ): boolean {
   if (ledgerForStateDir(stateDir, env).isOwnFile(WORKSPACE_MEMORY_FILE, text)) return true;
+  if (!approvalsCount) return false;
   const approved = trustStore(path.dirname(stateDir), env).read()[`memory:${WORKSPACE_MEMORY_FILE}`];
   return approved?.hash === sha256(text);
 }
