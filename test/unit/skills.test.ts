@@ -1,3 +1,4 @@
+import { recordSessionLog } from '../../src/agent/trust/ledger.ts';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -240,6 +241,8 @@ test('MemorySearch finds pruned content in the session log and the archives, and
   ];
   fs.mkdirSync(path.join(stateDir, 'sessions'), { recursive: true });
   fs.writeFileSync(path.join(stateDir, 'sessions', 'sess1.jsonl'), `${log.join('\n')}\n`);
+  // As Keel does when it creates a log: only logs it made are searched (trust/ledger.ts).
+  recordSessionLog(path.join(stateDir, 'sessions', 'sess1.jsonl'));
   fs.mkdirSync(path.join(stateDir, 'archive'), { recursive: true });
   const archived: AgentMessage = {
     role: 'assistant',
