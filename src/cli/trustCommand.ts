@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { createTrustRoom, type SteeringItem } from '../agent/trust/room.ts';
 import type { TrustArgs } from './args.ts';
@@ -29,6 +31,47 @@ async function confirm(question: string): Promise<boolean> {
   }
 }
 
+const SKIP = new Set(['node_modules', '.git', '.keel', 'dist', 'build']);
+
+/** Eval suites in the workspace (a folder with suite.json, at most three levels down). */
+function evalSuites(root: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    if (entries.some((e) => e.isFile() && e.name === 'suite.json')) found.push(dir);
+    if (depth >= 3) return;
+    for (const e of entries)
+      if (e.isDirectory() && !SKIP.has(e.name)) walk(path.join(dir, e.name), depth + 1);
+  };
+  walk(root, 0);
+  return found.sort();
+}
+
+/**
+ * Eval suites steer Keel only when the user runs one by name (`keel eval DIR`; VS Code asks each
+ * time, naming its commands): listed so the user sees what they would run, not approved here.
+ */
+async function describeSuites(root: string): Promise<string[]> {
+  const suites = evalSuites(root);
+  if (suites.length === 0) return [];
+  const { loadSuite } = await import('../agent/eval/schema.ts');
+  return suites.map((dir) => {
+    const rel = path.relative(root, dir) || '.';
+    try {
+      const suite = loadSuite(dir);
+      const commands = suite.tasks.flatMap((t) => t.graders.filter((g) => g.type === 'command'));
+      return `[runs when you name it]  Eval suite ${rel}\n      grants: keel eval ${rel} runs ${commands.length} grader command${commands.length === 1 ? '' : 's'} (sandboxed, with no secrets) in ${suite.tasks.length} task${suite.tasks.length === 1 ? '' : 's'}`;
+    } catch (error) {
+      return `[invalid]  Eval suite ${rel}: ${(error as Error).message.split('\n')[0]}`;
+    }
+  });
+}
+
 export async function trustCommand(args: TrustArgs, workspace: string, io: TrustIo): Promise<number> {
   const room = createTrustRoom({ root: workspace });
   if (args.revoke) {
@@ -46,9 +89,11 @@ export async function trustCommand(args: TrustArgs, workspace: string, io: Trust
     );
     return 0;
   }
+  const suites = await describeSuites(workspace);
+  if (suites.length > 0) io.out(`${suites.join('\n\n')}\n\n`);
   if (items.length === 0) {
     io.out(
-      `${workspace} supplies nothing that would steer Keel (no workspace MCP servers, network allowances, memory or long task to approve).\n`,
+      `${workspace} supplies nothing${suites.length ? ' else' : ''} that would steer Keel (no workspace MCP servers, network allowances, memory or long task to approve).\n`,
     );
     return 0;
   }
