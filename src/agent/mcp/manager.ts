@@ -1,5 +1,5 @@
 import type { TrustRoom } from '../trust/room.ts';
-import { mcpServerGrants } from '../trust/items.ts';
+import { approveWorkspaceServer } from './approval.ts';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpPort, SandboxPort } from '../host.ts';
 import { ToolFailure } from '../tools/protocol.ts';
@@ -155,25 +155,7 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
   async function approve(entry: Entry, signal?: AbortSignal): Promise<void> {
     if (entry.config.scope !== 'workspace') return;
     const { name, file } = entry.config;
-    const item = options.trust
-      ?.items()
-      .find((i) => i.kind === 'mcp_server' && i.hash === entry.config.hash && i.id.endsWith(`#${name}`));
-    if (entry.approved === undefined && item && options.trust?.isApproved(item)) entry.approved = true;
-    if (entry.approved === undefined) {
-      entry.approved =
-        options.trust?.workspaceTrusted !== false &&
-        (await options.port.approveServer(
-          {
-            server: name,
-            file,
-            commandLine: describeTransport(entry.config.transport),
-            grants: mcpServerGrants(entry.config),
-            hash: entry.config.hash,
-          },
-          signal,
-        ));
-      if (entry.approved && item) options.trust?.approve([item], Date.now());
-    }
+    entry.approved ??= await approveWorkspaceServer(entry.config, options.port, options.trust, signal);
     if (!entry.approved) {
       const how = options.port.howToApprove(name, file);
       set(entry, 'denied', `not approved: it is defined by the workspace (${file}). ${how}`);

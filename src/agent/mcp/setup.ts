@@ -57,19 +57,10 @@ export function setupSessionMcp(
   // definition (the trust room's notice names the rest): an unapproved one changes nothing.
   const trust = options.trust;
   if (trust)
-    servers = servers.filter(
-      (s) =>
-        s.scope !== 'workspace' ||
-        trust
-          .items()
-          .some(
-            (i) =>
-              i.kind === 'mcp_server' &&
-              i.hash === s.hash &&
-              i.id.endsWith(`#${s.name}`) &&
-              trust.isApproved(i),
-          ),
-    );
+    servers = servers.filter((s) => {
+      const item = s.scope === 'workspace' ? trust.mcpItem(s) : undefined;
+      return s.scope !== 'workspace' || (item !== undefined && trust.isApproved(item));
+    });
   if (servers.length > 0 && options.readOnly) {
     notices.push('MCP servers are not offered in a read-only session.');
     servers = [];

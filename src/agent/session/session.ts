@@ -17,7 +17,6 @@ import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
 import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
-import { createTrustRoom } from '../trust/room.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
@@ -32,6 +31,8 @@ import {
   sessionCheckpoints,
   sessionModelClient,
   sessionSkillsAndMcp,
+  newUserMessage,
+  sessionTrust,
 } from './sessionStart.ts';
 
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
@@ -104,10 +105,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const circuitBreaker = createCircuitBreaker({ now });
   const readOnly = options.readOnly === true || !host.workspace.isTrusted();
   const root = host.workspace.roots[0] ?? '';
-  // What the repository supplies to steer Keel is used only as far as the user approved it (trust/).
-  const trust = host.trust ?? createTrustRoom({ root, workspaceTrusted: host.workspace.isTrusted() });
-  const trustNotice = trust.pendingNotice();
-  if (trustNotice) emit({ type: 'notice', level: 'warn', text: trustNotice });
+  const trust = sessionTrust(host, (text) => emit({ type: 'notice', level: 'warn', text }));
   const { skills, mcp } = sessionSkillsAndMcp(
     host,
     options,
@@ -230,14 +228,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     ...(runId ? { runId } : {}),
   });
 
-  const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => ({
-    role: 'user',
-    id: newId('usr'),
-    ts: now(),
-    text,
-    ...(isSteering ? { steering: true } : {}),
-    ...(opts?.mentions?.length ? { mentions: [...opts.mentions] } : {}),
-  });
+  const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage =>
+    newUserMessage({ id: newId('usr'), ts: now(), text, steering: isSteering, mentions: opts?.mentions });
 
   const startRun = async (message: UserMessage): Promise<RunOutcome> => {
     controller = new AbortController();

@@ -5,12 +5,12 @@ import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoint
 import type { AgentEvent, TodoItem } from '../events.ts';
 import type { ApprovalsPort, Host } from '../host.ts';
 import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
-import type { AgentMessage, ToolResultMessage } from '../messages.ts';
+import type { AgentMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
 import { createModelClient, type ModelClient } from '../model/client.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
-import type { TrustRoom } from '../trust/room.ts';
+import { createTrustRoom, type TrustRoom } from '../trust/room.ts';
 import { isKeelSessionLog } from '../trust/ledger.ts';
 import { createSessionLog, isValidSessionId, loadSession, sessionLogPath } from './log.ts';
 import type { AgentSessionOptions } from './types.ts';
@@ -171,6 +171,37 @@ export function sessionSkillsAndMcp(
   for (const text of notices) warn(text);
   if (mcp) watchMcpProblems(mcp.manager, warn);
   return { skills, mcp };
+}
+
+/**
+ * What the repository supplies to steer Keel is used only as far as the user approved it (trust/):
+ * the host's room, or one made now; what is left out is said once, in one line.
+ */
+export function sessionTrust(host: Host, warn: (text: string) => void): TrustRoom {
+  const trust =
+    host.trust ??
+    createTrustRoom({ root: host.workspace.roots[0] ?? '', workspaceTrusted: host.workspace.isTrusted() });
+  const notice = trust.pendingNotice();
+  if (notice) warn(notice);
+  return trust;
+}
+
+/** A user's message as the transcript keeps it (a steering one is marked, mentions only when any). */
+export function newUserMessage(m: {
+  readonly id: string;
+  readonly ts: number;
+  readonly text: string;
+  readonly steering: boolean;
+  readonly mentions: readonly string[] | undefined;
+}): UserMessage {
+  return {
+    role: 'user',
+    id: m.id,
+    ts: m.ts,
+    text: m.text,
+    ...(m.steering ? { steering: true } : {}),
+    ...(m.mentions?.length ? { mentions: [...m.mentions] } : {}),
+  };
 }
 
 /** The session's model client: its model, then its fallbacks. */

@@ -17,6 +17,8 @@ export interface TrustRoom {
   /** What the workspace supplies that would steer Keel (a snapshot taken when the room was made). */
   items(): readonly SteeringItem[];
   isApproved(item: SteeringItem): boolean;
+  /** The item of a workspace-defined MCP server with this name and definition hash, if listed. */
+  mcpItem(server: { readonly name: string; readonly hash: string }): SteeringItem | undefined;
   /** The approved items of one kind. */
   approved(kind: SteeringKind): readonly SteeringItem[];
   /** Items present but not approved (all of them in an untrusted workspace). */
@@ -54,6 +56,10 @@ export function createTrustRoom(options: {
     store,
     items,
     isApproved,
+    mcpItem: (server) =>
+      items().find(
+        (i) => i.kind === 'mcp_server' && i.hash === server.hash && i.id.endsWith(`#${server.name}`),
+      ),
     approved: (kind) => items().filter((i) => i.kind === kind && isApproved(i)),
     pending: () => items().filter((i) => !isApproved(i)),
     trustedDomains: () =>
