@@ -1,3 +1,4 @@
+import { ledgerForStateDir } from '../trust/ledger.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type MiniSearch from 'minisearch';
@@ -138,7 +139,9 @@ const usable = (saved: Saved): saved is Required<Saved> =>
 function load(indexFile: string): Loaded {
   if (!isOwnFile(indexFile)) return fresh();
   try {
-    const saved = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as Saved;
+    const text = fs.readFileSync(indexFile, 'utf8');
+    if (!indexLedger(indexFile).own(text)) return fresh();
+    const saved = JSON.parse(text) as Saved;
     if (!usable(saved)) return fresh();
     return { ms: lib().loadJS<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
   } catch {
@@ -150,12 +153,28 @@ function load(indexFile: string): Loaded {
 async function loadAsync(indexFile: string): Promise<Loaded> {
   if (!isOwnFile(indexFile)) return fresh();
   try {
-    const saved = JSON.parse(await fs.promises.readFile(indexFile, 'utf8')) as Saved;
+    const text = await fs.promises.readFile(indexFile, 'utf8');
+    if (!indexLedger(indexFile).own(text)) return fresh();
+    const saved = JSON.parse(text) as Saved;
     if (!usable(saved)) return fresh();
     return { ms: await lib().loadJSAsync<Doc>(saved.index, OPTIONS), manifest: saved.manifest };
   } catch {
     return fresh();
   }
+}
+
+/**
+ * The index is Keel's state too: one that came with the repository could hold documents no log has
+ * (planted "past messages"). Keel records the hash of each index it saves; any other is rebuilt.
+ */
+function indexLedger(indexFile: string) {
+  const stateDir = path.dirname(path.dirname(path.dirname(indexFile)));
+  const ledger = ledgerForStateDir(stateDir);
+  const rel = path.relative(path.dirname(stateDir), indexFile).split(path.sep).join('/');
+  return {
+    own: (text: string) => ledger.isOwnFile(rel, text),
+    record: (text: string) => ledger.recordFile(rel, text),
+  };
 }
 
 export function indexFileOf(stateDir: string): string {
@@ -317,7 +336,9 @@ export function openMemoryIndex(options: MemoryIndexOptions, loaded?: Loaded): M
     save(saveOptions) {
       if (!dirty) return;
       if (!saveOptions?.force && !rebuilt && unsavedBytes < SAVE_AFTER_BYTES) return;
-      writeAtomic(indexFile, JSON.stringify({ manifest, index: ms }));
+      const text = JSON.stringify({ manifest, index: ms });
+      indexLedger(indexFile).record(text);
+      writeAtomic(indexFile, text);
       dirty = false;
       rebuilt = false;
       unsavedBytes = 0;
