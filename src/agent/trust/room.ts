@@ -19,8 +19,6 @@ export interface TrustRoom {
   isApproved(item: SteeringItem): boolean;
   /** The item of a workspace-defined MCP server with this name and definition hash, if listed. */
   mcpItem(server: { readonly name: string; readonly hash: string }): SteeringItem | undefined;
-  /** The approved items of one kind. */
-  approved(kind: SteeringKind): readonly SteeringItem[];
   /** Items present but not approved (all of them in an untrusted workspace). */
   pending(): readonly SteeringItem[];
   approve(items: readonly SteeringItem[], now: number): void;
@@ -60,7 +58,6 @@ export function createTrustRoom(options: {
       items().find(
         (i) => i.kind === 'mcp_server' && i.hash === server.hash && i.id.endsWith(`#${server.name}`),
       ),
-    approved: (kind) => items().filter((i) => i.kind === kind && isApproved(i)),
     pending: () => items().filter((i) => !isApproved(i)),
     trustedDomains: () =>
       items().flatMap((i) => (i.kind === 'network' && isApproved(i) ? [...(i.domains ?? [])] : [])),
