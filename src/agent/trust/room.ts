@@ -1,4 +1,4 @@
-import { collectSteeringItems, type SteeringItem, type SteeringKind } from './items.ts';
+import { collectSteeringItems, type SteeringItem } from './items.ts';
 import { type StateLedger, stateLedger } from './ledger.ts';
 import { type TrustStore, trustStore } from './store.ts';
 
