@@ -7,6 +7,7 @@
 //    appended to, and cold (no index: first open after an upgrade, or a corrupt index). Baseline: reading
 //    every log whole and parsing every line (what the list did before).
 // Medians of REPS runs (env BENCH_REPS, default 5).
+import { recordSessionLog } from '../src/agent/trust/ledger.ts';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -55,6 +56,8 @@ function bigLog(workspace: string) {
   const id = '20260101-000000-b1g000';
   const file = path.join(dir, `${id}.jsonl`);
   fs.writeFileSync(file, sessionLogText({ sessionId: id, bytes: 50 * 1024 * 1024, resultBytes: 12_000 }));
+  // As Keel records a log it creates (only those are resumed): the bench's log stands for one.
+  recordSessionLog(file);
   return { id, file };
 }
 
@@ -89,6 +92,9 @@ function timeMedian(fn: () => void, before?: () => void): number {
 
 export async function runSessionLogBench() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-sessionlog-bench-'));
+  // Keel's user folder (where the state ledger lives) inside the bench's own temp dir, for the children too.
+  const savedHome = process.env.KEEL_HOME;
+  process.env.KEEL_HOME = path.join(tmp, 'keel-home');
   try {
     // ---- 1. one 50 MB log ----
     const workspace = path.join(tmp, 'ws');
@@ -160,6 +166,8 @@ export async function runSessionLogBench() {
     };
     return { reps: REPS, big_log: bigLogFigures, history_500: historyFigures };
   } finally {
+    if (savedHome === undefined) delete process.env.KEEL_HOME;
+    else process.env.KEEL_HOME = savedHome;
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
