@@ -1,3 +1,4 @@
+import { recordSessionLog } from '../src/agent/trust/ledger.ts';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -128,6 +129,8 @@ export function generate(stateDir: string, sessions: number, totalBytes: number)
       n++;
     }
     fs.writeFileSync(path.join(dir, `${id}.jsonl`), `${lines.join('\n')}\n`);
+    // Stands for logs Keel made: only those are searched (trust/ledger.ts).
+    recordSessionLog(path.join(dir, `${id}.jsonl`));
   }
   return planted;
 }
@@ -183,6 +186,8 @@ export async function runMemorySearchBench(options: MemoryBenchOptions = {}) {
   const totalBytes = (options.totalMb ?? 50) * 1024 * 1024;
   const runs = options.runs ?? 23;
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-membench-')));
+  const savedHome = process.env.KEEL_HOME;
+  process.env.KEEL_HOME = path.join(root, 'keel-home');
   try {
     const stateDir = path.join(root, '.keel');
     const planted = generate(stateDir, sessions, totalBytes);
@@ -280,6 +285,8 @@ export async function runMemorySearchBench(options: MemoryBenchOptions = {}) {
       pass: indexedMedian < 1000,
     };
   } finally {
+    if (savedHome === undefined) delete process.env.KEEL_HOME;
+    else process.env.KEEL_HOME = savedHome;
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
