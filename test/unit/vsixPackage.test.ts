@@ -126,3 +126,19 @@ describe('the packaged .vsix', () => {
     assert.ok(!files.some((f) => f.startsWith('extension/dist/cli')), 'the CLI is not in the .vsix');
   });
 });
+
+describe("the repository's README (the developer's page)", () => {
+  test('repeats no line and names no internal document', () => {
+    const lines = fs
+      .readFileSync('README.md', 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length > 40);
+    const seen = new Set<string>();
+    for (const line of lines) {
+      assert.ok(!seen.has(line), `repeated: ${line}`);
+      seen.add(line);
+    }
+    assert.doesNotMatch(fs.readFileSync('README.md', 'utf8'), /\bseed 0\d\d\b/);
+  });
+});
