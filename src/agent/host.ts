@@ -64,6 +64,11 @@ export interface ApprovalRequest {
 
 export interface ApprovalsPort {
   ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
+  /**
+   * Set when nobody can be asked (CLI without a terminal, `--approve never|safe`): every request is
+   * refused by policy. Says why and how to allow, so a refusal never reads "the user declined".
+   */
+  readonly unattended?: string;
 }
 
 export interface ShellRunOptions {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { lazy } from '../agent/lazy.ts';
+import { MIN_CONTEXT_WINDOW } from '../agent/model/pricing.ts';
 
 // What each `keel` command accepts, validated after Node's flag parser (args.ts) has split argv.
 // Each command's schema is built when that command is parsed (lazy): `keel tool LS` builds one.
@@ -19,7 +20,8 @@ const positiveInt = (name: string) =>
     .string()
     .regex(/^\d+$/, `${name} must be a positive whole number`)
     .transform(Number)
-    .pipe(z.number().int().positive());
+    // "0" passes the regex: the flag is named here too, not zod's bare "Too small: expected number to be >0".
+    .pipe(z.number().int().positive(`${name} must be a positive whole number (1 or more)`));
 
 export const runSchema = lazy(() =>
   z.object({
@@ -34,7 +36,17 @@ export const runSchema = lazy(() =>
       .string()
       .regex(/^[A-Za-z0-9_-]{1,80}$/, '--resume takes a session id (letters, digits, - and _)')
       .optional(),
-    contextWindow: positiveInt('--context-window').optional(),
+    // A usage error (exit 2, as documented) before anything starts, not a failed run (exit 1).
+    contextWindow: positiveInt('--context-window')
+      .pipe(
+        z
+          .number()
+          .min(
+            MIN_CONTEXT_WINDOW,
+            `--context-window must be at least ${MIN_CONTEXT_WINDOW} tokens: Keel refuses to run with less room`,
+          ),
+      )
+      .optional(),
     demo: z.boolean(),
     mcpConfig: z.array(z.string().min(1)),
     jobWait: z

@@ -39,8 +39,16 @@ function parseFlags(rest: readonly string[], options: FlagOptions): ReturnType<t
   try {
     return parseArgs({ args: [...rest], allowPositionals: true, strict: true, options });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(flagError(error as NodeJS.ErrnoException));
   }
+}
+
+/** Node's wording for an unknown flag ends in an unclosed quote and speaks of "positional arguments". */
+function flagError(error: NodeJS.ErrnoException): string {
+  const unknown = /^Unknown option '([^']+)'/.exec(error.message);
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown)
+    return `unknown option ${unknown[1]} (the usage below lists the options; a PROMPT that starts with "-" goes after --, as in: keel run -- "${unknown[1]} …")`;
+  return error.message;
 }
 
 function parseEval(rest: readonly string[]): EvalArgs {

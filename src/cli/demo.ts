@@ -2,9 +2,10 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { AgentEvent } from '../agent/events.ts';
 
 // `keel run --demo`: the bundled API emulator with its scripted answers, and a scratch git repo to
-// work in, removed when the run ends (after its diff is shown).
+// work in, removed when the run ends (after its diff is shown) — or the user's `--workspace`, kept.
 
 /** The demo's scratch repo, committed by git in the background (on another core) while the agent loads. */
 export async function startDemoWorkspace(): Promise<{ committed: Promise<string> }> {
@@ -14,11 +15,14 @@ export async function startDemoWorkspace(): Promise<{ committed: Promise<string>
   return { committed };
 }
 
-export async function startDemo({
-  committed,
-}: {
-  committed: Promise<string>;
-}): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
+/**
+ * The emulator, working in the scratch repo (`committed`) or in the user's own folder (`--workspace`):
+ * the banner says which, and only the scratch repo is removed at the end.
+ */
+export async function startDemo(
+  where: { committed: Promise<string> } | { workspace: string },
+): Promise<{ baseURL: string; workspace: string; close: () => Promise<void> }> {
+  const committed = 'committed' in where ? where.committed : undefined;
   let emulator: Awaited<ReturnType<typeof import('../../test/emulator/server.ts').startEmulator>>;
   try {
     const { startEmulator } = await import('../../test/emulator/server.ts');
@@ -26,21 +30,44 @@ export async function startDemo({
     emulator = await startEmulator({ scenario: demoScenario });
   } catch (error) {
     // No demo without its emulator: the scratch repo made for it goes too.
-    await committed.then((dir) => fs.rmSync(dir, { recursive: true, force: true })).catch(() => {});
+    await committed?.then((dir) => fs.rmSync(dir, { recursive: true, force: true })).catch(() => {});
     throw error;
   }
-  const workspace = await committed;
+  const workspace = committed ? await committed : (where as { workspace: string }).workspace;
   process.stderr.write(
     `\n*** DEMO MODE: no real model. Keel is talking to its bundled API emulator at ${emulator.url}\n` +
-      `*** with scripted answers, in a scratch git repo ${workspace} (removed when the run ends).\n` +
+      (committed
+        ? `*** with scripted answers, in a scratch git repo ${workspace} (removed when the run ends).\n`
+        : `*** with scripted answers, in YOUR folder ${workspace}: its edits stay there, nothing is removed.\n` +
+          "*** The script expects the demo's sample project (src/greet.js); without --workspace it makes one.\n") +
       '*** Try: "explain src/greet.js", "add a farewell function", "delete the build folder".\n\n',
   );
   return {
     baseURL: emulator.url,
     workspace,
     close: async () => {
-      await Promise.all([emulator.close(), fs.promises.rm(workspace, { recursive: true, force: true })]);
+      await Promise.all([
+        emulator.close(),
+        committed ? fs.promises.rm(workspace, { recursive: true, force: true }) : undefined,
+      ]);
     },
+  };
+}
+
+/**
+ * The demo's script goes wrong when a tool fails (a Read of a file the folder lacks, an Edit that did
+ * not apply): its answer says so, and the run must not look successful either (exit 1). A refusal
+ * (DENIED_BY_USER) is part of the script ("delete the build folder"), not a failure.
+ */
+export function demoFailures(): { onEvent: (event: AgentEvent) => void; failed: () => string[] } {
+  const failed: string[] = [];
+  return {
+    onEvent(event) {
+      if (event.type !== 'tool_end' || event.result.status !== 'error') return;
+      const code = event.result.error?.code;
+      if (code !== 'DENIED_BY_USER') failed.push(`${event.name} failed (${code ?? 'error'})`);
+    },
+    failed: () => failed,
   };
 }
 

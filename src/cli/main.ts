@@ -5,6 +5,7 @@ import { rgPath } from '@vscode/ripgrep';
 import { z } from 'zod';
 import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
+import { DEMO_MODEL } from '../agent/model/pricing.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import {
@@ -16,7 +17,7 @@ import {
   USAGE,
   UsageError,
 } from './args.ts';
-import { startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
+import { demoFailures, startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
@@ -82,7 +83,12 @@ function bundledSkillsDir(): string | undefined {
 
 function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
   if (policy) return createPolicyApprovals(policy);
-  return process.stdin.isTTY ? createTtyApprovals() : createPolicyApprovals('never');
+  if (process.stdin.isTTY) return createTtyApprovals();
+  // Said to the model and printed with the refusal: the user was never asked, and this is how to allow.
+  return createPolicyApprovals(
+    'never',
+    'keel has no terminal to ask on (stdin is not a TTY), so every approval request is refused; run it on a terminal to be asked, or pass --approve all to allow what asks (the never-run list stays blocked)',
+  );
 }
 
 function workspaceDir(dir: string | undefined): string {
@@ -131,9 +137,13 @@ function mentionedFiles(prompt: string, workspace: string): string[] {
 }
 
 async function run(args: RunArgs): Promise<number> {
-  const demoWorkspace = args.demo ? await startDemoWorkspace() : undefined;
+  // `--demo --workspace DIR` works in DIR (and says so); only without a folder is a scratch repo made.
+  const demoWorkspace = args.demo && !args.workspace ? await startDemoWorkspace() : undefined;
   const { createAgentSession, createCliMcpPort, attachTelemetry } = await import('./commands.ts');
-  const demo = demoWorkspace ? await startDemo(demoWorkspace) : undefined;
+  const demo = args.demo
+    ? await startDemo(demoWorkspace ?? { workspace: workspaceDir(args.workspace) })
+    : undefined;
+  const demoCheck = demo ? demoFailures() : undefined;
   let stopJobs: (() => Promise<void>) | undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
@@ -146,7 +156,8 @@ async function run(args: RunArgs): Promise<number> {
     );
     const notice = sandboxNotice(host);
     if (notice) process.stderr.write(`${notice}\n`);
-    const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
+    // The demo's answers come from the emulator, not from a model: its id and its $0 cost say so.
+    const model = demo ? DEMO_MODEL : (args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL);
     if (!demo && !args.contextWindow && !/claude/i.test(model)) {
       // Keel knows Claude models' windows; for any other model the 16K/32K guards need the real figure.
       process.stderr.write(
@@ -166,7 +177,10 @@ async function run(args: RunArgs): Promise<number> {
       ...checkpointBudget(),
     });
     stopJobs = () => session.stopJobs();
+    let shownError: string | undefined;
     session.subscribe((event) => {
+      demoCheck?.onEvent(event);
+      if (event.type === 'error' && !args.json) shownError = event.message;
       if (args.json) out(`${JSON.stringify(event)}\n`);
       else {
         const line = progressLine(event);
@@ -225,7 +239,14 @@ async function run(args: RunArgs): Promise<number> {
       const diff = workspaceDiff(workspace);
       if (diff) out(`\n${diff}`);
     }
-    if (outcome.error) process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);
+    // Said once: the progress line (✖) already gave this very message.
+    if (outcome.error && outcome.error !== shownError)
+      process.stderr.write(`keel: ${outcome.status}: ${outcome.error}\n`);
+    const demoFailed = demoCheck?.failed() ?? [];
+    if (outcome.status === 'finished' && demoFailed.length > 0) {
+      process.stderr.write(`keel: the demo did not go as scripted: ${demoFailed.join(', ')}\n`);
+      return EXIT.failed;
+    }
     return outcome.status === 'finished'
       ? EXIT.finished
       : outcome.status === 'aborted'

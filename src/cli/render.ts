@@ -3,6 +3,8 @@ import type { AgentEvent } from '../agent/events.ts';
 // Read-only calls of one reply run together: their start lines come first, so an end line that does
 // not follow its own start names the call it belongs to.
 let lastStarted: string | undefined;
+// Retries for the same reason are one line each, but the reason (an address, why) is said once.
+let lastRetryReason: string | undefined;
 
 /** Human-readable progress on stderr (stdout stays clean for the final answer). */
 export function progressLine(event: AgentEvent): string | undefined {
@@ -16,7 +18,9 @@ export function progressLine(event: AgentEvent): string | undefined {
       const r = event.result;
       const code = r.error ? ` ${r.error.code}` : '';
       const which = event.toolUseId === lastStarted ? '' : ` ◂ ${event.name}`;
-      return `  ${r.status}${code} (${event.durationMs} ms)${which}`;
+      // A refusal says who refused (the user, or a policy because nobody could be asked) and how to allow.
+      const why = r.error?.code === 'DENIED_BY_USER' ? `\n    ${r.error.message}` : '';
+      return `  ${r.status}${code} (${event.durationMs} ms)${which}${why}`;
     }
     case 'subagent_start':
       return `  ↳ sub-agent ${event.agentId} (${event.mode}): ${event.description}`;
@@ -34,8 +38,11 @@ export function progressLine(event: AgentEvent): string | undefined {
       return event.job.status === 'running'
         ? `⚙ job ${event.job.id} started: ${event.job.command.slice(0, 100)}`
         : `⚙ job ${event.job.id} ${event.job.status}${event.job.exitCode !== null ? ` (exit ${event.job.exitCode})` : ''}`;
-    case 'retry':
-      return `↻ retry ${event.attempt} in ${event.delayMs} ms on ${event.model}: ${event.reason}`;
+    case 'retry': {
+      const same = event.reason === lastRetryReason;
+      lastRetryReason = event.reason;
+      return `↻ retry ${event.attempt} in ${event.delayMs} ms on ${event.model}: ${same ? '(same error)' : event.reason}`;
+    }
     case 'memory_changed': {
       // Every memory change is visible where the user looks: it shapes later sessions' prompts.
       const c = event.change;

@@ -25,7 +25,9 @@ export function sessionsCommand(
   for (const s of sessions) {
     const when = new Date(s.updatedAt).toISOString().replace('T', ' ').slice(0, 16);
     const messages = `${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`;
-    out(`${s.id}  ${when}  ${messages.padEnd(12)}  ${s.title || '(no prompt)'}\n`);
+    // A run that failed at once (no API key, nothing listening) is not a conversation to go back to.
+    const failed = s.replies === 0 ? '  [no model reply: the run failed before any answer]' : '';
+    out(`${s.id}  ${when}  ${messages.padEnd(12)}  ${s.title || '(no prompt)'}${failed}\n`);
   }
   out(`\nResume one with: keel run --resume ID "PROMPT"\n`);
   return 0;

@@ -414,13 +414,15 @@ describe('keel usage and guards', () => {
     assert.equal(emu.requests.length, before, 'nothing was sent to the model');
   });
 
-  test('refuses to run with a context window under 16K tokens', async () => {
+  test('refuses a context window under 16K tokens as a usage error (exit 2), before any request', async () => {
+    const before = emu.requests.length;
     const run = await runKeel(
       ['run', '--workspace', tempWorkspace(), '--context-window', '8000', 'x'],
       cliEnv(emu.url),
     );
-    assert.equal(run.code, 1);
-    assert.match(run.stderr, /below the minimum of 16000/);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--context-window must be at least 16000 tokens/);
+    assert.equal(emu.requests.length, before, 'nothing was sent to the model');
   });
 
   test('keel tool runs one tool through the guards and prints its ToolResult', async () => {
@@ -481,13 +483,19 @@ describe('keel usage and guards', () => {
     assert.match(run.stdout, /^\+\+\+ b\/src\/greet\.js$/m);
   });
 
-  test('--demo "delete the build folder" asks for approval, and a denial runs nothing', async () => {
+  test('--demo "delete the build folder" under --approve never: nothing ran, nobody was asked, --approve named', async () => {
     const env = { ...process.env };
     delete env.ANTHROPIC_API_KEY;
     const run = await runKeel(['run', '--demo', '--approve', 'never', 'delete the build folder'], env);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /▸ Bash \{"command":"rm -r build"\}\n\s+error DENIED_BY_USER/);
-    assert.match(run.stdout, /You declined `rm -r build`, so nothing ran/);
+    assert.match(
+      run.stderr,
+      /No approval was possible for running: rm -r build \(nobody was asked\): --approve never/,
+    );
+    assert.match(run.stdout, /No approval was possible for `rm -r build`.*so nothing ran/);
+    assert.match(run.stdout, /--approve all/);
+    assert.doesNotMatch(run.stdout, /You declined/);
   });
 
   test('a closed stdout (`keel run --demo --json | head -n 1`) ends keel quietly with exit 0', async () => {

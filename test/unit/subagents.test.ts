@@ -7,6 +7,7 @@ import { computeMetrics } from '../../src/agent/context/metrics.ts';
 import type { ModelCallRecord } from '../../src/agent/events.ts';
 import type { ApprovalRequest } from '../../src/agent/host.ts';
 import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
+import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { listSessions } from '../../src/agent/session/log.ts';
 import { createAgentSession } from '../../src/agent/session/session.ts';
 import { parseAnswer } from '../../src/agent/subagents/prompt.ts';
@@ -35,6 +36,39 @@ const text = (t: string, expect?: ScriptedReply['expect']): ScriptedReply => ({
 function workspace(): string {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-sub-')));
 }
+
+test('a sub-agent refused by a policy (nobody to ask) says no approval was possible, not that the user denied', async () => {
+  emu.setScenario({
+    replies: [
+      use('Task', { description: 'Clean up', prompt: 'CHILD-RM: remove build', mode: 'general' }),
+      text('ok', { toolResultContains: 'Nothing ran.' }),
+    ],
+    threads: [
+      {
+        firstUserContains: 'CHILD-RM',
+        replies: [
+          use('Bash', { command: 'rm -r build' }),
+          text('## Summary\nNothing ran.', {
+            toolResultContains: 'No approval was possible for running: rm -r build',
+          }),
+        ],
+      },
+    ],
+  });
+  const session = createAgentSession({
+    host: createNodeHost({
+      workspace: workspace(),
+      approvals: createPolicyApprovals('never', 'no terminal; pass --approve all'),
+    }),
+    model: 'claude-sonnet-4-6',
+    apiKey: 'k',
+    baseURL: emu.url,
+    userSkillsDir: null,
+  });
+  const outcome = await session.prompt('clean up');
+  // The child's summary comes back only if its Bash result had the policy wording (scripted expectation).
+  assert.equal(outcome.status, 'finished', outcome.error);
+});
 
 test("a sub-agent's approval goes through the parent's dialog and names the sub-agent", async () => {
   const asked: ApprovalRequest[] = [];

@@ -260,7 +260,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
               signal,
             );
           } catch (error) {
-            const classified = error instanceof ModelError ? error : classifyError(error, signal);
+            const endpoint = client ? (await client.catch(() => undefined))?.baseURL : undefined;
+            const classified = error instanceof ModelError ? error : classifyError(error, signal, endpoint);
             if (partial.length > 0)
               callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
             // Some models/endpoints allow fewer output tokens than we ask for: adopt their limit.
@@ -278,7 +279,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
               throw classified;
             }
             lastError = classified;
-            if (attempt === maxRetries) break;
+            // Nothing listens at the address: a server still starting gets two short retries, not a
+            // minute of backoff (four retries took 17 s before saying "Connection error.").
+            if (attempt >= (classified.unreachable ? Math.min(maxRetries, 2) : maxRetries)) break;
             const delayMs = retryDelayMs(
               attempt,
               classified.retryAfterMs,

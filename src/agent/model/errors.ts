@@ -32,11 +32,63 @@ export class ModelError extends Error {
     readonly status?: number,
     readonly retryAfterMs?: number,
     readonly requestId?: string,
+    /** Nothing answered at the address (refused, unknown host, bad port): rarely fixed by waiting. */
+    readonly unreachable = false,
   ) {
     super(message);
     this.name = 'ModelError';
     this.retryable = RETRYABLE.has(kind);
   }
+}
+
+const UNREACHABLE: Record<string, string> = {
+  ECONNREFUSED: 'connection refused (nothing is listening there)',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved (DNS)',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+};
+const TRANSIENT: Record<string, string> = {
+  ETIMEDOUT: 'the connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+  ECONNRESET: 'the connection was reset',
+};
+
+/**
+ * The SDK says only "Connection error."; the reason is a few `cause`s down (fetch → socket). Says which
+ * address could not be reached and why, once, in words ("connection refused", "does not resolve").
+ */
+function connectionError(error: Error, endpoint: string | undefined): ModelError {
+  let reason = error.message;
+  let unreachable = false;
+  for (let cause: unknown = error.cause, depth = 0; cause instanceof Error && depth < 5; depth++) {
+    const code = (cause as NodeJS.ErrnoException).code ?? '';
+    if (UNREACHABLE[code]) {
+      reason = UNREACHABLE[code];
+      unreachable = true;
+      break;
+    }
+    if (TRANSIENT[code]) {
+      reason = TRANSIENT[code];
+      break;
+    }
+    if (/CERT|SSL|TLS/i.test(code)) {
+      reason = `TLS certificate problem (${code}): ${cause.message}`;
+      unreachable = true;
+      break;
+    }
+    if (cause.message && cause.message !== 'fetch failed') reason = cause.message;
+    cause = cause.cause;
+  }
+  const where = endpoint ? ` at ${endpoint}` : '';
+  return new ModelError(
+    'connection',
+    `Could not reach the model service${where}: ${reason}. Check ANTHROPIC_BASE_URL (or keel.baseUrl) and that the server runs.`,
+    undefined,
+    undefined,
+    undefined,
+    unreachable,
+  );
 }
 
 function retryAfter(headers: Headers | undefined): number | undefined {
@@ -54,15 +106,13 @@ function apiMessage(error: InstanceType<typeof Anthropic.APIError>): string {
   return body?.error?.message ?? error.message;
 }
 
-export function classifyError(error: unknown, signal: AbortSignal): ModelError {
+export function classifyError(error: unknown, signal: AbortSignal, endpoint?: string): ModelError {
   if (signal.aborted) return new ModelError('aborted', 'Aborted.');
   if (error instanceof ModelError) return error;
   const Sdk = loadedSdk();
   if (!Sdk) return classifyOther(error);
   if (error instanceof Sdk.APIUserAbortError) return new ModelError('aborted', 'Aborted.');
-  if (error instanceof Sdk.APIConnectionError) {
-    return new ModelError('connection', `Connection error: ${error.message}`);
-  }
+  if (error instanceof Sdk.APIConnectionError) return connectionError(error, endpoint);
   if (error instanceof Sdk.APIError) {
     const message = apiMessage(error);
     const requestId = error.requestID ?? undefined;

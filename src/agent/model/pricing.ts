@@ -7,7 +7,14 @@ interface Price {
   readonly contextWindow: number;
 }
 
+/**
+ * The model id of the demo (`keel run --demo`, `npm start` without a key): the bundled emulator with
+ * scripted answers. Not a real model and free — anything that shows a model name or a cost says so.
+ */
+export const DEMO_MODEL = 'keel-demo-emulator';
+
 const TABLE: readonly (readonly [RegExp, Price])[] = [
+  [/^keel-demo/, { input: 0, output: 0, cacheWrite: 0, cacheRead: 0, contextWindow: 200_000 }],
   [
     /opus-4-[5-9]|opus-4\.[5-9]/,
     { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5, contextWindow: 200_000 },
@@ -38,6 +45,11 @@ export function costUsd(
     oneHour * p.input * 2;
   return Math.round(micros) / 1_000_000;
 }
+
+/** Keel refuses to run below this window (P6) and warns below WARN_CONTEXT_WINDOW. Here, not in the
+ * session, so the CLI's argument check can name the limit without loading the session code. */
+export const MIN_CONTEXT_WINDOW = 16_000;
+export const WARN_CONTEXT_WINDOW = 32_000;
 
 export function contextWindowFor(model: string): number {
   return priceFor(model).contextWindow;

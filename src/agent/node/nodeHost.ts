@@ -150,7 +150,21 @@ export function ensureStateDir(stateDir: string): void {
     const ignore = path.join(stateDir, '.gitignore');
     if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '*\n');
   } catch (error) {
-    throw new Error(stateDirProblem(stateDir, error as NodeJS.ErrnoException));
+    throw new Error(stateDirProblem(stateDir, realCause(stateDir, error as NodeJS.ErrnoException)));
+  }
+}
+
+/**
+ * Node's recursive mkdir reports ENOENT on a read-only file system even though the parent exists; a
+ * plain mkdir of the last step tells the real reason (EROFS, EACCES).
+ */
+function realCause(dir: string, error: NodeJS.ErrnoException): NodeJS.ErrnoException {
+  if (error.code !== 'ENOENT' || !fs.existsSync(path.dirname(dir))) return error;
+  try {
+    fs.mkdirSync(dir);
+    return error;
+  } catch (plain) {
+    return plain as NodeJS.ErrnoException;
   }
 }
 
@@ -159,7 +173,9 @@ function stateDirProblem(stateDir: string, error: NodeJS.ErrnoException): string
   const what = `Keel keeps its session logs, checkpoints and audit log in ${stateDir}`;
   if (error.code === 'EEXIST' || error.code === 'ENOTDIR')
     return `${what}, but a file of that name is in the way. Move the file, then try again.`;
-  if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS')
+  if (error.code === 'EROFS')
+    return `${what}, but the workspace is on a read-only file system (EROFS). Open a folder you can write to.`;
+  if (error.code === 'EACCES' || error.code === 'EPERM')
     return `${what}, but cannot write there (${error.code}). Open a folder you can write to, or fix its permissions.`;
   return `${what}, but cannot create it: ${error.message}`;
 }

@@ -4,6 +4,7 @@ import type { ApprovalDecision, ApprovalRequest, ApprovalsPort } from '../host.t
 export function withSessionMemory(inner: ApprovalsPort): ApprovalsPort {
   const allowed = new Set<string>();
   return {
+    ...(inner.unattended ? { unattended: inner.unattended } : {}),
     async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
       if (request.once) {
         const decision = await inner.ask(request, signal);
@@ -25,6 +26,22 @@ export type ApprovalPolicy = 'never' | 'safe' | 'all';
  * policy classes as safe run — they never ask); `all` allows what asks (the hard blacklist still
  * blocks before any question is asked).
  */
-export function createPolicyApprovals(policy: ApprovalPolicy): ApprovalsPort {
-  return { ask: async () => (policy === 'all' ? 'allow_once' : 'deny') };
+export function createPolicyApprovals(policy: ApprovalPolicy, why?: string): ApprovalsPort {
+  if (policy === 'all') return { ask: async () => 'allow_once' };
+  return {
+    ask: async () => 'deny',
+    unattended:
+      why ??
+      `--approve ${policy} refuses every approval request; run with --approve all to allow what asks (the never-run list stays blocked)`,
+  };
+}
+
+/**
+ * "<The user denied | No approval was possible for> <action>": a refusal by policy must not claim that
+ * someone was asked (the model would tell the user "you declined").
+ */
+export function refusal(approvals: ApprovalsPort, action: string): string {
+  return approvals.unattended
+    ? `No approval was possible for ${action} (nobody was asked): ${approvals.unattended}.`
+    : `The user denied ${action}.`;
 }

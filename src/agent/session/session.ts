@@ -9,7 +9,7 @@ import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts'
 import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
 import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths, undoChange } from '../memory/store.ts';
-import { contextWindowFor } from '../model/pricing.ts';
+import { contextWindowFor, MIN_CONTEXT_WINDOW, WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
@@ -39,8 +39,7 @@ import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } fro
 
 export { newSessionId, SessionConfigError } from './sessionStart.ts';
 
-export const MIN_CONTEXT_WINDOW = 16_000;
-export const WARN_CONTEXT_WINDOW = 32_000;
+export { MIN_CONTEXT_WINDOW, WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
 
 export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const { approvals, waitMs: approvalWaitMs } = sessionApprovals(options.host);

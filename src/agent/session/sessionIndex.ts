@@ -15,6 +15,8 @@ export interface SessionSummary {
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly messageCount: number;
+  /** Model replies (assistant messages): 0 = the run failed before any answer (no key, no server). */
+  readonly replies: number;
 }
 
 export const INDEX_FILE = '.index.json';
@@ -30,6 +32,8 @@ const entrySchema = z.object({
   head: z.string(),
   title: z.string().nullable(),
   messageCount: z.number().int().nonnegative(),
+  /** Absent in indexes written before it was counted: such an entry is scanned again. */
+  replies: z.number().int().nonnegative().optional(),
   /** Offset just past the last complete line counted. */
   scanned: z.number().int().nonnegative(),
   /** Size and mtime when last looked at: both unchanged means nothing to read. */
@@ -78,6 +82,7 @@ function firstLine(fd: number): string | undefined {
 
 const MESSAGE_LINE = Buffer.from('{"type":"message_appended"');
 const TYPED_LINE = Buffer.from('{"type":');
+const ASSISTANT = Buffer.from(',"message":{"role":"assistant"');
 
 /** Scans `fd` from `entry.scanned` on, adding messages and the title; undefined for a bad header. */
 function scan(fd: number, head: string, from: Entry | undefined, stat: fs.Stats): Entry | undefined {
@@ -99,6 +104,7 @@ function scan(fd: number, head: string, from: Entry | undefined, stat: fs.Stats)
       head,
       title: null,
       messageCount: 0,
+      replies: 0,
       scanned: Buffer.byteLength(head) + 1,
       size: 0,
       mtimeMs: 0,
@@ -112,6 +118,11 @@ function scan(fd: number, head: string, from: Entry | undefined, stat: fs.Stats)
     seen = end;
     // Our writer puts the event type first; only message lines are parsed, and only until the title.
     const isMessage = bytes.subarray(0, MESSAGE_LINE.length).equals(MESSAGE_LINE);
+    if (
+      isMessage &&
+      bytes.subarray(MESSAGE_LINE.length, MESSAGE_LINE.length + ASSISTANT.length).equals(ASSISTANT)
+    )
+      entry.replies = (entry.replies ?? 0) + 1;
     if (!isMessage && bytes.subarray(0, TYPED_LINE.length).equals(TYPED_LINE)) continue;
     if (!isMessage || entry.title === null) {
       let event: { type?: unknown; message?: { role?: unknown; text?: unknown } };
@@ -141,11 +152,12 @@ function summarise(dir: string, name: string, known: Entry | undefined): Entry |
   }
   try {
     const stat = fs.fstatSync(fd);
-    if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) return known;
+    const current = known?.replies === undefined ? undefined : known;
+    if (current && current.size === stat.size && current.mtimeMs === stat.mtimeMs) return current;
     const head = firstLine(fd);
     if (head === undefined) return undefined;
     // Append-only: a log that still starts the same and did not shrink is read from where we stopped.
-    const resume = known && known.head === head && stat.size >= known.scanned ? known : undefined;
+    const resume = current && current.head === head && stat.size >= current.scanned ? current : undefined;
     return scan(fd, head, resume, stat);
   } catch {
     return undefined; // an unreadable log is left out of the list, never deleted
@@ -181,6 +193,7 @@ export function listSessions(stateDir: string, options: ListOptions = {}): Sessi
       createdAt: entry.createdAt,
       updatedAt: entry.mtimeMs,
       messageCount: entry.messageCount,
+      replies: entry.replies ?? 0,
     });
   }
   changed ||= Object.keys(before).some((name) => !Object.hasOwn(after, name));

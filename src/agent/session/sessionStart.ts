@@ -137,6 +137,7 @@ export function sessionApprovals(host: Host): { approvals: ApprovalsPort; waitMs
   let waited = 0;
   return {
     approvals: {
+      ...(remembered.unattended ? { unattended: remembered.unattended } : {}),
       async ask(request, signal) {
         const asked = host.clock.now();
         try {

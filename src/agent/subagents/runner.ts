@@ -135,6 +135,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
       const childHost: Host = {
         ...host,
         approvals: {
+          ...(host.approvals.unattended ? { unattended: host.approvals.unattended } : {}),
           ask: (req, signal) =>
             host.approvals.ask({ ...req, title: `Sub-agent "${request.description}": ${req.title}` }, signal),
         },

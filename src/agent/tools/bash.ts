@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { lazy } from '../lazy.ts';
 import type { ApprovalRequest, SandboxDenial } from '../host.ts';
+import { refusal } from '../safety/approvals.ts';
 import type { CommandVerdict } from '../safety/commandPolicy.ts';
 import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
 import { limitOutput } from './output.ts';
@@ -220,7 +221,7 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
     if (ctx.signal.aborted)
       return fail('ABORTED', 'Aborted before the command ran.', 'Wait for the user.') as ToolResult<BashData>;
     if (decision === 'deny') {
-      return fail('DENIED_BY_USER', `The user denied running: ${command}`, DENIED_SUGGESTION, {
+      return fail('DENIED_BY_USER', refusal(ctx.host.approvals, `running: ${command}`), DENIED_SUGGESTION, {
         command,
       }) as ToolResult<BashData>;
     }

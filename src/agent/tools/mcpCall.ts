@@ -4,6 +4,7 @@ import type { McpPort } from '../host.ts';
 import type { McpToolInfo } from '../mcp/connection.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import { renderMcpResult } from '../mcp/render.ts';
+import { refusal } from '../safety/approvals.ts';
 import { canonicalJson } from '../safety/guards/loopDetector.ts';
 import { wrapUntrusted } from '../safety/untrusted.ts';
 import { limitOutput } from './output.ts';
@@ -75,7 +76,7 @@ async function approve(
   if (decision === 'deny') {
     throw new ToolFailure(
       'DENIED_BY_USER',
-      `The user denied calling ${what}.`,
+      refusal(ctx.host.approvals, `calling ${what}`),
       'Do not retry this call; ask the user how to proceed.',
     );
   }

@@ -12,6 +12,7 @@ import {
   replaceEntry,
 } from '../memory/document.ts';
 import { copiedFromToolResult } from '../memory/provenance.ts';
+import { refusal } from '../safety/approvals.ts';
 import {
   type MemoryChange,
   MemoryError,
@@ -77,7 +78,9 @@ async function askToSave(ctx: ToolContext, title: string, detail: string): Promi
   if (decision === 'deny')
     failure(
       'DENIED_BY_USER',
-      'Not saved: the user did not approve this memory change.',
+      ctx.host.approvals.unattended
+        ? `Not saved. ${refusal(ctx.host.approvals, 'this memory change')}`
+        : 'Not saved: the user did not approve this memory change.',
       'Do not retry; if the fact matters, tell the user and let them save it.',
     );
 }

@@ -72,8 +72,24 @@ export function demoScriptFor(prompt: string): DemoScript {
   return 'tour';
 }
 
-function explain(step: number): ScriptedReply {
+/**
+ * A read the script depends on failed (e.g. `--workspace` points at a folder without the demo's
+ * project): say so and stop, instead of answering as if the file had been read.
+ */
+function couldNotRead(what: string, lastResult: string): ScriptedReply {
+  return reply(
+    text(
+      `I could not read ${what}: ${lastResult.slice(0, 200)}\n\n` +
+        "The demo's scripted answers are about its own sample project (`src/greet.js`); this workspace " +
+        'does not have it, so the demo stops here.' +
+        NOTE,
+    ),
+  );
+}
+
+function explain(step: number, lastResult: string, failed: boolean): ScriptedReply {
   if (step === 0) return reply(text("I'll read the code first."), tool('Read', { path: 'src/greet.js' }));
+  if (failed) return couldNotRead('`src/greet.js`', lastResult);
   return reply(
     text(
       '`greet(name)` ([src/greet.js:3](src/greet.js#L3)) returns the greeting `Hello, <name>!` as a template ' +
@@ -92,6 +108,7 @@ function edit(
   if (step === 0)
     return reply(text("I'll read `src/greet.js` first."), tool('Read', { path: 'src/greet.js' }));
   if (step === 1) {
+    if (failed) return couldNotRead('`src/greet.js`', lastResult);
     if (script === 'edit' && lastResult.includes('farewell'))
       return reply(
         text('`src/greet.js` already has a `farewell` function, so there is nothing to add.' + NOTE),
@@ -141,14 +158,19 @@ function approval(prompt: string, step: number, lastResult: string, failed: bool
       ),
       tool('Bash', { command }),
     );
+  // Refused by policy (no terminal, --approve never): nobody was asked, so "you declined" would be false.
+  const unasked = failed && /No approval was possible/i.test(lastResult);
   const denied = failed && /DENIED_BY_USER|denied/i.test(lastResult);
   return reply(
     text(
-      (denied
-        ? `You declined \`${command}\`, so nothing ran. `
-        : failed
-          ? `\`${command}\` failed: ${lastResult.slice(0, 200)} `
-          : `\`${command}\` ran after your approval. `) +
+      (unasked
+        ? `No approval was possible for \`${command}\` (nobody could be asked), so nothing ran. ` +
+          'On a terminal Keel asks; without one, `--approve all` allows what asks. '
+        : denied
+          ? `You declined \`${command}\`, so nothing ran. `
+          : failed
+            ? `\`${command}\` failed: ${lastResult.slice(0, 200)} `
+            : `\`${command}\` ran after your approval. `) +
         'Commands on the safe list (tests, reads, builds) run without asking; destructive, network and ' +
         'protected-file actions always ask, and the hard blacklist (`sudo`, `rm -rf /`…) never runs.' +
         NOTE,
@@ -161,10 +183,13 @@ function tour(step: number, lastResult: string, failed: boolean): ScriptedReply 
     case 0:
       return reply(text('A quick tour. First, what is here:'), tool('LS', { path: '.' }));
     case 1:
+      if (failed) return couldNotRead('the workspace', lastResult);
       return reply(text('The README says what the project is.'), tool('Read', { path: 'README.md' }));
     case 2:
+      if (failed) return couldNotRead('`README.md`', lastResult);
       return reply(text('And the code itself.'), tool('Read', { path: 'src/greet.js' }));
     case 3:
+      if (failed) return couldNotRead('`src/greet.js`', lastResult);
       if (lastResult.includes('/** Greets')) return reply(text('`greet` is already documented.' + NOTE));
       return reply(
         text('One small edit to show the review flow: a doc comment for `greet`.'),
@@ -193,7 +218,7 @@ export function demoReply(req: MessagesRequest): ScriptedReply {
   const script = demoScriptFor(state.prompt);
   switch (script) {
     case 'explain':
-      return explain(state.step);
+      return explain(state.step, state.lastResult, state.failed);
     case 'edit':
     case 'fix':
       return edit(script, state);

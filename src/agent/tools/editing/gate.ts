@@ -4,6 +4,7 @@ import {
   type ProtectedPaths,
   type ProtectedReason,
 } from '../../safety/paths/protectedPaths.ts';
+import { refusal } from '../../safety/approvals.ts';
 import type { PathGuard } from '../../safety/paths/pathGuard.ts';
 import { type ToolContext, ToolFailure } from '../protocol.ts';
 
@@ -82,7 +83,9 @@ export function createWriteGate(options: WriteGateOptions = {}): WriteGate {
       if (decision === 'deny') {
         throw new ToolFailure(
           'DENIED_BY_USER',
-          `The user declined the change to ${target.display} (${verdict.detail}).`,
+          ctx.host.approvals.unattended
+            ? refusal(ctx.host.approvals, `the change to ${target.display} (${verdict.detail})`)
+            : `The user declined the change to ${target.display} (${verdict.detail}).`,
           'Do not retry this write. Ask the user how to proceed, or leave this file alone and continue.',
         );
       }
