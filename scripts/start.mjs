@@ -53,7 +53,7 @@ const csInstalled = fs.existsSync(csHome) && fs.readdirSync(csHome).some((f) => 
 step(
   csInstalled
     ? `code-server 4.139.1 in ${path.relative(repo, csHome) || csHome}/`
-    : `code-server 4.139.1 into ${path.relative(repo, csHome) || csHome}/ — first run only, about 7 min on 2 cores: npm fetches code-server and a Node 24, then compiles its native modules from source`,
+    : `code-server 4.139.1 into ${path.relative(repo, csHome) || csHome}/ — first run only, 4 to 7 min on 2 cores: npm fetches code-server and a Node 24, then compiles its native modules from source`,
 );
 // On a fresh machine (as root) the install may apt-get the few build prerequisites code-server needs.
 sh('bash', ['scripts/code-server/install.sh'], {
