@@ -13,8 +13,8 @@ import { SHELL_STARTUP_FILES } from './settings.ts';
 //
 // Deliberately NOT in the set — project text or project code, which commands exist to change, shown
 // in the diff, and run only when the user runs the project:
-// - AGENTS.md, CLAUDE.md, `.agents/` (skills): text for the model; Keel's trust room asks before any
-//   repository content widens what runs, hash-keyed, so a changed skill asks again;
+// - AGENTS.md, CLAUDE.md, `.agents/` (skills): project text for the model, labelled as the
+//   repository's; it grants nothing (what would grant something goes through src/agent/trust/);
 // - `keel-task/` (init.sh, feature list, progress): a long task's own files; init.sh only ever runs
 //   through the command sandbox and policy, never on the host (the feature list has its own guard);
 // - package.json scripts, Makefiles, build.rs, source; `.env` (read by the project's own code);
