@@ -228,11 +228,11 @@ export function renderMeter(target: HTMLElement, state: ViewState, options: { de
         'span',
         {
           class: 'meter-cache',
-          title: `Prompt cache: ${Math.round(cacheHitPct)}% of the last prompt, ${Math.round(sessionCache)}% of all prompt tokens this chat (Σ)`,
+          title: `Prompt cache: ${Math.round(cacheHitPct)}% of the last prompt, ${Math.round(sessionCache)}% of all prompt tokens this chat`,
         },
         icon('database'),
         `cache ${Math.round(cacheHitPct)}%`,
-        h('span', { class: 'meter-session' }, ` (chat Σ ${Math.round(sessionCache)}%)`),
+        h('span', { class: 'meter-session' }, ` (this chat ${Math.round(sessionCache)}%)`),
       ),
       stage > 0
         ? h(
