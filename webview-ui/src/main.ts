@@ -105,6 +105,8 @@ const composer = createComposer({
     const idempotencyKey = crypto.randomUUID();
     state = addPending(state, text, idempotencyKey, mentions);
     post({ type: 'submit', text, mentions, idempotencyKey });
+    // What the user just sent, and the answer to it, is what they want to see next.
+    transcript.followLatest();
     schedule();
   },
   stop: () => post({ type: 'stop' }),

@@ -130,8 +130,10 @@ function runEvents() {
         text: 'denied',
         error: {
           code: 'DENIED_BY_USER',
-          message: 'The user denied running this command.',
-          suggestion: 'Ask the user how to proceed, or use a read-only tool.',
+          // What the Bash tool tells the model (src/agent/tools/bash.ts).
+          message: 'The user denied running: npm test -- --grep add',
+          suggestion:
+            'Do not retry this command or a variant of it. Use a dedicated tool if one fits, or explain to the user what you wanted to run and why.',
         },
         stats: { time_ms: 2310 },
       },
@@ -239,8 +241,11 @@ test('the panel says ready, then renders messages, cards, errors and diffs from 
   assert.match(await assistant.textContent(), /<img src=/);
   assert.equal(await page.locator('details.thinking').getAttribute('open'), null);
   const denied = page.locator('.tool-card[data-tool="Bash"][data-status="error"]');
-  assert.equal(await denied.locator('.error-code').textContent(), 'DENIED_BY_USER');
-  assert.match(await denied.textContent(), /Ask the user how to proceed/);
+  // The denial is told to the user as theirs; the instructions meant for the model are not shown.
+  assert.equal(await denied.locator('.error-code').textContent(), 'Denied');
+  assert.match(await denied.locator('.error-message').textContent(), /^You denied running: npm test/);
+  assert.doesNotMatch(await denied.textContent(), /Do not retry|the user|variant of it/i);
+  assert.equal(await denied.locator('.error-suggestion').count(), 0);
   assert.match(await page.locator('.tool-card[data-status="running"] .tool-stream').textContent(), /ok 2/);
   assert.equal(
     await page.locator('.tool-card[data-tool="Edit"] .diff-add').textContent(),
@@ -545,6 +550,32 @@ test('a restored transcript opens at its newest message and keeps following unti
   await page.waitForFunction(() => document.querySelector('.msg[data-id="q64"]'));
   await page.waitForTimeout(100);
   assert.equal(await atBottom(), false, 'reading older messages is not interrupted');
+});
+
+test('sending while scrolled up brings the view down to the new message and its answer', {
+  skip,
+}, async () => {
+  // Continues the previous test: the user has scrolled up to read older messages.
+  const atBottom = () =>
+    page.evaluate(() => {
+      const t = document.querySelector('.transcript');
+      return t.scrollTop + t.clientHeight >= t.scrollHeight - 48;
+    });
+  assert.equal(await atBottom(), false, 'the view starts scrolled up');
+  const input = page.getByRole('textbox', { name: 'Message Keel' });
+  await input.fill('Question 65');
+  await input.press('Enter');
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'user_message',
+      message: { id: 'q65', ts: 1, role: 'user', text: 'Question 65' },
+      queued: false,
+    }),
+  });
+  await page.waitForFunction(() => document.querySelector('.msg[data-id="q65"]'));
+  await page.waitForTimeout(150);
+  assert.equal(await atBottom(), true, 'the message just sent is in view');
 });
 
 test('thousands of events: snapshot and live deltas stay fast, only a screenful is in the DOM', {
