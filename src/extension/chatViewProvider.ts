@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
 import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
 import { chatHtml } from './chatHtml.ts';
+import { openWorkspaceFile } from './openFile.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
 import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import type { Proposals } from './editReview/proposals.ts';
@@ -244,15 +245,9 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         // Keep: the change is already on disk. Undo: restore the version before it.
         if (!message.keep) await vscode.commands.executeCommand('keel.undoMemoryChange', message.changeId);
         return;
-      case 'openFile': {
-        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs(message.path)));
-        const line = Math.min((message.line ?? 1) - 1, doc.lineCount - 1);
-        await vscode.window.showTextDocument(doc, {
-          selection: new vscode.Range(line, 0, line, 0),
-          preview: true,
-        });
+      case 'openFile':
+        await openWorkspaceFile(deps.roots(), message);
         return;
-      }
       case 'copyCode':
         await vscode.env.clipboard.writeText(message.code);
         return;

@@ -309,11 +309,15 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('forkBefore'), promptNumber: z.int().check(z.positive()) }),
   /** The memory diff card's buttons: keep the change, or undo it (restores the previous version). */
   z.strictObject({ type: z.literal('memoryDecision'), changeId: id, keep: z.boolean() }),
-  /** Open a workspace file (paths in tool cards are links); line is 1-based. */
+  /**
+   * Open a workspace file at a line (paths in tool cards, `path:line` and file links in answers);
+   * line and column are 1-based. The host refuses a path outside the workspace.
+   */
   z.strictObject({
     type: z.literal('openFile'),
     path: relPath,
     line: z.optional(z.int().check(z.positive())),
+    column: z.optional(z.int().check(z.positive())),
   }),
   z.strictObject({ type: z.literal('copyCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),
   z.strictObject({ type: z.literal('insertCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),

@@ -30,7 +30,8 @@ test('other errors keep advice a user can act on, never advice addressed to the 
   const blocked = userFacingError({
     code: 'BLOCKED_BY_POLICY',
     message: 'Blocked: sudo is never run.',
-    suggestion: 'Do not try to work around this block. If the task truly needs it, tell the user to run it themselves.',
+    suggestion:
+      'Do not try to work around this block. If the task truly needs it, tell the user to run it themselves.',
   });
   assert.equal(blocked.label, 'Blocked');
   assert.equal(blocked.suggestion, undefined);

@@ -358,6 +358,53 @@ test('a selection prompt shows its code as a code block, not as raw ``` fences',
   assert.equal(await bubble.locator('b').count(), 0, 'code stays text');
 });
 
+test('file references in an answer are links that ask the host to open the file at the line', {
+  skip,
+}, async () => {
+  await openPanel('dark');
+  const text = [
+    'The greeting is built in `src/greet.js:3`; the caller is src/app.ts:12:5.',
+    'See [the test](test/greet.test.js#L2), [the docs](https://example.com/docs) and `console.log`.',
+    '```js\nconst where = "src/greet.js:3";\n```',
+  ].join('\n\n');
+  await send({ type: 'event', event: ev({ type: 'message_start', messageId: 'm-links', model: 'm' }) });
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'message_end',
+      message: {
+        id: 'm-links',
+        ts: 1,
+        role: 'assistant',
+        model: 'm',
+        stopReason: 'end_turn',
+        usage,
+        content: [{ type: 'text', text }],
+      },
+    }),
+  });
+  const answer = page.locator('.msg[data-id="m-links"]');
+  await answer.locator('.file-link').first().waitFor();
+  const links = answer.locator('.file-link');
+  assert.deepEqual(await links.allTextContents(), ['src/greet.js:3', 'src/app.ts:12:5', 'the test']);
+  // The web link stays a web link; identifiers and code blocks are not links.
+  assert.equal(await answer.locator('a[href="https://example.com/docs"]').count(), 1);
+  assert.equal(await answer.locator('pre .file-link').count(), 0);
+  const before = (await posted()).length;
+  await links.nth(0).click();
+  await links.nth(2).focus();
+  await page.keyboard.press('Enter');
+  await links.nth(1).click();
+  const opened = (await posted()).slice(before);
+  assert.deepEqual(opened, [
+    { type: 'openFile', path: 'src/greet.js', line: 3 },
+    { type: 'openFile', path: 'test/greet.test.js', line: 2 },
+    { type: 'openFile', path: 'src/app.ts', line: 12, column: 5 },
+  ]);
+  assert.equal(await links.nth(0).getAttribute('role'), 'link');
+  assert.equal(await links.nth(0).getAttribute('title'), 'Open src/greet.js at line 3');
+});
+
 test('keyboard only: @ completion, Enter sends once with a key, the message shows as queued', {
   skip,
 }, async () => {

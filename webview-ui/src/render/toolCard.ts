@@ -171,7 +171,9 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
         { class: 'tool-error', 'data-code': item.error.code },
         h('span', { class: 'error-code', title: item.error.code }, shown.label),
         h('span', { class: 'error-message' }, shown.message),
-        shown.suggestion ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), shown.suggestion) : null,
+        shown.suggestion
+          ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), shown.suggestion)
+          : null,
       ),
     );
     // The sandbox refused part of a command: the user (never the model alone) may re-run it outside.
