@@ -334,6 +334,25 @@ test('an edit card says what became of its hunks once they are accepted or rejec
   assert.match(await card.locator('.review-state').textContent(), /2 accepted, 1 rejected/);
 });
 
+test('the review bar stays on one line in a narrow side bar', { skip }, async () => {
+  await page.setViewportSize({ width: 300, height: 800 });
+  try {
+    await openPanel('dark');
+    const head = page.locator('.review .review-head');
+    await head.waitFor();
+    const rows = await head.evaluate((el) =>
+      Array.from(el.children).map((c) =>
+        Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2),
+      ),
+    );
+    assert.equal(rows.length, 3);
+    assert.ok(Math.max(...rows) - Math.min(...rows) <= 2, `label and buttons on one row: ${rows}`);
+    assert.match(await head.textContent(), /1 change to review.*Accept all.*Reject all/);
+  } finally {
+    await page.setViewportSize({ width: 420, height: 800 });
+  }
+});
+
 test('a selection prompt shows its code as a code block, not as raw ``` fences', { skip }, async () => {
   await openPanel('dark');
   await send({
