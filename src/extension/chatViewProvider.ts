@@ -152,6 +152,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     if (!done) void vscode.window.showWarningMessage(`Keel: that change to ${rel} is no longer pending.`);
   };
 
+  const submits = new Map<string, ReturnType<SessionController['submit']>>();
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
       case 'ready': {
@@ -170,10 +171,19 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         return;
       }
       case 'submit': {
-        const result = await deps.controller.submit(message.text, {
-          mentions: message.mentions,
-          idempotencyKey: message.idempotencyKey,
-        });
+        // Said at once: the webview stops re-posting. A re-post of a key already seen gets the
+        // first one's answer; the prompt runs once.
+        post({ type: 'submitReceived', idempotencyKey: message.idempotencyKey });
+        let pending = submits.get(message.idempotencyKey);
+        if (!pending) {
+          pending = deps.controller.submit(message.text, {
+            mentions: message.mentions,
+            idempotencyKey: message.idempotencyKey,
+          });
+          submits.set(message.idempotencyKey, pending);
+          if (submits.size > 200) submits.delete(submits.keys().next().value!);
+        }
+        const result = await pending;
         post({
           type: 'submitResult',
           idempotencyKey: message.idempotencyKey,

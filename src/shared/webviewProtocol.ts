@@ -251,6 +251,12 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     stage: z.optional(count),
     costUsd: z.number().check(z.nonnegative()),
   }),
+  /**
+   * Sent the moment a `submit` arrives, before it is acted on (starting a session can take a while, or
+   * wait for the user in a dialog): the webview stops re-posting it. A webview that hears nothing
+   * posts it again with the same key (the host runs a key once).
+   */
+  z.strictObject({ type: z.literal('submitReceived'), idempotencyKey: id }),
   /** Answer to a `submit`: accepted (the run or steering message is under way) or refused with a reason. */
   z.strictObject({
     type: z.literal('submitResult'),

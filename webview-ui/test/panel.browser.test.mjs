@@ -467,6 +467,60 @@ test('keyboard only: @ completion, Enter sends once with a key, the message show
   assert.equal((await lastPosted()).text, 'second');
 });
 
+test('a message the host has not received is posted again with its key; one it never receives, or refuses, comes back into the input', {
+  skip,
+}, async () => {
+  await openPanel('dark');
+  const input = page.getByRole('textbox', { name: 'Message Keel' });
+  const submitsOf = async (key) =>
+    (await posted()).filter((m) => m.type === 'submit' && m.idempotencyKey === key).length;
+  await input.fill('first try');
+  await input.press('Enter');
+  const key = (await lastPosted()).idempotencyKey;
+  // Saved before it was posted: a webview that goes away right now resends it.
+  assert.ok(
+    await page.evaluate(() =>
+      (JSON.parse(sessionStorage.getItem('state')).unsent ?? []).some((u) => u.text === 'first try'),
+    ),
+  );
+  await page.waitForFunction(
+    (k) => window.__posted.filter((m) => m.type === 'submit' && m.idempotencyKey === k).length >= 2,
+    key,
+    { timeout: 6000 },
+  );
+  // Received: no more re-posting, and it stays shown until the transcript has it.
+  await send({ type: 'submitReceived', idempotencyKey: key });
+  const sent = await submitsOf(key);
+  await page.waitForTimeout(3000);
+  assert.equal(await submitsOf(key), sent);
+  assert.equal(await page.locator('.queued-msg', { hasText: 'first try' }).count(), 1);
+  // Never received: back in the input after a few attempts, with a notice.
+  await input.fill('lost in transit');
+  await input.press('Enter');
+  const lost = (await lastPosted()).idempotencyKey;
+  await page.locator('.queued-msg', { hasText: 'lost in transit' }).waitFor();
+  await page.waitForFunction(() => document.querySelector('textarea').value === 'lost in transit', null, {
+    timeout: 15_000,
+  });
+  assert.equal(await submitsOf(lost), 4);
+  assert.equal(await page.locator('.queued-msg', { hasText: 'lost in transit' }).count(), 0);
+  assert.match(await page.locator('.banner').textContent(), /did not receive your message/);
+  // Refused (no API key): the text comes back too, not only an error.
+  await input.fill('no key yet');
+  await input.press('Enter');
+  const refused = (await lastPosted()).idempotencyKey;
+  assert.equal(await input.inputValue(), '');
+  await send({ type: 'submitReceived', idempotencyKey: refused });
+  await send({
+    type: 'submitResult',
+    idempotencyKey: refused,
+    ok: false,
+    error: 'No Anthropic API key is set.',
+  });
+  await page.waitForFunction(() => document.querySelector('textarea').value === 'no key yet');
+  assert.match(await page.locator('.banner').textContent(), /No Anthropic API key/);
+});
+
 test('live deltas stream in; a reload repaints from saved state and asks only for newer events', {
   skip,
 }, async () => {
