@@ -94,7 +94,8 @@ export function registerLongTask(deps: LongTaskDeps): LongTaskView {
     getChildren: (parent) => (parent ? [] : nodes()),
     getTreeItem: featureTreeItem,
   };
-  const watcher = vscode.workspace.createFileSystemWatcher('**/keel-task/*');
+  // The folder itself too: deleting keel-task/ reports the folder, not the files in it.
+  const watcher = vscode.workspace.createFileSystemWatcher('{**/keel-task,**/keel-task/*}');
   watcher.onDidChange(refresh);
   watcher.onDidCreate(refresh);
   watcher.onDidDelete(refresh);

@@ -80,6 +80,28 @@ async function openWorkbench(): Promise<void> {
   // Keel activates lazily (no startup event): nothing of it runs until the panel or a command is used.
 }
 
+/** Every frame holding a chat input, with where its iframe is (diagnostics). */
+async function chatFrames(): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const f of page.frames()) {
+    try {
+      if (!(await f.$('textarea[aria-label="Message Keel"]'))) continue;
+      const box = await (await f.frameElement()).boundingBox();
+      const outer = await (await f.parentFrame()?.frameElement())?.boundingBox();
+      const inner = await f.evaluate(() => ({
+        visible: document.visibilityState,
+        focus: document.hasFocus(),
+        input: document.querySelector('textarea')?.value,
+        origin: performance.timeOrigin,
+      }));
+      out.push({ url: f.url().slice(-40), box, outer, ...inner });
+    } catch (error) {
+      out.push(String(error));
+    }
+  }
+  return out;
+}
+
 /** The chat webview's inner frame (webviews are nested same-origin iframes). */
 async function chatFrame(): Promise<Frame> {
   return until('the Keel chat webview', async () => {
@@ -121,7 +143,7 @@ async function send(frame: Frame, text: string): Promise<void> {
       }))
       .catch((e: unknown) => String(e));
     log(
-      `send: "${text}" not in the panel 10 s after Enter: ${JSON.stringify(seen)}; ${emulator.requests.length} model requests so far`,
+      `send: "${text}" not in the panel 10 s after Enter: ${JSON.stringify(seen)}; ${emulator.requests.length} model requests so far; chat frames: ${JSON.stringify(await chatFrames())}`,
     );
     await shot('send-lost');
     throw error;
@@ -183,8 +205,9 @@ async function openFile(rel: string): Promise<void> {
     .first()
     .waitFor({ timeout: UI_TIMEOUT });
   await page.keyboard.press('Enter');
+  // The active tab: a tab of that name may be open already, behind another editor.
   await page
-    .locator(`.tabs-container .tab[aria-label^="${path.basename(rel)}"]`)
+    .locator(`.tabs-container .tab.active[aria-label^="${path.basename(rel)}"]`)
     .first()
     .waitFor({ timeout: UI_TIMEOUT });
 }
@@ -570,36 +593,6 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     assert.doesNotMatch((await card.textContent()) ?? '', /Do not retry|variant of it/);
   });
 
-  it('a file reference in an answer opens the file at its line', async () => {
-    script('links', [
-      {
-        content: [
-          {
-            type: 'text',
-            text: 'The greeting is built in `src/greet.js:3`; its test is [greet.test.js](test/greet.test.js#L5).',
-          },
-        ],
-      },
-    ]);
-    const frame = await openPanel();
-    await send(frame, 'Where is the greeting built?');
-    await waitForText(frame, 'The greeting is built in');
-    const cursor = page.locator('.part.statusbar .statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first();
-    for (const [text, file, line] of [
-      ['src/greet.js:3', 'greet.js', 3],
-      ['greet.test.js', 'greet.test.js', 5],
-    ] as const) {
-      await frame.locator('.msg.assistant .file-link', { hasText: text }).last().click();
-      await page
-        .locator(`.tabs-container .tab.active[aria-label^="${file}"]`)
-        .first()
-        .waitFor({ timeout: UI_TIMEOUT });
-      await until(`the cursor at line ${line} of ${file}`, async () =>
-        new RegExp(`Ln ${line}, Col 1`).test((await cursor.textContent()) ?? '') ? true : undefined,
-      );
-    }
-  });
-
   it('a Task shows a sub-agent card with its tool calls; a background job is listed and Stop ends it', async () => {
     const sleep = `457.${process.pid}`;
     const sleeping = () =>
@@ -839,6 +832,37 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       },
     );
     await input.fill('');
+  });
+
+  it('a file reference in an answer opens the file at its line', async () => {
+    script('links', [
+      {
+        content: [
+          {
+            type: 'text',
+            text: 'The greeting is built in `src/greet.js:3`; its test is [greet.test.js](test/greet.test.js#L5).',
+          },
+        ],
+      },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Where is the greeting built?');
+    await waitForText(frame, 'The greeting is built in');
+    const cursor = page.locator('.part.statusbar .statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first();
+    for (const [text, file, line] of [
+      ['src/greet.js:3', 'greet.js', 3],
+      ['greet.test.js', 'greet.test.js', 5],
+    ] as const) {
+      await frame.locator('.msg.assistant .file-link', { hasText: text }).last().click();
+      await page
+        .locator(`.tabs-container .tab.active[aria-label^="${file}"]`)
+        .first()
+        .waitFor({ timeout: UI_TIMEOUT });
+      await until(`the cursor at line ${line} of ${file}`, async () =>
+        new RegExp(`Ln ${line}, Col 1`).test((await cursor.textContent()) ?? '') ? true : undefined,
+      );
+    }
+    await runCommand('View: Close All Editors');
   });
 
   // Last: it opens another editor, and earlier tests select text in the first one.
