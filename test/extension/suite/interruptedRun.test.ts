@@ -141,7 +141,9 @@ describe('A run cut off by a window reload', () => {
     assert.equal((await result.outcome)?.status, 'finished', 'the prompt ran to its answer');
     assert.equal(controller.current?.id, id, 'the restored chat is the current one, not replaced');
     assert.equal(controller.current?.logPath, logPath);
-    const sent = JSON.stringify((emulator.requests.at(-1)?.body as { messages: unknown }).messages);
+    const last = emulator.requests.at(-1);
+    assert.ok(last);
+    const sent = JSON.stringify((last.body as { messages: unknown }).messages);
     assert.match(sent, /Tell me something long/, 'the prompt went into the restored conversation');
     assert.match(sent, /Typed right away/);
   });
