@@ -1,13 +1,12 @@
 import * as vscode from 'vscode';
 import type { ApprovalDecision, ApprovalRequest, ApprovalsPort } from '../agent/host.ts';
+import { ALLOW_ONCE, ALLOW_SESSION, approvalItems } from './approvalButtons.ts';
 import type { ApprovalPolicy } from './settings.ts';
 
 // Approvals through VS Code's own modal dialog. The decision is code: a per-category policy from the
-// settings may answer without asking; closing the dialog (Escape, the X, Cancel) is a denial.
+// settings may answer without asking; closing the dialog (Escape, the X) is a denial.
 // "Allow for this session" is remembered by the core session (withSessionMemory), not here.
-
-export const ALLOW_ONCE = 'Allow once';
-export const ALLOW_SESSION = 'Allow for this session';
+// Which button is the default (Enter) and which the close affordance: approvalButtons.ts.
 
 export interface ModalApprovalsOptions {
   /** Reads the current policy for a request's category (settings can change at any time). */
@@ -34,14 +33,14 @@ export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsP
       const dialog = vscode.window.showWarningMessage(
         `Keel: ${request.title}${risk}`,
         { modal: true, detail: request.detail },
-        ...(request.once ? [ALLOW_ONCE] : [ALLOW_ONCE, ALLOW_SESSION]),
+        ...approvalItems(request),
       );
       // An aborted run must not hang on a dialog nobody will answer; the dialog's later answer is ignored.
       const aborted = new Promise<undefined>((resolve) => {
         signal?.addEventListener('abort', () => resolve(undefined), { once: true });
       });
-      const choice = await Promise.race([dialog, aborted]);
-      if (choice === ALLOW_SESSION) return 'allow_session';
+      const choice = (await Promise.race([dialog, aborted]))?.title;
+      if (choice === ALLOW_SESSION && !request.once) return 'allow_session';
       if (choice === ALLOW_ONCE) return 'allow_once';
       return 'deny';
     },

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
 import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
 import { chatHtml } from './chatHtml.ts';
+import { openWorkspaceFile } from './openFile.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
 import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import type { Proposals } from './editReview/proposals.ts';
@@ -151,6 +152,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     if (!done) void vscode.window.showWarningMessage(`Keel: that change to ${rel} is no longer pending.`);
   };
 
+  const submits = new Map<string, ReturnType<SessionController['submit']>>();
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
       case 'ready': {
@@ -169,10 +171,19 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         return;
       }
       case 'submit': {
-        const result = await deps.controller.submit(message.text, {
-          mentions: message.mentions,
-          idempotencyKey: message.idempotencyKey,
-        });
+        // Said at once: the webview stops re-posting. A re-post of a key already seen gets the
+        // first one's answer; the prompt runs once.
+        post({ type: 'submitReceived', idempotencyKey: message.idempotencyKey });
+        let pending = submits.get(message.idempotencyKey);
+        if (!pending) {
+          pending = deps.controller.submit(message.text, {
+            mentions: message.mentions,
+            idempotencyKey: message.idempotencyKey,
+          });
+          submits.set(message.idempotencyKey, pending);
+          if (submits.size > 200) submits.delete(submits.keys().next().value!);
+        }
+        const result = await pending;
         post({
           type: 'submitResult',
           idempotencyKey: message.idempotencyKey,
@@ -244,15 +255,9 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         // Keep: the change is already on disk. Undo: restore the version before it.
         if (!message.keep) await vscode.commands.executeCommand('keel.undoMemoryChange', message.changeId);
         return;
-      case 'openFile': {
-        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs(message.path)));
-        const line = Math.min((message.line ?? 1) - 1, doc.lineCount - 1);
-        await vscode.window.showTextDocument(doc, {
-          selection: new vscode.Range(line, 0, line, 0),
-          preview: true,
-        });
+      case 'openFile':
+        await openWorkspaceFile(deps.roots(), message);
         return;
-      }
       case 'copyCode':
         await vscode.env.clipboard.writeText(message.code);
         return;

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentSession, AgentSessionOptions } from '../agent/session/types.ts';
 import type { TaskDeps } from '../agent/task/harness.ts';
@@ -7,6 +9,13 @@ import type { TaskStatus } from '../agent/task/status.ts';
 // their pass state and the session that passed each, and a status-bar item while sessions run.
 
 export const TASK_VIEW_ID = 'keel.taskFeatures';
+/**
+ * Context key: the workspace has a long task (keel-task/feature_list.json). The Long Task view is
+ * shown only then (package.json `when`), so the chat has the side bar to itself until a task exists.
+ */
+export const HAS_TASK_CONTEXT = 'keel.hasLongTask';
+/** agent/task/featureList.ts FEATURE_LIST, without loading that module (and zod) at activation. */
+const FEATURE_LIST_FILE = path.join('keel-task', 'feature_list.json');
 
 export interface LongTaskDeps {
   readonly root: () => string | undefined;
@@ -67,13 +76,26 @@ export function registerLongTask(deps: LongTaskDeps): LongTaskView {
       return /No keel-task/.test(text) ? [] : [{ kind: 'message', text }];
     }
   };
-  const refresh = () => changed.fire();
+  let hasTask: boolean | undefined;
+  const updateContext = () => {
+    const root = deps.root();
+    const next = root !== undefined && fs.existsSync(path.join(root, FEATURE_LIST_FILE));
+    if (next === hasTask) return;
+    hasTask = next;
+    void vscode.commands.executeCommand('setContext', HAS_TASK_CONTEXT, next);
+  };
+  const refresh = () => {
+    updateContext();
+    changed.fire();
+  };
+  updateContext();
   const provider: vscode.TreeDataProvider<FeatureNode> = {
     onDidChangeTreeData: changed.event,
     getChildren: (parent) => (parent ? [] : nodes()),
     getTreeItem: featureTreeItem,
   };
-  const watcher = vscode.workspace.createFileSystemWatcher('**/keel-task/*');
+  // The folder itself too: deleting keel-task/ reports the folder, not the files in it.
+  const watcher = vscode.workspace.createFileSystemWatcher('{**/keel-task,**/keel-task/*}');
   watcher.onDidChange(refresh);
   watcher.onDidCreate(refresh);
   watcher.onDidDelete(refresh);

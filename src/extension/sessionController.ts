@@ -181,6 +181,10 @@ export function createSessionController(options: SessionControllerOptions): Sess
   };
 
   let warming: Promise<void> | undefined;
+  // A reopened window brings back its last session when the panel first asks (`ready`); a prompt
+  // sent meanwhile waits for that, so it goes into the restored chat instead of a new session that
+  // the restore would then replace (the prompt, its run and its answer thrown away with it).
+  let restoring: Promise<boolean> | undefined;
 
   const controller: SessionController = {
     onDidChange: emitter.event,
@@ -207,6 +211,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       return usageFrom(records, windowSetting()).contextWindow;
     },
     async ensure() {
+      if (restoring) await restoring;
       if (session) return session;
       creating ??= create().then(
         (s) => {
@@ -291,21 +296,28 @@ export function createSessionController(options: SessionControllerOptions): Sess
       session?.dispose();
       attach(next);
     },
-    async restore(preferred) {
-      if (session) return false;
-      const candidates = [preferred, options.memento?.get<string>(LAST_SESSION_KEY)].filter(
-        (id): id is string => typeof id === 'string' && id.length > 0,
-      );
-      const known = new Set((await controller.list()).map((s) => s.id));
-      const id = candidates.find((c) => known.has(c));
-      if (!id) return false;
-      try {
-        await controller.open(id);
-        return true;
-      } catch (error) {
-        options.log('warn', `could not reopen session ${id}: ${String(error)}`);
-        return false;
-      }
+    restore(preferred) {
+      // One at a time (two panels, or a reloaded one, can both ask), and never over a session that
+      // exists or is being made for a prompt: that one is the user's.
+      restoring ??= (async () => {
+        if (session || creating) return false;
+        const candidates = [preferred, options.memento?.get<string>(LAST_SESSION_KEY)].filter(
+          (id): id is string => typeof id === 'string' && id.length > 0,
+        );
+        const known = new Set((await controller.list()).map((s) => s.id));
+        const id = candidates.find((c) => known.has(c));
+        if (!id || session || creating) return false;
+        try {
+          await controller.open(id);
+          return true;
+        } catch (error) {
+          options.log('warn', `could not reopen session ${id}: ${String(error)}`);
+          return false;
+        }
+      })().finally(() => {
+        restoring = undefined;
+      });
+      return restoring;
     },
     async list() {
       const { listSessions } = await import('../agent/session/log.ts');

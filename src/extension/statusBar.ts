@@ -2,24 +2,11 @@ import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
 import { sandboxTooltip } from './sandboxUi.ts';
 import type { Usage } from './sessionController.ts';
+import { formatUsage } from './usage.ts';
 
-// "Keel 12% · cache 87% (Σ 92%)": context used of the window, the last call's cache hit ratio and
-// the session's; "· stage 2" once context pruning has kicked in.
-
-const STAGES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
-
-export function formatUsage(usage: Usage): { text: string; tooltip: string } {
-  const pct = usage.contextWindow > 0 ? Math.round((usage.contextTokens / usage.contextWindow) * 100) : 0;
-  const cache = Math.round(usage.cacheHitPct);
-  const session = Math.round(usage.sessionCacheHitPct);
-  const stage = usage.stage > 0 ? ` · stage ${usage.stage}` : '';
-  const stageText =
-    usage.stage > 0 ? `, context pruning stage ${usage.stage} (${STAGES[usage.stage] ?? 'pruned'})` : '';
-  return {
-    text: `$(hubot) ${pct}% · cache ${cache}% (Σ ${session}%)${stage}`,
-    tooltip: `Keel — context ${usage.contextTokens.toLocaleString('en-US')} / ${usage.contextWindow.toLocaleString('en-US')} tokens (${pct}%), prompt cache hit ${cache}% last call, ${session}% this session${stageText}, cost $${usage.costUsd.toFixed(4)}. Click to open the Keel panel.`,
-  };
-}
+// "Keel 12% · cache 87%": context used of the window and the last call's cache hit ratio (the
+// session's ratio, the stage and the cost are in the tooltip); "· stage 2" once pruning kicked in.
+// The text is built in usage.ts (plain Node, unit-tested).
 
 export interface KeelStatusBar extends vscode.Disposable {
   update(usage: Usage): void;

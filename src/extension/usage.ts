@@ -50,3 +50,19 @@ export function usageFrom(records: readonly ModelCallRecord[], fallbackWindow: n
     costUsd,
   };
 }
+
+const STAGES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
+
+/** The status bar item: named (a row of icons and numbers says nothing), no symbols to decode. */
+export function formatUsage(usage: Usage): { text: string; tooltip: string } {
+  const pct = usage.contextWindow > 0 ? Math.round((usage.contextTokens / usage.contextWindow) * 100) : 0;
+  const cache = Math.round(usage.cacheHitPct);
+  const session = Math.round(usage.sessionCacheHitPct);
+  const stage = usage.stage > 0 ? ` · stage ${usage.stage}` : '';
+  const stageText =
+    usage.stage > 0 ? `, context pruning stage ${usage.stage} (${STAGES[usage.stage] ?? 'pruned'})` : '';
+  return {
+    text: `$(hubot) Keel ${pct}% · cache ${cache}%${stage}`,
+    tooltip: `Keel — context ${usage.contextTokens.toLocaleString('en-US')} / ${usage.contextWindow.toLocaleString('en-US')} tokens (${pct}%), prompt cache hit ${cache}% last call, ${session}% this session${stageText}, cost $${usage.costUsd.toFixed(4)}. Click to open the Keel panel.`,
+  };
+}

@@ -251,6 +251,12 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     stage: z.optional(count),
     costUsd: z.number().check(z.nonnegative()),
   }),
+  /**
+   * Sent the moment a `submit` arrives, before it is acted on (starting a session can take a while, or
+   * wait for the user in a dialog): the webview stops re-posting it. A webview that hears nothing
+   * posts it again with the same key (the host runs a key once).
+   */
+  z.strictObject({ type: z.literal('submitReceived'), idempotencyKey: id }),
   /** Answer to a `submit`: accepted (the run or steering message is under way) or refused with a reason. */
   z.strictObject({
     type: z.literal('submitResult'),
@@ -309,11 +315,15 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('forkBefore'), promptNumber: z.int().check(z.positive()) }),
   /** The memory diff card's buttons: keep the change, or undo it (restores the previous version). */
   z.strictObject({ type: z.literal('memoryDecision'), changeId: id, keep: z.boolean() }),
-  /** Open a workspace file (paths in tool cards are links); line is 1-based. */
+  /**
+   * Open a workspace file at a line (paths in tool cards, `path:line` and file links in answers);
+   * line and column are 1-based. The host refuses a path outside the workspace.
+   */
   z.strictObject({
     type: z.literal('openFile'),
     path: relPath,
     line: z.optional(z.int().check(z.positive())),
+    column: z.optional(z.int().check(z.positive())),
   }),
   z.strictObject({ type: z.literal('copyCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),
   z.strictObject({ type: z.literal('insertCode'), code: z.string().check(z.maxLength(MAX_CODE)) }),

@@ -1,7 +1,8 @@
 // Playwright E2E: the packaged Keel .vsix installed into a real VS Code (code-server 4.139 = VS Code
 // 1.139), driven in Debian's Chromium, talking to the protocol emulator (in this process, so each
 // test scripts its replies and inspects what the agent sent). Run: npm run test:e2e
-// Screenshots (dark, light, high contrast, the modal, the diff) go to test-artifacts/.
+// Screenshots go to test-artifacts/: panel-empty, panel-answering, panel-review, panel-after-reject,
+// approval-dialog, theme-dark / theme-light / theme-hc, and one after every test (after-*).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,6 +25,7 @@ import {
   startCodeServer,
   WORK,
 } from './codeServer.ts';
+import { packageVsix } from './packageVsix.ts';
 
 const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const UI_TIMEOUT = 60_000;
@@ -78,6 +80,28 @@ async function openWorkbench(): Promise<void> {
   // Keel activates lazily (no startup event): nothing of it runs until the panel or a command is used.
 }
 
+/** Every frame holding a chat input, with where its iframe is (diagnostics). */
+async function chatFrames(): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const f of page.frames()) {
+    try {
+      if (!(await f.$('textarea[aria-label="Message Keel"]'))) continue;
+      const box = await (await f.frameElement()).boundingBox();
+      const outer = await (await f.parentFrame()?.frameElement())?.boundingBox();
+      const inner = await f.evaluate(() => ({
+        visible: document.visibilityState,
+        focus: document.hasFocus(),
+        input: document.querySelector('textarea')?.value,
+        origin: performance.timeOrigin,
+      }));
+      out.push({ url: f.url().slice(-40), box, outer, ...inner });
+    } catch (error) {
+      out.push(String(error));
+    }
+  }
+  return out;
+}
+
 /** The chat webview's inner frame (webviews are nested same-origin iframes). */
 async function chatFrame(): Promise<Frame> {
   return until('the Keel chat webview', async () => {
@@ -98,24 +122,45 @@ async function openPanel(): Promise<Frame> {
   return chatFrame();
 }
 
+/**
+ * Types a message and presses Enter, once. A sent message shows in the panel at once (sending, queued
+ * or in the transcript; a textarea's value is not in textContent). It is never sent again: a message
+ * that does not show is a lost message, a product bug this must catch.
+ */
 async function send(frame: Frame, text: string): Promise<void> {
   const input = frame.getByRole('textbox', { name: 'Message Keel' });
-  // Once CI saw the text never reach the panel (the input empty, nothing sent) right after the theme
-  // switches re-styled the webview. A sent message shows in the panel at once (sending, queued or in
-  // the transcript; a textarea's value is not in textContent), so until it does the send is repeated;
-  // a message that did go out is never sent twice.
-  for (let attempt = 1; ; attempt++) {
-    await input.fill(text);
-    await input.press('Enter');
-    try {
-      await frame.waitForFunction((t) => document.body.textContent?.includes(t), text, { timeout: 10_000 });
-      return;
-    } catch (error) {
-      if (attempt >= 3) throw error;
-      console.log(`send: "${text}" not in the panel 10 s after Enter (attempt ${attempt}); sending again`);
-      await shot(`send-retry-${attempt}`);
-    }
+  await input.fill(text);
+  await input.press('Enter');
+  try {
+    await frame.waitForFunction((t) => document.body.textContent?.includes(t), text, { timeout: 10_000 });
+  } catch (error) {
+    const seen = await frame
+      .evaluate(() => ({
+        input: document.querySelector('textarea')?.value,
+        queue: document.querySelector('.queue')?.textContent,
+        banner: document.querySelector('.banner')?.textContent,
+        focused: document.hasFocus(),
+      }))
+      .catch((e: unknown) => String(e));
+    log(
+      `send: "${text}" not in the panel 10 s after Enter: ${JSON.stringify(seen)}; ${emulator.requests.length} model requests so far; chat frames: ${JSON.stringify(await chatFrames())}`,
+    );
+    await shot('send-lost');
+    throw error;
   }
+}
+
+/** Keel's review marks in the visible editors: its CodeLens and its line decorations. */
+async function reviewMarks(): Promise<{ lenses: number; decorated: string[] }> {
+  return page.evaluate(() => ({
+    lenses: Array.from(document.querySelectorAll('.codelens-decoration')).filter((e) =>
+      /Keel: \+\d+ −\d+/.test(e.textContent ?? ''),
+    ).length,
+    // Extension decorations are drawn with generated `ced-…` classes in the editor's line overlays.
+    decorated: Array.from(document.querySelectorAll('.editor-instance .view-overlays [class*="ced-"]')).map(
+      (e) => e.className,
+    ),
+  }));
 }
 
 async function waitForText(frame: Frame, text: string): Promise<void> {
@@ -160,10 +205,31 @@ async function openFile(rel: string): Promise<void> {
     .first()
     .waitFor({ timeout: UI_TIMEOUT });
   await page.keyboard.press('Enter');
+  // The active tab: a tab of that name may be open already, behind another editor.
   await page
-    .locator(`.tabs-container .tab[aria-label^="${path.basename(rel)}"]`)
+    .locator(`.tabs-container .tab.active[aria-label^="${path.basename(rel)}"]`)
     .first()
     .waitFor({ timeout: UI_TIMEOUT });
+}
+
+/** Ctrl+K Ctrl+T: the theme picker itself (the palette would also offer the marketplace browser). */
+async function pickTheme(theme: string, cls: string): Promise<void> {
+  await page.keyboard.press('Control+K');
+  await page.keyboard.press('Control+T');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await input.fill(theme);
+  // Click the exact theme (Enter on a fuzzy match could pick "Browse additional themes").
+  await page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${theme}$`) }) })
+    .first()
+    .click({ timeout: UI_TIMEOUT });
+  await page.waitForFunction(
+    (c) => document.querySelector('.monaco-workbench')?.classList.contains(c) ?? false,
+    cls,
+    { timeout: UI_TIMEOUT },
+  );
 }
 
 async function reloadWindow(): Promise<void> {
@@ -215,7 +281,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     run(process.execPath, ['scripts/build-ext.mjs', '--production', '--no-tests']);
     const vsix = path.join(WORK, 'keel.vsix');
     fs.mkdirSync(WORK, { recursive: true });
-    run('npx', ['vsce', 'package', '--allow-missing-repository', '--skip-license', '-o', vsix]);
+    packageVsix(vsix);
     metrics['vsix size'] = `${(fs.statSync(vsix).size / 1024 / 1024).toFixed(2)} MB`;
 
     emulator = await startEmulator({ port: 0 });
@@ -300,13 +366,77 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     const frame = await chatFrame();
     metrics['activity bar click → chat input'] = `${Date.now() - clicked} ms`;
     await waitForKeel();
+    // The status bar item says whose it is, in words.
+    const item = page.locator('.part.statusbar .statusbar-item', { hasText: /cache \d+%/ }).first();
+    assert.match((await item.textContent()) ?? '', /Keel \d+% · cache \d+%/);
+    assert.doesNotMatch((await item.textContent()) ?? '', /Σ/);
+    await frame.getByText('Ask Keel').first().waitFor({ timeout: UI_TIMEOUT });
+    await shot('panel-empty');
     await send(frame, 'Say hello');
     await waitForText(frame, 'Hello from the emulator — streaming works end to end.');
-    // The meter: this call's and the session's cache ratio.
-    await waitForText(frame, 'Σ');
+    // The meter: this call's and the chat's cache ratio.
+    await waitForText(frame, 'this chat');
     assert.equal(emulator.requests.length, 1);
     assert.match(requestsText(), /Say hello/);
     await shot('panel-dark');
+  });
+
+  it('the chat has the side bar to itself; the Long Task view shows (collapsed) only while a task exists', async () => {
+    const frame = await openPanel();
+    const sidebar = page.locator('.part.sidebar');
+    const longTask = sidebar.locator('.pane-header', { hasText: 'Long Task' });
+    assert.equal(await longTask.count(), 0, 'no Long Task view without a long task');
+    const side = await sidebar.boundingBox();
+    const chat = await (await frame.frameElement()).boundingBox();
+    assert.ok(side && chat, 'the side bar and the chat are on screen');
+    assert.ok(
+      chat.height >= side.height * 0.8,
+      `the chat takes ${Math.round(chat.height)} of the side bar's ${Math.round(side.height)} px`,
+    );
+    // A long task appears: its view is listed, collapsed, the chat keeps the room.
+    const list = path.join(workspace, 'keel-task', 'feature_list.json');
+    fs.mkdirSync(path.dirname(list), { recursive: true });
+    const feature = {
+      id: 'F1',
+      category: 'core',
+      description: 'Say hello',
+      steps: ['run'],
+      verify: 'true',
+      passes: false,
+    };
+    fs.writeFileSync(list, `${JSON.stringify({ features: [feature] }, null, 2)}\n`);
+    try {
+      await longTask.first().waitFor({ timeout: UI_TIMEOUT });
+      assert.equal(await longTask.first().getAttribute('aria-expanded'), 'false');
+      await shot('panel-with-long-task');
+    } finally {
+      fs.rmSync(path.join(workspace, 'keel-task'), { recursive: true, force: true });
+    }
+    await longTask.first().waitFor({ state: 'detached', timeout: UI_TIMEOUT });
+  });
+
+  it('a message sent right after the panel gets focus, a theme change or a reload shows at once and is answered once', async () => {
+    // Each way of coming back to the panel a user has; the message is sent once, never repeated.
+    const ways: [string, () => Promise<void>][] = [
+      ['from the editor', () => openFile('README.md')],
+      ['from the palette', () => runCommand('Keel: Show Log')],
+      ['after a theme change', () => pickTheme('Light Modern', 'vs')],
+      ['after a reload', () => reloadWindow()],
+      ['after another theme change', () => pickTheme('Dark Modern', 'vs-dark')],
+    ];
+    for (const [i, [how, comeBack]] of ways.entries()) {
+      await comeBack();
+      script(`ping-${i}`, [{ content: [{ type: 'text', text: `Pong ${i}.` }] }]);
+      const from = emulator.requests.length;
+      const frame = await openPanel();
+      await send(frame, `Ping ${i} ${how}`);
+      await waitForText(frame, `Pong ${i}.`);
+      const asked = emulator.requests.slice(from).filter((r) => {
+        const messages = (r.body as { messages?: { role: string }[] }).messages ?? [];
+        return JSON.stringify(messages.filter((m) => m.role === 'user').at(-1) ?? '').includes(`Ping ${i}`);
+      });
+      assert.equal(asked.length, 1, `"Ping ${i} ${how}" reached the model ${asked.length} times`);
+    }
   });
 
   it('an Edit shows its diff, and Reject restores the file', async () => {
@@ -328,6 +458,8 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       },
       { content: [{ type: 'text', text: 'I changed the greeting in src/app.ts.' }] },
     ]);
+    await openFile('src/app.ts');
+    const unrelated = new Set((await reviewMarks()).decorated);
     const frame = await openPanel();
     await send(frame, 'Make the greeting friendlier');
     await waitForText(frame, 'I changed the greeting in src/app.ts.');
@@ -340,13 +472,31 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       .locator('.codelens-decoration a', { hasText: 'Reject' })
       .first()
       .waitFor({ timeout: UI_TIMEOUT });
+    const marked = await until('the changed line highlighted', async () => {
+      const marks = await reviewMarks();
+      const mine = marks.decorated.filter((c) => !unrelated.has(c));
+      return marks.lenses > 0 && mine.length > 0 ? mine : undefined;
+    });
+    log(`review marks: ${marked.length} decorated line(s)`);
     await shot('edit-review');
+    await shot('panel-review');
     await frame
       .getByRole('button', { name: /^Reject/ })
       .first()
       .click();
     await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === APP_TS);
     assert.equal(fs.readFileSync(file, 'utf8'), APP_TS);
+    // Nothing of the review stays on the reverted file: no CodeLens, no highlight (they once stayed
+    // until the next edit). A few seconds is plenty; the stale marks never went by themselves.
+    await until(
+      'the review marks gone after Reject',
+      async () => {
+        const marks = await reviewMarks();
+        return marks.lenses === 0 && marks.decorated.every((c) => unrelated.has(c)) ? true : undefined;
+      },
+      5_000,
+    );
+    await shot('panel-after-reject');
   });
 
   it('a Memory call shows a diff card in the panel; Undo restores MEMORY.md', async () => {
@@ -408,6 +558,39 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await waitForText(frame, 'Understood: I will not run that command.');
     const sent = requestsText(before);
     assert.match(sent, /DENIED_BY_USER/);
+  });
+
+  it("a destructive command defaults to Deny: Enter denies it, and the card says so in the user's words", async () => {
+    const built = path.join(workspace, 'build', 'output.txt');
+    assert.ok(fs.existsSync(built), 'the workspace has a build folder');
+    const before = emulator.requests.length;
+    script('destructive', [
+      { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'rm -r build' } }] },
+      { content: [{ type: 'text', text: 'Understood: the build folder stays.' }] },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Delete the build folder');
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    assert.match(((await dialog.textContent()) ?? '').replace(/\s+/g, ' '), /rm -r build/);
+    await dialog.getByRole('button', { name: 'Deny', exact: true }).waitFor();
+    await dialog.getByRole('button', { name: 'Allow once' }).waitFor();
+    // The button Enter presses is the focused one: Deny.
+    const focused = await page.evaluate(() => document.activeElement?.textContent?.trim());
+    assert.equal(focused, 'Deny', `the focused button is "${focused}"`);
+    await shot('approval-dialog');
+    await page.keyboard.press('Enter');
+    await waitForText(frame, 'Understood: the build folder stays.');
+    assert.ok(fs.existsSync(built), 'Enter did not run rm -r build');
+    assert.match(requestsText(before), /DENIED_BY_USER/);
+    // The card tells the user what they decided, not what the model was told to do next.
+    const card = frame.locator('.tool-card[data-tool="Bash"]').last();
+    assert.equal(await card.locator('.error-code').textContent(), 'Denied');
+    assert.match(
+      (await card.locator('.error-message').textContent()) ?? '',
+      /^You denied running: rm -r build/,
+    );
+    assert.doesNotMatch((await card.textContent()) ?? '', /Do not retry|variant of it/);
   });
 
   it('a Task shows a sub-agent card with its tool calls; a background job is listed and Stop ends it', async () => {
@@ -570,6 +753,11 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await reject.click();
     await until('the original bytes back on disk', () => fs.readFileSync(file, 'utf8') === APP_TS);
     await until('the persisted review cleared', () => reviewEntries().length === 0);
+    await until(
+      'the CodeLens and highlight gone after Reject',
+      async () => ((await reviewMarks()).lenses === 0 ? true : undefined),
+      5_000,
+    );
   });
 
   it('reloading the window during a streaming run keeps the transcript, ends the run as interrupted, and the chat still works', async () => {
@@ -582,6 +770,7 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await send(frame, 'Tell me a slow story');
     // Mid-stream: the first words are on screen, the rest is still coming.
     await waitForText(frame, 'Sentence 2 of a long');
+    await shot('panel-answering');
     assert.ok(!(await frame.evaluate(() => document.body.textContent?.includes('Sentence 60 of'))));
     const logFile = await until('the session log', () => latestSessionLog());
     await reloadWindow();
@@ -606,27 +795,11 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
 
   it('renders the panel in dark, light and high-contrast themes (screenshots)', async () => {
     for (const [theme, cls, name] of [
-      ['Light Modern', 'vs', 'panel-light'],
-      ['Dark High Contrast', 'hc-black', 'panel-high-contrast'],
-      ['Dark Modern', 'vs-dark', 'panel-dark-final'],
+      ['Light Modern', 'vs', 'theme-light'],
+      ['Dark High Contrast', 'hc-black', 'theme-hc'],
+      ['Dark Modern', 'vs-dark', 'theme-dark'],
     ] as const) {
-      // Ctrl+K Ctrl+T: the theme picker itself (the palette would also offer the marketplace browser).
-      await page.keyboard.press('Control+K');
-      await page.keyboard.press('Control+T');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-      await input.fill(theme);
-      // Click the exact theme (Enter on a fuzzy match could pick "Browse additional themes").
-      await page
-        .locator('.quick-input-list .monaco-list-row')
-        .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${theme}$`) }) })
-        .first()
-        .click({ timeout: UI_TIMEOUT });
-      await page.waitForFunction(
-        (c) => document.querySelector('.monaco-workbench')?.classList.contains(c) ?? false,
-        cls,
-        { timeout: UI_TIMEOUT },
-      );
+      await pickTheme(theme, cls);
       await openPanel();
       await page.waitForTimeout(500); // let the webview pick up the new theme variables
       await shot(name);
@@ -659,6 +832,37 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       },
     );
     await input.fill('');
+  });
+
+  it('a file reference in an answer opens the file at its line', async () => {
+    script('links', [
+      {
+        content: [
+          {
+            type: 'text',
+            text: 'The greeting is built in `src/greet.js:3`; its test is [greet.test.js](test/greet.test.js#L5).',
+          },
+        ],
+      },
+    ]);
+    const frame = await openPanel();
+    await send(frame, 'Where is the greeting built?');
+    await waitForText(frame, 'The greeting is built in');
+    const cursor = page.locator('.part.statusbar .statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first();
+    for (const [text, file, line] of [
+      ['src/greet.js:3', 'greet.js', 3],
+      ['greet.test.js', 'greet.test.js', 5],
+    ] as const) {
+      await frame.locator('.msg.assistant .file-link', { hasText: text }).last().click();
+      await page
+        .locator(`.tabs-container .tab.active[aria-label^="${file}"]`)
+        .first()
+        .waitFor({ timeout: UI_TIMEOUT });
+      await until(`the cursor at line ${line} of ${file}`, async () =>
+        new RegExp(`Ln ${line}, Col 1`).test((await cursor.textContent()) ?? '') ? true : undefined,
+      );
+    }
+    await runCommand('View: Close All Editors');
   });
 
   // Last: it opens another editor, and earlier tests select text in the first one.

@@ -208,6 +208,7 @@ test('host messages other than events are validated strictly', () => {
     { type: 'review', files: [{ path: 'a.ts', hunks: [{ id: 'h1', startLine: 3, added: 2, removed: 1 }] }] },
     { type: 'usage', contextTokens: 1000, contextWindow: 200000, cacheHitPct: 80, costUsd: 0.02 },
     { type: 'submitResult', idempotencyKey: 'k', ok: false, error: 'No API key' },
+    { type: 'submitReceived', idempotencyKey: 'k' },
     { type: 'setInput', text: 'Explain', mentions: ['a.ts'] },
     {
       type: 'hostNotice',

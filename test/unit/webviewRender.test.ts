@@ -312,6 +312,24 @@ test('a message sent while the agent works shows as queued until delivered, then
   assert.equal(last.text, 'also update the docs');
 });
 
+test('a submission the host received stays shown as sending (not re-posted) until the transcript has it', () => {
+  let state = addPending(initialState(), 'hello', 'k');
+  assert.equal(state.queue[0]?.received, undefined);
+  state = applyHostMessage(state, { type: 'submitReceived', idempotencyKey: 'k' });
+  assert.deepEqual(
+    state.queue.map((q) => [q.state, q.received]),
+    [['sending', true]],
+  );
+  // Accepted while idle: still shown until its user_message arrives.
+  state = applyHostMessage(state, { type: 'submitResult', idempotencyKey: 'k', ok: true });
+  assert.equal(state.queue.length, 1);
+  state = reduceMany(state, stream([userMsg('u1', 'hello', false)]));
+  assert.equal(state.queue.length, 0);
+  assert.ok(state.items.some((i) => i.kind === 'user' && i.text === 'hello'));
+  // A receipt for a key this view does not hold changes nothing.
+  assert.equal(applyHostMessage(state, { type: 'submitReceived', idempotencyKey: 'other' }), state);
+});
+
 test('a refused submission leaves the queue and shows why', () => {
   let state = addPending(initialState(), 'hello', 'k');
   state = applyHostMessage(state, {

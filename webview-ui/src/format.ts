@@ -174,3 +174,38 @@ export function lineChanges(
     ...b.filter((l) => !inA.has(l)).map((text) => ({ sign: '+' as const, text })),
   ];
 }
+
+/** What the panel shows of a tool error: the card is read by the user, the suggestion is the model's. */
+export interface UserFacingError {
+  /** Short label instead of the machine code, when there is a friendlier one. */
+  readonly label: string;
+  readonly message: string;
+  /** Only advice meant for the user; instructions to the model ("Do not retry…") are left out. */
+  readonly suggestion?: string;
+}
+
+const ERROR_LABELS: Record<string, string> = {
+  DENIED_BY_USER: 'Denied',
+  BLOCKED_BY_POLICY: 'Blocked',
+};
+
+/** Advice written for the model: it talks about "the user", or tells the agent what (not) to do next. */
+const MODEL_FACING = /\b(the user|do not retry|do not try|don't retry|ask the user|tell the user)\b/i;
+
+export function userFacingError(error: {
+  readonly code: string;
+  readonly message: string;
+  readonly suggestion?: string;
+}): UserFacingError {
+  const label = ERROR_LABELS[error.code] ?? error.code;
+  let message = error.message;
+  if (error.code === 'DENIED_BY_USER') {
+    // Said to the model in the third person ("The user denied running: rm -r build"); to the user, "you".
+    message = message
+      .replace(/^The user (denied|declined)\b/, 'You $1')
+      .replace(/\bthe user did not approve\b/, 'you did not approve');
+  }
+  const suggestion = error.suggestion?.trim();
+  const keep = suggestion && error.code !== 'DENIED_BY_USER' && !MODEL_FACING.test(suggestion);
+  return { label, message, ...(keep ? { suggestion } : {}) };
+}

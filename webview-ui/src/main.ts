@@ -104,7 +104,12 @@ const composer = createComposer({
   submit(text, mentions) {
     const idempotencyKey = crypto.randomUUID();
     state = addPending(state, text, idempotencyKey, mentions);
+    // Saved before it is posted: if this webview goes away now, the next one resends it (unsent).
+    persist();
     post({ type: 'submit', text, mentions, idempotencyKey });
+    watchDelivery(idempotencyKey);
+    // What the user just sent, and the answer to it, is what they want to see next.
+    transcript.followLatest();
     schedule();
   },
   stop: () => post({ type: 'stop' }),
@@ -192,6 +197,40 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'hidden') persist();
 });
 
+// ---------- delivery ----------
+
+// The host says `submitReceived` the moment a message arrives. Until then the message is shown as
+// sending and posted again now and then (same key: the host runs it once); a host that never
+// answers gets it back into the input with a notice, so typed text is never silently dropped.
+const DELIVERY_RETRY_MS = 2500;
+const DELIVERY_ATTEMPTS = 4;
+function watchDelivery(idempotencyKey: string, attempt = 1): void {
+  setTimeout(() => {
+    const q = state.queue.find((x) => x.idempotencyKey === idempotencyKey);
+    if (!q || q.received || q.state !== 'sending') return;
+    if (attempt < DELIVERY_ATTEMPTS) {
+      post({ type: 'submit', text: q.text, mentions: [...(q.mentions ?? [])], idempotencyKey });
+      watchDelivery(idempotencyKey, attempt + 1);
+      return;
+    }
+    state = {
+      ...state,
+      queue: state.queue.filter((x) => x !== q),
+      banner: {
+        level: 'error',
+        text: 'Keel did not receive your message. It is back in the input: send it again.',
+      },
+    };
+    giveBack(q.text, q.mentions ?? []);
+    schedule();
+  }, DELIVERY_RETRY_MS);
+}
+
+/** A message that was not sent goes back into the input, unless the user is typing another one. */
+function giveBack(text: string, mentions: readonly string[]): void {
+  if (composer.text().trim() === '') composer.setInput(text, mentions);
+}
+
 // ---------- host messages ----------
 
 /** Resend unacknowledged submissions (same idempotency key) unless the transcript shows them. */
@@ -220,6 +259,10 @@ function resendUnsent(): void {
 function handle(message: HostMessage): void {
   if (message.type === 'fileCompletions') composer.showCompletions(message.query, message.items);
   else if (message.type === 'setInput') composer.setInput(message.text, message.mentions);
+  else if (message.type === 'submitResult' && !message.ok) {
+    const refused = state.queue.find((q) => q.idempotencyKey === message.idempotencyKey);
+    if (refused) giveBack(refused.text, refused.mentions ?? []);
+  }
   state = applyHostMessage(state, message);
   // `sessions` is the host's last answer to `ready`: the transcript is current now.
   if (resendAfterCatchUp && message.type === 'sessions') {

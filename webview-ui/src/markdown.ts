@@ -1,5 +1,6 @@
 import DOMPurify from 'dompurify';
 import { button, h } from './dom.ts';
+import { type FileRef, linkifyFileRefs } from './fileLinks.ts';
 import { markdownToHtml } from './markdownHtml.ts';
 
 // Model output is untrusted: markdownToHtml escapes raw HTML, DOMPurify strips anything active that
@@ -37,11 +38,16 @@ export function markdownToSafeHtml(text: string): string {
 export interface CodeActions {
   copy(code: string): void;
   insert(code: string): void;
+  /** A file reference was clicked (`src/a.ts:3`, a Markdown link to a file). */
+  openFile?(target: FileRef): void;
 }
 
 /** Render Markdown into `target`, adding Copy / Insert-at-cursor actions to each code block. */
 export function renderMarkdown(target: HTMLElement, text: string, actions: CodeActions): void {
   target.innerHTML = markdownToSafeHtml(text);
+  const open = actions.openFile;
+  if (open) linkifyFileRefs(target, open);
+  else for (const a of Array.from(target.querySelectorAll('a.file-ref'))) a.replaceWith(a.textContent ?? '');
   for (const link of Array.from(target.querySelectorAll('a[href]'))) {
     link.setAttribute('rel', 'noopener noreferrer');
   }

@@ -1,4 +1,5 @@
 import { Marked, type Tokens } from 'marked';
+import { canonicalHref, fileRefFromHref } from './fileLinks.ts';
 
 // Markdown → HTML, before sanitizing. Raw HTML in model output is shown as text, not interpreted
 // (a model writing `<div>` in prose means code), and images become links: the panel loads no
@@ -31,7 +32,11 @@ const marked = new Marked({
     },
     link(this: RendererThis, { href, title, tokens }: Tokens.Link): string {
       const label = this.parser.parseInline(tokens);
-      if (!SAFE_LINK.test(href)) return label;
+      if (!SAFE_LINK.test(href)) {
+        // A link to a file in the workspace: kept (as a relative href) for linkifyFileRefs.
+        const file = fileRefFromHref(href);
+        return file ? `<a class="file-ref" href="${escapeHtml(canonicalHref(file))}">${label}</a>` : label;
+      }
       const titleAttr = title ? ` title="${escapeHtml(title)}"` : '';
       return `<a href="${escapeHtml(href)}"${titleAttr}>${label}</a>`;
     },

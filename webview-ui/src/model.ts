@@ -125,8 +125,10 @@ export interface QueuedMessage {
   readonly mentions?: readonly string[];
   /** Epoch ms of the submission. */
   readonly sentAt?: number;
-  /** 'sending': not yet acknowledged by the host; 'queued': waiting for the agent's next turn. */
+  /** 'sending': not yet in the transcript; 'queued': waiting for the agent's next turn. */
   readonly state: 'sending' | 'queued';
+  /** The host said it has the message (`submitReceived`): no more re-posting. */
+  readonly received?: boolean;
 }
 
 export interface UsageView {

@@ -330,13 +330,20 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
           costUsd: message.costUsd,
         },
       };
+    case 'submitReceived': {
+      const at = state.queue.findIndex((q) => q.idempotencyKey === message.idempotencyKey);
+      if (at < 0 || state.queue[at]!.received) return state;
+      const queue = [...state.queue];
+      queue[at] = { ...queue[at]!, received: true };
+      return { ...state, queue };
+    }
     case 'submitResult': {
       const at = state.queue.findIndex((q) => q.idempotencyKey === message.idempotencyKey);
       if (message.ok) {
-        if (at < 0 || !state.running) return state;
+        if (at < 0) return state;
         // Accepted while running: it is a steering message waiting for the next turn.
         const queue = [...state.queue];
-        queue[at] = { ...queue[at]!, state: 'queued' };
+        queue[at] = { ...queue[at]!, ...(state.running ? { state: 'queued' as const } : {}), received: true };
         return { ...state, queue };
       }
       return {

@@ -130,8 +130,10 @@ function runEvents() {
         text: 'denied',
         error: {
           code: 'DENIED_BY_USER',
-          message: 'The user denied running this command.',
-          suggestion: 'Ask the user how to proceed, or use a read-only tool.',
+          // What the Bash tool tells the model (src/agent/tools/bash.ts).
+          message: 'The user denied running: npm test -- --grep add',
+          suggestion:
+            'Do not retry this command or a variant of it. Use a dedicated tool if one fits, or explain to the user what you wanted to run and why.',
         },
         stats: { time_ms: 2310 },
       },
@@ -239,8 +241,11 @@ test('the panel says ready, then renders messages, cards, errors and diffs from 
   assert.match(await assistant.textContent(), /<img src=/);
   assert.equal(await page.locator('details.thinking').getAttribute('open'), null);
   const denied = page.locator('.tool-card[data-tool="Bash"][data-status="error"]');
-  assert.equal(await denied.locator('.error-code').textContent(), 'DENIED_BY_USER');
-  assert.match(await denied.textContent(), /Ask the user how to proceed/);
+  // The denial is told to the user as theirs; the instructions meant for the model are not shown.
+  assert.equal(await denied.locator('.error-code').textContent(), 'Denied');
+  assert.match(await denied.locator('.error-message').textContent(), /^You denied running: npm test/);
+  assert.doesNotMatch(await denied.textContent(), /Do not retry|the user|variant of it/i);
+  assert.equal(await denied.locator('.error-suggestion').count(), 0);
   assert.match(await page.locator('.tool-card[data-status="running"] .tool-stream').textContent(), /ok 2/);
   assert.equal(
     await page.locator('.tool-card[data-tool="Edit"] .diff-add').textContent(),
@@ -329,6 +334,25 @@ test('an edit card says what became of its hunks once they are accepted or rejec
   assert.match(await card.locator('.review-state').textContent(), /2 accepted, 1 rejected/);
 });
 
+test('the review bar stays on one line in a narrow side bar', { skip }, async () => {
+  await page.setViewportSize({ width: 300, height: 800 });
+  try {
+    await openPanel('dark');
+    const head = page.locator('.review .review-head');
+    await head.waitFor();
+    const rows = await head.evaluate((el) =>
+      Array.from(el.children).map((c) =>
+        Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2),
+      ),
+    );
+    assert.equal(rows.length, 3);
+    assert.ok(Math.max(...rows) - Math.min(...rows) <= 2, `label and buttons on one row: ${rows}`);
+    assert.match(await head.textContent(), /1 change to review.*Accept all.*Reject all/);
+  } finally {
+    await page.setViewportSize({ width: 420, height: 800 });
+  }
+});
+
 test('a selection prompt shows its code as a code block, not as raw ``` fences', { skip }, async () => {
   await openPanel('dark');
   await send({
@@ -351,6 +375,53 @@ test('a selection prompt shows its code as a code block, not as raw ``` fences',
   assert.equal(await bubble.locator('.code-block').getAttribute('data-lang'), 'typescript');
   assert.doesNotMatch(await bubble.locator('.msg-text').textContent(), /```/);
   assert.equal(await bubble.locator('b').count(), 0, 'code stays text');
+});
+
+test('file references in an answer are links that ask the host to open the file at the line', {
+  skip,
+}, async () => {
+  await openPanel('dark');
+  const text = [
+    'The greeting is built in `src/greet.js:3`; the caller is src/app.ts:12:5.',
+    'See [the test](test/greet.test.js#L2), [the docs](https://example.com/docs) and `console.log`.',
+    '```js\nconst where = "src/greet.js:3";\n```',
+  ].join('\n\n');
+  await send({ type: 'event', event: ev({ type: 'message_start', messageId: 'm-links', model: 'm' }) });
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'message_end',
+      message: {
+        id: 'm-links',
+        ts: 1,
+        role: 'assistant',
+        model: 'm',
+        stopReason: 'end_turn',
+        usage,
+        content: [{ type: 'text', text }],
+      },
+    }),
+  });
+  const answer = page.locator('.msg[data-id="m-links"]');
+  await answer.locator('.file-link').first().waitFor();
+  const links = answer.locator('.file-link');
+  assert.deepEqual(await links.allTextContents(), ['src/greet.js:3', 'src/app.ts:12:5', 'the test']);
+  // The web link stays a web link; identifiers and code blocks are not links.
+  assert.equal(await answer.locator('a[href="https://example.com/docs"]').count(), 1);
+  assert.equal(await answer.locator('pre .file-link').count(), 0);
+  const before = (await posted()).length;
+  await links.nth(0).click();
+  await links.nth(2).focus();
+  await page.keyboard.press('Enter');
+  await links.nth(1).click();
+  const opened = (await posted()).slice(before);
+  assert.deepEqual(opened, [
+    { type: 'openFile', path: 'src/greet.js', line: 3 },
+    { type: 'openFile', path: 'test/greet.test.js', line: 2 },
+    { type: 'openFile', path: 'src/app.ts', line: 12, column: 5 },
+  ]);
+  assert.equal(await links.nth(0).getAttribute('role'), 'link');
+  assert.equal(await links.nth(0).getAttribute('title'), 'Open src/greet.js at line 3');
 });
 
 test('keyboard only: @ completion, Enter sends once with a key, the message shows as queued', {
@@ -394,6 +465,60 @@ test('keyboard only: @ completion, Enter sends once with a key, the message show
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Send');
   await page.keyboard.press('Enter');
   assert.equal((await lastPosted()).text, 'second');
+});
+
+test('a message the host has not received is posted again with its key; one it never receives, or refuses, comes back into the input', {
+  skip,
+}, async () => {
+  await openPanel('dark');
+  const input = page.getByRole('textbox', { name: 'Message Keel' });
+  const submitsOf = async (key) =>
+    (await posted()).filter((m) => m.type === 'submit' && m.idempotencyKey === key).length;
+  await input.fill('first try');
+  await input.press('Enter');
+  const key = (await lastPosted()).idempotencyKey;
+  // Saved before it was posted: a webview that goes away right now resends it.
+  assert.ok(
+    await page.evaluate(() =>
+      (JSON.parse(sessionStorage.getItem('state')).unsent ?? []).some((u) => u.text === 'first try'),
+    ),
+  );
+  await page.waitForFunction(
+    (k) => window.__posted.filter((m) => m.type === 'submit' && m.idempotencyKey === k).length >= 2,
+    key,
+    { timeout: 6000 },
+  );
+  // Received: no more re-posting, and it stays shown until the transcript has it.
+  await send({ type: 'submitReceived', idempotencyKey: key });
+  const sent = await submitsOf(key);
+  await page.waitForTimeout(3000);
+  assert.equal(await submitsOf(key), sent);
+  assert.equal(await page.locator('.queued-msg', { hasText: 'first try' }).count(), 1);
+  // Never received: back in the input after a few attempts, with a notice.
+  await input.fill('lost in transit');
+  await input.press('Enter');
+  const lost = (await lastPosted()).idempotencyKey;
+  await page.locator('.queued-msg', { hasText: 'lost in transit' }).waitFor();
+  await page.waitForFunction(() => document.querySelector('textarea').value === 'lost in transit', null, {
+    timeout: 15_000,
+  });
+  assert.equal(await submitsOf(lost), 4);
+  assert.equal(await page.locator('.queued-msg', { hasText: 'lost in transit' }).count(), 0);
+  assert.match(await page.locator('.banner').textContent(), /did not receive your message/);
+  // Refused (no API key): the text comes back too, not only an error.
+  await input.fill('no key yet');
+  await input.press('Enter');
+  const refused = (await lastPosted()).idempotencyKey;
+  assert.equal(await input.inputValue(), '');
+  await send({ type: 'submitReceived', idempotencyKey: refused });
+  await send({
+    type: 'submitResult',
+    idempotencyKey: refused,
+    ok: false,
+    error: 'No Anthropic API key is set.',
+  });
+  await page.waitForFunction(() => document.querySelector('textarea').value === 'no key yet');
+  assert.match(await page.locator('.banner').textContent(), /No Anthropic API key/);
 });
 
 test('live deltas stream in; a reload repaints from saved state and asks only for newer events', {
@@ -545,6 +670,32 @@ test('a restored transcript opens at its newest message and keeps following unti
   await page.waitForFunction(() => document.querySelector('.msg[data-id="q64"]'));
   await page.waitForTimeout(100);
   assert.equal(await atBottom(), false, 'reading older messages is not interrupted');
+});
+
+test('sending while scrolled up brings the view down to the new message and its answer', {
+  skip,
+}, async () => {
+  // Continues the previous test: the user has scrolled up to read older messages.
+  const atBottom = () =>
+    page.evaluate(() => {
+      const t = document.querySelector('.transcript');
+      return t.scrollTop + t.clientHeight >= t.scrollHeight - 48;
+    });
+  assert.equal(await atBottom(), false, 'the view starts scrolled up');
+  const input = page.getByRole('textbox', { name: 'Message Keel' });
+  await input.fill('Question 65');
+  await input.press('Enter');
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'user_message',
+      message: { id: 'q65', ts: 1, role: 'user', text: 'Question 65' },
+      queued: false,
+    }),
+  });
+  await page.waitForFunction(() => document.querySelector('.msg[data-id="q65"]'));
+  await page.waitForTimeout(150);
+  assert.equal(await atBottom(), true, 'the message just sent is in view');
 });
 
 test('thousands of events: snapshot and live deltas stay fast, only a screenful is in the DOM', {

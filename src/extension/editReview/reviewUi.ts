@@ -127,11 +127,20 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
   const removedNote = vscode.window.createTextEditorDecorationType({});
   disposables.push(added, removed, removedNote);
 
+  // Hunks are computed asynchronously (the file is read), and a change can come while that runs:
+  // Reject's own write fires a document change while the review still holds Keel's text, and that
+  // computation (stale hunks) could finish after the one for "nothing pending". Only the newest
+  // computation per editor may paint, so a settled review never leaves its marks behind.
+  const painting = new WeakMap<vscode.TextEditor, number>();
+  let paintSeq = 0;
   const decorate = async (editor: vscode.TextEditor) => {
     if (editor.document.uri.scheme !== 'file') return;
+    const mine = ++paintSeq;
+    painting.set(editor, mine);
     const hunks = review.get(editor.document.uri.fsPath)
       ? await review.hunks(editor.document.uri.fsPath)
       : [];
+    if (painting.get(editor) !== mine) return;
     const addRanges: vscode.Range[] = [];
     const removedOptions: vscode.DecorationOptions[] = [];
     const noteOptions: vscode.DecorationOptions[] = [];
@@ -174,6 +183,8 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
     for (const editor of vscode.window.visibleTextEditors) void decorate(editor);
   };
 
+  /** Bumped on every change of the review or of a file under review (see provideCodeLenses). */
+  let reviewVersion = 0;
   const lensEmitter = new vscode.EventEmitter<void>();
   disposables.push(lensEmitter);
   disposables.push(
@@ -181,9 +192,17 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
       { scheme: 'file' },
       {
         onDidChangeCodeLenses: lensEmitter.event,
-        async provideCodeLenses(doc) {
-          if (!review.get(doc.uri.fsPath)) return [];
-          return lensesFor(doc, await review.hunks(doc.uri.fsPath));
+        async provideCodeLenses(doc, token) {
+          // The same race as the decorations: hunks computed while the review changed are stale,
+          // and VS Code keeps the last lenses it got until something asks again. Compute until
+          // nothing changed meanwhile (a change also fires onDidChangeCodeLenses).
+          for (let attempt = 0; attempt < 5 && !token.isCancellationRequested; attempt++) {
+            const seen = reviewVersion;
+            if (!review.get(doc.uri.fsPath)) return [];
+            const hunks = await review.hunks(doc.uri.fsPath);
+            if (seen === reviewVersion) return lensesFor(doc, hunks);
+          }
+          return [];
         },
       },
     ),
@@ -212,6 +231,7 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
   };
 
   const refresh = () => {
+    reviewVersion++;
     decorateAll();
     lensEmitter.fire();
     updateContext();
@@ -229,6 +249,7 @@ export function registerReviewUi(review: ReviewManager, proposals: Proposals): v
   disposables.push(
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (!review.get(e.document.uri.fsPath)) return;
+      reviewVersion++;
       for (const editor of vscode.window.visibleTextEditors)
         if (editor.document === e.document) void decorate(editor);
       lensEmitter.fire();

@@ -121,6 +121,33 @@ describe('A run cut off by a window reload', () => {
     );
   });
 
+  it('a prompt sent while the panel restores the last session goes into that session and is answered', async () => {
+    const { id, logPath } = await cutRun();
+    const state = memento();
+    await state.update('keel.lastSessionId', id);
+    controller = createSessionController({
+      host: () => h.host,
+      settings: () => ({ ...readSettings(), baseUrl: emulator.url }),
+      apiKey: async () => 'test-key',
+      log: () => undefined,
+      memento: state,
+    });
+    emulator.setScenario({
+      replies: [{ content: [{ type: 'text', text: 'Answered in the restored chat.' }] }],
+    });
+    // After a reload the panel's `ready` restores the last session; the user's Enter comes meanwhile.
+    const [, result] = await Promise.all([controller.restore(id), controller.submit('Typed right away')]);
+    assert.equal(result.ok, true);
+    assert.equal((await result.outcome)?.status, 'finished', 'the prompt ran to its answer');
+    assert.equal(controller.current?.id, id, 'the restored chat is the current one, not replaced');
+    assert.equal(controller.current?.logPath, logPath);
+    const last = emulator.requests.at(-1);
+    assert.ok(last);
+    const sent = JSON.stringify((last.body as { messages: unknown }).messages);
+    assert.match(sent, /Tell me something long/, 'the prompt went into the restored conversation');
+    assert.match(sent, /Typed right away/);
+  });
+
   it('leaves a session alone while another live extension host holds it', async () => {
     const { id, logPath, cut } = await cutRun();
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });

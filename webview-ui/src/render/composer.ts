@@ -17,6 +17,8 @@ export interface Composer {
   setRunning(running: boolean): void;
   showCompletions(query: string, items: readonly string[]): void;
   setInput(text: string, mentions: readonly string[]): void;
+  /** What is typed in the input now. */
+  text(): string;
   focus(): void;
 }
 
@@ -195,6 +197,7 @@ export function createComposer(options: ComposerOptions): Composer {
       changed();
       textarea.focus();
     },
+    text: () => textarea.value,
     focus() {
       textarea.focus();
     },

@@ -1,5 +1,6 @@
 import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
 import { button, h, icon } from '../dom.ts';
+import type { FileRef } from '../fileLinks.ts';
 import { renderMarkdown } from '../markdown.ts';
 import type { AssistantItem, ErrorItem, Item, MemoryItem, NoticeItem, UserItem } from '../model.ts';
 import { renderToolCard } from './toolCard.ts';
@@ -114,6 +115,7 @@ function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
   const actions = {
     copy: (code: string) => ctx.post({ type: 'copyCode', code }),
     insert: (code: string) => ctx.post({ type: 'insertCode', code }),
+    openFile: (target: FileRef) => ctx.post({ type: 'openFile', ...target }),
   };
   for (const block of item.blocks) {
     if (block.text.length === 0) continue;

@@ -29,6 +29,8 @@ interface Entry {
 export interface Transcript {
   readonly element: HTMLElement;
   render(items: readonly Item[], ctx: RenderContext): void;
+  /** The user sent a message: follow the newest output again, even if they had scrolled up. */
+  followLatest(): void;
 }
 
 function openDetailsOf(el: HTMLElement): boolean[] {
@@ -223,5 +225,10 @@ export function createTranscript(): Transcript {
     layout();
   }
 
-  return { element, render };
+  function followLatest(): void {
+    stick = true;
+    schedule();
+  }
+
+  return { element, render, followLatest };
 }

@@ -105,14 +105,20 @@ export function renderReview(target: HTMLElement, state: ViewState, post: Post):
     return;
   }
   const hunks = files.reduce((n, f) => n + f.hunks.length, 0);
+  const summary = `${hunks} change${hunks === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'} to review`;
+  // One line in a narrow side bar: the label shortens (full text in its tooltip), the buttons never wrap.
   const head = h(
     'div',
     { class: 'review-head' },
     h(
       'span',
-      {},
+      { class: 'review-summary', title: summary },
       icon('diff'),
-      `${hunks} change${hunks === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'} to review`,
+      h(
+        'span',
+        { class: 'review-summary-text' },
+        files.length === 1 ? `${hunks} change${hunks === 1 ? '' : 's'} to review` : summary,
+      ),
     ),
     button('Accept all', () => post({ type: 'acceptAll' }), { icon: 'check-all' }),
     button('Reject all', () => post({ type: 'rejectAll' }), { icon: 'discard', secondary: true }),
@@ -228,11 +234,11 @@ export function renderMeter(target: HTMLElement, state: ViewState, options: { de
         'span',
         {
           class: 'meter-cache',
-          title: `Prompt cache: ${Math.round(cacheHitPct)}% of the last prompt, ${Math.round(sessionCache)}% of all prompt tokens this chat (Σ)`,
+          title: `Prompt cache: ${Math.round(cacheHitPct)}% of the last prompt, ${Math.round(sessionCache)}% of all prompt tokens this chat`,
         },
         icon('database'),
         `cache ${Math.round(cacheHitPct)}%`,
-        h('span', { class: 'meter-session' }, ` (chat Σ ${Math.round(sessionCache)}%)`),
+        h('span', { class: 'meter-session' }, ` (this chat ${Math.round(sessionCache)}%)`),
       ),
       stage > 0
         ? h(

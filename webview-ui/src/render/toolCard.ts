@@ -6,6 +6,7 @@ import {
   parseUnifiedDiff,
   toolDisplayName,
   toolIcon,
+  userFacingError,
 } from '../format.ts';
 import type { SubagentView, ToolItem, ToolStatus } from '../model.ts';
 import type { RenderContext } from './items.ts';
@@ -163,14 +164,15 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
     );
   }
   if (item.error) {
+    const shown = userFacingError(item.error);
     card.append(
       h(
         'div',
         { class: 'tool-error', 'data-code': item.error.code },
-        h('span', { class: 'error-code' }, item.error.code),
-        h('span', { class: 'error-message' }, item.error.message),
-        item.error.suggestion
-          ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), item.error.suggestion)
+        h('span', { class: 'error-code', title: item.error.code }, shown.label),
+        h('span', { class: 'error-message' }, shown.message),
+        shown.suggestion
+          ? h('div', { class: 'error-suggestion' }, icon('lightbulb'), shown.suggestion)
           : null,
       ),
     );
