@@ -88,12 +88,22 @@ async function chatFrames(): Promise<unknown[]> {
       if (!(await f.$('textarea[aria-label="Message Keel"]'))) continue;
       const box = await (await f.frameElement()).boundingBox();
       const outer = await (await f.parentFrame()?.frameElement())?.boundingBox();
-      const inner = await f.evaluate(() => ({
-        visible: document.visibilityState,
-        focus: document.hasFocus(),
-        input: document.querySelector('textarea')?.value,
-        origin: performance.timeOrigin,
-      }));
+      const inner = await f.evaluate(async () => {
+        // Is this document's event loop alive: does a frame get painted, does a timer fire?
+        const within = (start: (done: () => void) => void) =>
+          new Promise<boolean>((resolve) => {
+            start(() => resolve(true));
+            setTimeout(() => resolve(false), 1000);
+          });
+        return {
+          visible: document.visibilityState,
+          focus: document.hasFocus(),
+          input: document.querySelector('textarea')?.value,
+          origin: performance.timeOrigin,
+          animationFrame: await within((done) => requestAnimationFrame(() => done())),
+          timer: await within((done) => setTimeout(done, 10)),
+        };
+      });
       out.push({ url: f.url().slice(-40), box, outer, ...inner });
     } catch (error) {
       out.push(String(error));
