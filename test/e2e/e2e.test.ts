@@ -80,6 +80,13 @@ async function openWorkbench(): Promise<void> {
   // Keel activates lazily (no startup event): nothing of it runs until the panel or a command is used.
 }
 
+function withTimeout<T>(ms: number, promise: Promise<T>): Promise<T | string> {
+  return Promise.race([
+    promise,
+    new Promise<string>((r) => setTimeout(() => r(`no answer in ${ms} ms`), ms)),
+  ]);
+}
+
 /** Every frame holding a chat input, with where its iframe is (diagnostics). */
 async function chatFrames(): Promise<unknown[]> {
   const out: unknown[] = [];
@@ -88,13 +95,26 @@ async function chatFrames(): Promise<unknown[]> {
       if (!(await f.$('textarea[aria-label="Message Keel"]'))) continue;
       const box = await (await f.frameElement()).boundingBox();
       const outer = await (await f.parentFrame()?.frameElement())?.boundingBox();
-      const inner = await f.evaluate(() => ({
-        visible: document.visibilityState,
-        focus: document.hasFocus(),
-        input: document.querySelector('textarea')?.value,
-        origin: performance.timeOrigin,
-      }));
-      out.push({ url: f.url().slice(-40), box, outer, ...inner });
+      const inner = await withTimeout(
+        3_000,
+        f.evaluate(async () => {
+          // Is this document's event loop alive: does a frame get painted, does a timer fire?
+          const within = (start: (done: () => void) => void) =>
+            new Promise<boolean>((resolve) => {
+              start(() => resolve(true));
+              setTimeout(() => resolve(false), 1000);
+            });
+          return {
+            visible: document.visibilityState,
+            focus: document.hasFocus(),
+            input: document.querySelector('textarea')?.value,
+            origin: performance.timeOrigin,
+            animationFrame: await within((done) => requestAnimationFrame(() => done())),
+            timer: await within((done) => setTimeout(done, 10)),
+          };
+        }),
+      );
+      out.push({ url: f.url().slice(-40), box, outer, inner });
     } catch (error) {
       out.push(String(error));
     }
