@@ -518,7 +518,8 @@ test('a message the host has not received is posted again with its key; one it n
     error: 'No Anthropic API key is set.',
   });
   await page.waitForFunction(() => document.querySelector('textarea').value === 'no key yet');
-  assert.match(await page.locator('.banner').textContent(), /No Anthropic API key/);
+  // The input and the banner are painted by separate renders: wait for the banner's own paint.
+  await page.locator('.banner', { hasText: 'No Anthropic API key' }).waitFor({ timeout: 5000 });
 });
 
 test('live deltas stream in; a reload repaints from saved state and asks only for newer events', {
