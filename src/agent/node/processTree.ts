@@ -331,13 +331,7 @@ export function processTreeFor(
       dispose() {
         live.delete(this);
         // unshare gone → its child (the namespace's PID 1) is killed → so is everything inside.
-        if (pid !== undefined) {
-          try {
-            process.kill(-pid, 'SIGKILL');
-          } catch {
-            // already gone
-          }
-        }
+        killGroup(pid);
       },
     });
   }
@@ -351,13 +345,17 @@ export function processTreeFor(
     signal: () => {},
     dispose() {
       live.delete(this);
-      if (pid !== undefined) {
-        try {
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      killGroup(pid);
     },
   });
+}
+
+/** SIGKILL to a process group, if it still exists. */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
