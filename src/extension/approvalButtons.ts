@@ -32,3 +32,11 @@ export function approvalItems(request: ApprovalRequest): MessageItem[] {
     ? [{ title: DENY }, ...allow, { title: CANCEL, isCloseAffordance: true }]
     : [...allow, { title: DENY, isCloseAffordance: true }];
 }
+
+/**
+ * A yes/no modal whose yes a reflexive Enter cannot give (approving what a repository supplies,
+ * running a command unconfined): the harmless answer comes first and takes the focus.
+ */
+export function enterSafeItems(yes: string, no: string): MessageItem[] {
+  return [{ title: no }, { title: yes }, { title: CANCEL, isCloseAffordance: true }];
+}

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
 import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
+import { enterSafeItems } from './approvalButtons.ts';
 import { chatHtml } from './chatHtml.ts';
 import { openWorkspaceFile } from './openFile.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
@@ -287,9 +288,9 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         const choice = await vscode.window.showWarningMessage(
           dialog.message,
           { modal: true, detail: dialog.detail },
-          RUN_OUTSIDE,
+          ...enterSafeItems(RUN_OUTSIDE, 'Keep It Refused'),
         );
-        if (choice === RUN_OUTSIDE) await deps.runOutsideSandbox?.(command);
+        if (choice?.title === RUN_OUTSIDE) await deps.runOutsideSandbox?.(command);
         return;
       }
       case 'requestFileCompletions':

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { createTrustRoom, type SteeringItem } from '../agent/trust/room.ts';
+import { enterSafeItems } from './approvalButtons.ts';
 
 // The VS Code side of the trust room (src/agent/trust/): what the open workspace supplies that would
 // steer Keel (its MCP servers, network allowances, a memory file Keel did not write, a long task) is
@@ -43,9 +44,9 @@ export function createTrustReview(deps: {
         modal: true,
         detail: `${describe(pending)}\n\nThey came with the repository (or changed since you approved them). Until you approve, Keel uses none of them. Approval is for exactly this content: a change asks again.`,
       },
-      APPROVE,
+      ...enterSafeItems(APPROVE, 'Not Now'),
     );
-    return choice === APPROVE;
+    return choice?.title === APPROVE;
   };
   return {
     async beforeSession() {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ApprovalRequest } from '../../src/agent/host.ts';
-import { approvalItems, defaultsToDeny } from '../../src/extension/approvalButtons.ts';
+import { approvalItems, defaultsToDeny, enterSafeItems } from '../../src/extension/approvalButtons.ts';
 
 // VS Code's modal focuses its first non-close button (Enter presses it); Escape and the X pick the
 // close affordance. The E2E test checks that in the real dialog; this pins the order.
@@ -43,4 +43,17 @@ test('an ordinary request keeps "Allow once" first and its close affordance is l
     { title: 'Allow for this session' },
     { title: 'Deny', isCloseAffordance: true },
   ]);
+});
+
+test('approving what a repository supplies, or running a refused command unconfined, is never what Enter does', () => {
+  const items = enterSafeItems('Approve', 'Not Now');
+  assert.deepEqual(
+    items.map((i) => i.title),
+    ['Not Now', 'Approve', 'Cancel'],
+  );
+  assert.ok(!items[0]!.isCloseAffordance, 'the focused button is the harmless answer');
+  assert.deepEqual(
+    items.filter((i) => i.isCloseAffordance),
+    [{ title: 'Cancel', isCloseAffordance: true }],
+  );
 });
