@@ -659,3 +659,30 @@ test('messages that start a run carry their prompt number (for "Restore to befor
     ['u3', undefined],
   ]);
 });
+
+test('a message accepted while the agent works survives a replacing snapshot until the transcript has it', () => {
+  let state = reduceMany(initialState(), run.slice(0, 13)); // running
+  state = addPending(state, 'also update the docs', 'key-1');
+  state = applyHostMessage(state, { type: 'submitResult', idempotencyKey: 'key-1', ok: true });
+  assert.deepEqual(
+    state.queue.map((q) => q.state),
+    ['queued'],
+  );
+  // The panel resyncs (a reload, a restored session): the typed message is still shown.
+  state = applyHostMessage(state, {
+    type: 'snapshot',
+    sessionId: 's9',
+    replace: true,
+    events: [],
+    todos: [],
+    running: true,
+    model: 'claude-x',
+    contextWindow: 100000,
+  });
+  assert.deepEqual(
+    state.queue.map((q) => q.text),
+    ['also update the docs'],
+  );
+  state = reduceMany(state, stream([userMsg('u2', 'also update the docs', false)], 's9'));
+  assert.equal(state.queue.length, 0);
+});

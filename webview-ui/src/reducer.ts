@@ -295,8 +295,9 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
           ...initialState(),
           sessions: state.sessions,
           review: state.review,
-          // Our own unacknowledged submissions survive a resync.
-          queue: state.queue.filter((q) => q.state === 'sending'),
+          // Our own submissions survive a resync (sending, or accepted and queued): dropping one the
+          // new transcript does not show would lose a typed message without a word.
+          queue: state.queue.filter((q) => q.state === 'sending' || q.idempotencyKey !== undefined),
           sessionId: message.sessionId,
           items,
           usage: { ...initialState().usage, contextWindow: message.contextWindow },
