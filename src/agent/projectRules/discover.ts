@@ -40,10 +40,14 @@ const WHY: Record<Exclude<RuleRead, { ok: true }>['reason'], string> = {
 /** The files of one folder with this suffix, sorted, at most MAX_RULE_FOLDER_FILES. */
 function folderFiles(guard: PathGuard, dirRel: string, suffix: string, problems: RuleProblem[]): string[] {
   const dir = ruleDir(guard, dirRel);
-  if (!dir) return [];
+  if (dir === 'outside') problems.push({ rel: dirRel, message: WHY.outside });
+  if (dir === undefined || dir === 'outside') return [];
   let names: string[];
   try {
-    names = fs.readdirSync(dir).filter((n) => n.endsWith(suffix) && !n.startsWith('.'));
+    // A name is a label in the prompt: one with control characters (a newline) could forge a line.
+    names = fs
+      .readdirSync(dir)
+      .filter((n) => n.endsWith(suffix) && !n.startsWith('.') && !/[\u0000-\u001f\u007f]/.test(n));
   } catch {
     return [];
   }
@@ -121,7 +125,9 @@ export function discoverRules(options: DiscoverRulesOptions): DiscoveredRules {
       add('cursor', '.cursorrules', always);
     },
     cline: () => {
-      if (ruleDir(guard, '.clinerules')) {
+      const dir = ruleDir(guard, '.clinerules');
+      if (dir === 'outside') problems.push({ rel: '.clinerules', message: WHY.outside });
+      else if (dir) {
         for (const rel of folderFiles(guard, '.clinerules', '.md', problems)) add('cline', rel, always);
       } else add('cline', '.clinerules', always);
     },

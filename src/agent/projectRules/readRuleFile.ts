@@ -13,10 +13,10 @@ export type RuleRead =
   | { readonly ok: true; readonly text: string; readonly size: number; readonly complete: boolean }
   | { readonly ok: false; readonly reason: 'missing' | 'outside' | 'not_a_file' | 'binary' | 'unreadable' };
 
-/** The canonical folder `rel` names, when it is a folder inside the workspace. */
-export function ruleDir(guard: PathGuard, rel: string): string | undefined {
+/** The canonical folder `rel` names, when it is a folder inside the workspace ('outside': a link out). */
+export function ruleDir(guard: PathGuard, rel: string): string | 'outside' | undefined {
   const resolved = guard.resolve(rel);
-  if (!resolved.ok || !insideRoots(guard, resolved.path)) return undefined;
+  if (!resolved.ok || !insideRoots(guard, resolved.path)) return 'outside';
   try {
     return fs.statSync(resolved.path).isDirectory() ? resolved.path : undefined;
   } catch {

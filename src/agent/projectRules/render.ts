@@ -18,6 +18,15 @@ export interface RulesLimits {
   readonly totalChars?: number;
 }
 
+// A rules file must not close the reminder that carries it (its text would then read as the user's)
+// nor open a fake one: the tag is defused wherever it appears, in any case or spacing. Deterministic,
+// so the prefix stays byte-stable (P1).
+const REMINDER_TAG = /<(\s*\/?\s*)(system[-_\s]*reminder)/gi;
+
+export function defuseRuleText(text: string): string {
+  return text.replace(REMINDER_TAG, '&lt;$1$2');
+}
+
 export function ruleLabel(rel: string): string {
   return `# Project rules (${rel}: the repository's text, not the user's words)`;
 }
@@ -44,7 +53,7 @@ interface IndexEntry {
 }
 
 function indexLine({ rule, why }: IndexEntry): string {
-  const line = rule.description ?? firstLine(rule.text);
+  const line = defuseRuleText(rule.description ?? firstLine(rule.text));
   return `- ${rule.rel} (${formatSize(rule.size)}, ${why})${line ? `: ${line}` : ''}`;
 }
 
@@ -76,7 +85,7 @@ export function renderRules(rules: readonly RuleFile[], limits: RulesLimits = {}
       continue;
     }
     used += entry.text.length;
-    blocks.push(`${label}\n${entry.text}`);
+    blocks.push(`${label}\n${defuseRuleText(entry.text)}`);
   }
   for (const rule of rules) {
     if (rule.scope.kind === 'on_request') index.push({ rule, why: 'read it when this applies' });

@@ -3,7 +3,7 @@ import type { ContextEngine } from '../context/engineTypes.ts';
 import type { AgentMessage, ReminderMessage } from '../messages.ts';
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
 import { readRuleFile } from './readRuleFile.ts';
-import { formatSize, MAX_RULE_FILE_CHARS, ruleLabel } from './render.ts';
+import { defuseRuleText, formatSize, MAX_RULE_FILE_CHARS, ruleLabel } from './render.ts';
 import type { RuleFile } from './sources.ts';
 
 // Path-scoped rules (Copilot `applyTo`, Cursor `globs`, nested AGENTS.md) never enter the frozen
@@ -158,7 +158,7 @@ export function scopedReminderText(rule: RuleFile, touched: string): string {
   if (!rule.complete || rule.text.length > MAX_RULE_FILE_CHARS) {
     return `${head}\nThe file is ${formatSize(rule.size)}: Read ${rule.rel} before changing files it covers.`;
   }
-  return `${head}\n${rule.text}`;
+  return `${head}\n${defuseRuleText(rule.text)}`;
 }
 
 /** The engine, with due path-scoped rules appended to the conversation before each call is prepared. */
