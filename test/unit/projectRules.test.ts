@@ -289,6 +289,20 @@ test('path-scoped rules: offered once when a matching file is touched, never on 
   // A resumed session (fresh offerer, same transcript) offers none of them again.
   const again = loadProjectRules({ guard }).scoped!;
   assert.deepEqual(await again.offers(transcript, 2, newId), []);
+  // A compaction that summarised the reminder away: the next matching touch offers the rule again.
+  const tsNote = ts[0]!;
+  const summary = {
+    role: 'summary',
+    id: 'sum1',
+    ts: 9,
+    text: 'Earlier work.',
+    replaces: [tsNote.id],
+    archivePath: '/x',
+  } as AgentMessage;
+  assert.deepEqual(await offer(summary), []);
+  const reoffered = await offer(...touch('Read', 'src/a.ts', 9));
+  assert.equal(reoffered.length, 1);
+  assert.match(reoffered[0]!.role === 'reminder' ? reoffered[0]!.text : '', /Rule COPILOT-TS-SCOPED\./);
   // Paths outside the workspace touch nothing.
   assert.deepEqual(await again.offers([...transcript, ...touch('Read', '/etc/x.ts', 8)], 3, newId), []);
 });

@@ -10,7 +10,8 @@ import type { RuleFile } from './sources.ts';
 // prefix (P1). When a tool call succeeds on a matching path, the rule is appended once per session
 // as a reminder at the end of the conversation, where new information goes (P2): after everything
 // the previous call cached, before the next model call. A resumed session sees which rules its
-// transcript already holds (the reminders' source), so none is offered twice.
+// transcript already holds (the reminders' source), so none is offered twice. A reminder a compaction
+// summarised away is no longer in the context: its rule is offered again at the next matching touch.
 
 export const SCOPED_RULE_SOURCE_PREFIX = 'project-rules:';
 
@@ -40,9 +41,10 @@ interface Touch {
 type Matcher = (rel: string) => boolean;
 
 export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
-  const offered = new Set<string>();
+  /** Rule file → id of the reminder that carries it in the conversation. */
+  const offered = new Map<string, string>();
   /** Folders already checked for an AGENTS.md (found or not): each is read at most once. */
-  const checkedDirs = new Set<string>();
+  const nestedByDir = new Map<string, RuleFile | undefined>();
   const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
   let scanned = 0;
   let matchers: Promise<Map<RuleFile, Matcher>> | undefined;
@@ -73,7 +75,10 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
     for (; scanned < transcript.length; scanned++) {
       const message = transcript[scanned]!;
       if (message.role === 'reminder' && message.source.startsWith(SCOPED_RULE_SOURCE_PREFIX)) {
-        offered.add(message.source.slice(SCOPED_RULE_SOURCE_PREFIX.length));
+        offered.set(message.source.slice(SCOPED_RULE_SOURCE_PREFIX.length), message.id);
+      } else if (message.role === 'summary') {
+        const gone = new Set(message.replaces);
+        for (const [rel, id] of offered) if (gone.has(id)) offered.delete(rel);
       } else if (message.role === 'assistant') {
         for (const block of message.content) {
           if (block.type === 'tool_use') calls.set(block.id, { name: block.name, input: block.input });
@@ -90,6 +95,22 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
     return touches;
   };
 
+  const readNested = (dir: string): RuleFile | undefined => {
+    const rel = `${dir}/AGENTS.md`;
+    const read = readRuleFile(options.guard, rel);
+    if (!read.ok) return undefined;
+    const text = read.text.replace(/\r\n/g, '\n').trim();
+    if (text.length === 0 && read.complete) return undefined;
+    return {
+      source: 'agents',
+      rel,
+      size: read.size,
+      text,
+      complete: read.complete,
+      scope: { kind: 'subtree', dir },
+    };
+  };
+
   /** AGENTS.md files in the folders from the root down to the touched path (the root's is in the prefix). */
   const nestedFor = (touch: Touch): RuleFile[] => {
     const parts = touch.rel === '.' ? [] : touch.rel.split('/');
@@ -97,21 +118,9 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
     const found: RuleFile[] = [];
     for (let depth = 1; depth <= dirs.length; depth++) {
       const dir = dirs.slice(0, depth).join('/');
-      if (checkedDirs.has(dir)) continue;
-      checkedDirs.add(dir);
-      const rel = `${dir}/AGENTS.md`;
-      const read = readRuleFile(options.guard, rel);
-      if (!read.ok) continue;
-      const text = read.text.replace(/\r\n/g, '\n').trim();
-      if (text.length === 0 && read.complete) continue;
-      found.push({
-        source: 'agents',
-        rel,
-        size: read.size,
-        text,
-        complete: read.complete,
-        scope: { kind: 'subtree', dir },
-      });
+      if (!nestedByDir.has(dir)) nestedByDir.set(dir, readNested(dir));
+      const rule = nestedByDir.get(dir);
+      if (rule) found.push(rule);
     }
     return found;
   };
@@ -120,11 +129,12 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
     async offers(transcript, now, newId) {
       const touches = newTouches(transcript);
       if (touches.length === 0) return [];
-      const due: { rule: RuleFile; touched: string }[] = [];
+      const due: { rule: RuleFile; touched: string; id: string }[] = [];
       const take = (rule: RuleFile, touched: string) => {
         if (offered.has(rule.rel) || touched === rule.rel) return;
-        offered.add(rule.rel);
-        due.push({ rule, touched });
+        const id = newId();
+        offered.set(rule.rel, id);
+        due.push({ rule, touched, id });
       };
       const files = touches.filter((t) => !t.folder);
       if (files.length > 0 && options.rules.some((r) => r.scope.kind === 'globs')) {
@@ -136,9 +146,9 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
       if (options.nestedAgents) {
         for (const touch of touches) for (const rule of nestedFor(touch)) take(rule, touch.rel);
       }
-      return due.map(({ rule, touched }) => ({
+      return due.map(({ rule, touched, id }) => ({
         role: 'reminder',
-        id: newId(),
+        id,
         ts: now,
         source: `${SCOPED_RULE_SOURCE_PREFIX}${rule.rel}`,
         text: scopedReminderText(rule, touched),
