@@ -3,6 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
+import { rgPath } from '@vscode/ripgrep';
+import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
+import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
+import { createAgentSession } from '../../src/agent/session/session.ts';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
 import { cliEnv, runKeel, tempWorkspace } from './helpers/cli.ts';
 import { ALWAYS_ORDER, PEER_FILES } from './helpers/ruleFixtures.ts';
@@ -135,4 +139,35 @@ test('KEEL_RULES_DISABLED turns sources off; a symlink outside the workspace is 
   );
   assert.doesNotMatch(system, /zzzzzzzzzz/);
   assert.ok(system.length < 20_000, `system prompt ${system.length} chars`);
+});
+
+test('an untrusted workspace gets its rules files as AGENTS.md always did: read, labelled, read-only session', async () => {
+  const ws = tempWorkspace(PEER_FILES);
+  const host = createNodeHost({
+    workspace: ws,
+    approvals: createPolicyApprovals('never'),
+    ripgrepPath: rgPath,
+    trusted: false,
+  });
+  emu.setScenario({ replies: [{ content: [{ type: 'text', text: 'Hi.' }] }] });
+  const from = emu.requests.length;
+  const session = createAgentSession({
+    host,
+    model: 'claude-sonnet-4-6',
+    apiKey: 'k',
+    baseURL: emu.url,
+    userSkillsDir: null,
+    userMemoryFile: null,
+    rulesDisabled: ['gemini'],
+  });
+  const outcome = await session.prompt('hi');
+  session.dispose();
+  assert.equal(outcome.status, 'finished', outcome.error);
+  const body = bodyOf(emu.requests[from]!);
+  const system = systemText(body);
+  for (const marker of ALWAYS_ORDER.filter((m) => m !== 'GEMINI-MAIN'))
+    assert.match(system, new RegExp(`Rule ${marker}\\.`));
+  assert.doesNotMatch(system, /GEMINI-MAIN/, 'the rulesDisabled option reaches discovery');
+  const tools = (body.tools as { name: string }[]).map((t) => t.name);
+  assert.ok(!tools.includes('Write') && !tools.includes('Bash'), 'still read-only');
 });
