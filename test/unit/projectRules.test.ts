@@ -246,6 +246,7 @@ test('path-scoped rules: offered once when a matching file is touched, never on 
     'src/a.ts': '',
     'db/schema.sql': '',
     'pkg/AGENTS.md': 'Rule NESTED-PKG.\n',
+    'pkg/CLAUDE.md': 'Rule NESTED-CLAUDE.\n',
     'pkg/deep/x.js': '',
   });
   const guard = guardOf(ws);
@@ -280,7 +281,10 @@ test('path-scoped rules: offered once when a matching file is touched, never on 
   assert.match(db[0]!.role === 'reminder' ? db[0]!.text : '', /Rule CURSOR-DB-SCOPED\./);
   // A nested AGENTS.md applies to its subtree: a folder listing there is enough.
   const nested = await offer(...touch('LS', 'pkg/deep', 6));
-  assert.equal(nested.length, 1);
+  assert.deepEqual(
+    nested.map((n) => n.role === 'reminder' && n.source),
+    [`${SCOPED_RULE_SOURCE_PREFIX}pkg/AGENTS.md`, `${SCOPED_RULE_SOURCE_PREFIX}pkg/CLAUDE.md`],
+  );
   assert.match(
     nested[0]!.role === 'reminder' ? nested[0]!.text : '',
     /\(pkg\/AGENTS\.md: [^\n]*\)\nThese rules apply to everything under pkg\/, which includes pkg\/deep\.\nRule NESTED-PKG\./,
@@ -309,8 +313,12 @@ test('path-scoped rules: offered once when a matching file is touched, never on 
 
 test('an offerer without glob rules still finds nested AGENTS.md; with agents off it finds none', async () => {
   const ws = workspace({ 'lib/AGENTS.md': 'Rule LIB.\n', 'lib/a.py': '' });
-  const on = createScopedRules({ rules: [], nestedAgents: true, guard: guardOf(ws) });
-  const off = createScopedRules({ rules: [], nestedAgents: false, guard: guardOf(ws) });
+  const on = createScopedRules({
+    rules: [],
+    nested: [{ file: 'AGENTS.md', source: 'agents' }],
+    guard: guardOf(ws),
+  });
+  const off = createScopedRules({ rules: [], nested: [], guard: guardOf(ws) });
   const t = touch('Read', 'lib/a.py', 1);
   assert.equal((await on.offers(t, 1, () => 'x')).length, 1);
   assert.equal((await off.offers(t, 1, () => 'x')).length, 0);

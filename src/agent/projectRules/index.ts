@@ -1,7 +1,7 @@
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
 import { discoverRules } from './discover.ts';
 import { renderRules } from './render.ts';
-import { createScopedRules, type ScopedRules } from './scoped.ts';
+import { createScopedRules, type NestedRuleName, type ScopedRules } from './scoped.ts';
 import type { RuleFile, RuleProblem, RuleSourceName } from './sources.ts';
 
 // The session's one call: discover the rules files once at start, render the frozen prefix's
@@ -18,7 +18,7 @@ export interface ProjectRules {
   readonly prefixText: string;
   readonly rules: readonly RuleFile[];
   readonly problems: readonly RuleProblem[];
-  /** Path-scoped rules (globs, nested AGENTS.md); undefined when there can be none. */
+  /** Path-scoped rules (globs, nested AGENTS.md / CLAUDE.md); undefined when there can be none. */
   readonly scoped?: ScopedRules;
 }
 
@@ -27,14 +27,19 @@ export function loadProjectRules(options: {
   readonly disabled?: readonly RuleSourceName[];
 }): ProjectRules {
   const { rules, problems } = discoverRules(options);
-  const nestedAgents = !(options.disabled ?? []).includes('agents');
+  const off = new Set(options.disabled ?? []);
+  // In the order of the sources: a folder's AGENTS.md before its CLAUDE.md (which often imports it).
+  const nested: NestedRuleName[] = [
+    ...(off.has('agents') ? [] : [{ file: 'AGENTS.md', source: 'agents' } as const]),
+    ...(off.has('claude') ? [] : [{ file: 'CLAUDE.md', source: 'claude' } as const]),
+  ];
   const globbed = rules.filter((r) => r.scope.kind === 'globs');
   return {
     prefixText: renderRules(rules),
     rules,
     problems,
-    ...(nestedAgents || globbed.length > 0
-      ? { scoped: createScopedRules({ rules: globbed, nestedAgents, guard: options.guard }) }
+    ...(nested.length > 0 || globbed.length > 0
+      ? { scoped: createScopedRules({ rules: globbed, nested, guard: options.guard }) }
       : {}),
   };
 }

@@ -4,9 +4,9 @@ import type { AgentMessage, ReminderMessage } from '../messages.ts';
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
 import { readRuleFile } from './readRuleFile.ts';
 import { defuseRuleText, formatSize, MAX_RULE_FILE_CHARS, ruleLabel } from './render.ts';
-import type { RuleFile } from './sources.ts';
+import type { RuleFile, RuleSourceName } from './sources.ts';
 
-// Path-scoped rules (Copilot `applyTo`, Cursor `globs`, nested AGENTS.md) never enter the frozen
+// Path-scoped rules (Copilot `applyTo`, Cursor `globs`, AGENTS.md / CLAUDE.md in subfolders) never enter the frozen
 // prefix (P1). When a tool call succeeds on a matching path, the rule is appended once per session
 // as a reminder at the end of the conversation, where new information goes (P2): after everything
 // the previous call cached, before the next model call. A resumed session sees which rules its
@@ -17,15 +17,23 @@ export const SCOPED_RULE_SOURCE_PREFIX = 'project-rules:';
 
 /** Tools whose `path` names a file the agent works on. */
 const FILE_TOOLS = new Set(['Read', 'Write', 'Edit', 'MultiEdit']);
-/** Tools whose `path` names a folder it looks into (only nested AGENTS.md apply to those). */
+/** Tools whose `path` names a folder it looks into (only nested AGENTS.md / CLAUDE.md apply to those). */
 const FOLDER_TOOLS = new Set(['LS', 'Grep', 'Glob']);
 
 export interface ScopedRulesOptions {
   /** Rules discovered at session start with a `globs` scope. */
   readonly rules: readonly RuleFile[];
-  /** Look for AGENTS.md in the folders above a touched path (the `agents` source is on). */
-  readonly nestedAgents: boolean;
+  /**
+   * File names looked for in the folders above a touched path, each with its source (AGENTS.md when
+   * `agents` is on, CLAUDE.md when `claude` is): they apply to their subtree.
+   */
+  readonly nested: readonly NestedRuleName[];
   readonly guard: PathGuard;
+}
+
+export interface NestedRuleName {
+  readonly file: 'AGENTS.md' | 'CLAUDE.md';
+  readonly source: RuleSourceName;
 }
 
 export interface ScopedRules {
@@ -43,8 +51,8 @@ type Matcher = (rel: string) => boolean;
 export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
   /** Rule file → id of the reminder that carries it in the conversation. */
   const offered = new Map<string, string>();
-  /** Folders already checked for an AGENTS.md (found or not): each is read at most once. */
-  const nestedByDir = new Map<string, RuleFile | undefined>();
+  /** Nested rules files already looked for (found or not), by path: each is read at most once. */
+  const nestedByRel = new Map<string, RuleFile | undefined>();
   const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
   let scanned = 0;
   let matchers: Promise<Map<RuleFile, Matcher>> | undefined;
@@ -95,14 +103,14 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
     return touches;
   };
 
-  const readNested = (dir: string): RuleFile | undefined => {
-    const rel = `${dir}/AGENTS.md`;
+  const readNested = (dir: string, name: NestedRuleName): RuleFile | undefined => {
+    const rel = `${dir}/${name.file}`;
     const read = readRuleFile(options.guard, rel);
     if (!read.ok) return undefined;
     const text = read.text.replace(/\r\n/g, '\n').trim();
     if (text.length === 0 && read.complete) return undefined;
     return {
-      source: 'agents',
+      source: name.source,
       rel,
       size: read.size,
       text,
@@ -111,16 +119,19 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
     };
   };
 
-  /** AGENTS.md files in the folders from the root down to the touched path (the root's is in the prefix). */
+  /** Nested rules files in the folders from the root down to the touched path (the root's are in the prefix). */
   const nestedFor = (touch: Touch): RuleFile[] => {
     const parts = touch.rel === '.' ? [] : touch.rel.split('/');
     const dirs = touch.folder ? parts : parts.slice(0, -1);
     const found: RuleFile[] = [];
     for (let depth = 1; depth <= dirs.length; depth++) {
       const dir = dirs.slice(0, depth).join('/');
-      if (!nestedByDir.has(dir)) nestedByDir.set(dir, readNested(dir));
-      const rule = nestedByDir.get(dir);
-      if (rule) found.push(rule);
+      for (const name of options.nested) {
+        const rel = `${dir}/${name.file}`;
+        if (!nestedByRel.has(rel)) nestedByRel.set(rel, readNested(dir, name));
+        const rule = nestedByRel.get(rel);
+        if (rule) found.push(rule);
+      }
     }
     return found;
   };
@@ -143,7 +154,7 @@ export function createScopedRules(options: ScopedRulesOptions): ScopedRules {
           for (const [rule, matches] of map) if (matches(touch.rel)) take(rule, touch.rel);
         }
       }
-      if (options.nestedAgents) {
+      if (options.nested.length > 0) {
         for (const touch of touches) for (const rule of nestedFor(touch)) take(rule, touch.rel);
       }
       return due.map(({ rule, touched, id }) => ({
