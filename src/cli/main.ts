@@ -7,6 +7,7 @@ import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
 import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { DEMO_MODEL } from '../agent/model/pricing.ts';
 import { createPolicyApprovals } from '../agent/safety/approvals.ts';
+import { parseDisabledSources, RULE_SOURCES, type RuleSourceName } from '../agent/projectRules/sources.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import {
   type CliArgs,
@@ -104,6 +105,22 @@ function checkpointBudget(): { checkpoints?: { budgetBytes: number } } {
   return Number.isFinite(mb) && mb > 0 ? { checkpoints: { budgetBytes: mb * 1024 * 1024 } } : {};
 }
 
+/**
+ * KEEL_RULES_DISABLED=claude,cursor: rules-file sources not read (the CLI's `keel.rules.disabled`).
+ * An unknown name is a warning, not an error: a typo must not stop a CI run.
+ */
+function rulesSettings(): { rulesDisabled?: RuleSourceName[] } {
+  const raw = process.env.KEEL_RULES_DISABLED;
+  if (!raw) return {};
+  const { disabled, unknown } = parseDisabledSources(raw);
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `keel: warning: KEEL_RULES_DISABLED names unknown sources (${unknown.join(', ')}); known: ${RULE_SOURCES.join(', ')}\n`,
+    );
+  }
+  return { rulesDisabled: disabled };
+}
+
 function makeHost(
   workspace: string,
   approvals: ApprovalsPort,
@@ -175,6 +192,7 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.resume ? { resumeId: args.resume } : {}),
       jobWaitMs: (args.jobWait ?? DEFAULT_JOB_WAIT_S) * 1000,
       ...checkpointBudget(),
+      ...rulesSettings(),
     });
     stopJobs = () => session.stopJobs();
     let shownError: string | undefined;
@@ -277,6 +295,7 @@ async function task(args: TaskArgs): Promise<number> {
         ...(skills ? { bundledSkillsDir: skills } : {}),
         ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
         ...checkpointBudget(),
+        ...rulesSettings(),
         ...extra,
       }),
   });

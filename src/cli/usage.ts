@@ -28,5 +28,6 @@ proxy without asking; *.example.com for subdomains; KEEL_ALLOWED_DOMAINS=a.com,b
 KEEL_BWRAP=path picks the bubblewrap binary.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
-  KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json).
+  KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json), KEEL_RULES_DISABLED=claude,cursor
+  (rules-file sources not read: agents, claude, copilot, cursor, cline, gemini).
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted (Ctrl-C) · 143 terminated (SIGTERM)`;

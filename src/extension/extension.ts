@@ -186,6 +186,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
         ...(settings.checkpointBudgetMB
           ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
           : {}),
+        rulesDisabled: settings.rulesDisabled,
         readOnly: !vscode.workspace.isTrusted,
         bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
         ...extra,

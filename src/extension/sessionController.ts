@@ -169,6 +169,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       ...(settings.checkpointBudgetMB
         ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
         : {}),
+      rulesDisabled: settings.rulesDisabled,
       readOnly: !trusted,
       ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { parseDisabledSources, type RuleSourceName } from '../agent/projectRules/sources.ts';
 
 // Settings are a boundary (users type them into JSON): validate per field, fall back per field,
 // never throw at the user because one value is wrong. Plain checks, not zod: this module loads at
@@ -34,6 +35,8 @@ export interface KeelSettings {
   };
   /** Disk budget for per-prompt checkpoints; older sessions' checkpoints are pruned past it. */
   readonly checkpointBudgetMB?: number | undefined;
+  /** Rules-file sources Keel does not read (`keel.rules.disabled`); unknown names are dropped. */
+  readonly rulesDisabled: RuleSourceName[];
 }
 
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
@@ -67,6 +70,7 @@ export function parseSettings(raw: {
   contextWindow?: unknown;
   sandbox?: { enabled?: unknown; failIfUnavailable?: unknown; denyRead?: unknown; allowedDomains?: unknown };
   checkpointBudgetMB?: unknown;
+  rulesDisabled?: unknown;
 }): KeelSettings {
   const approvals = {} as Record<ApprovalCategory, ApprovalPolicy>;
   for (const k of APPROVAL_CATEGORIES) approvals[k] = policy(raw.approvals?.[k]);
@@ -92,6 +96,7 @@ export function parseSettings(raw: {
           : undefined,
     },
     checkpointBudgetMB: positiveInt(raw.checkpointBudgetMB),
+    rulesDisabled: parseDisabledSources(raw.rulesDisabled).disabled,
   };
 }
 
@@ -126,5 +131,7 @@ export function readSettings(): KeelSettings {
       allowedDomains: userValue(c, 'sandbox.allowedDomains'),
     },
     checkpointBudgetMB: c.get('checkpoints.budgetMB') ?? undefined,
+    // Turning a source off only takes text away, so a workspace may set it too.
+    rulesDisabled: c.get('rules.disabled'),
   });
 }

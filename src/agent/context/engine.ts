@@ -66,6 +66,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     options.systemText ??
     buildSystemPrompt({
       projectRules: options.projectRules,
+      ...(options.rulesText !== undefined ? { rulesText: options.rulesText } : {}),
       skills,
       ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
       ...(options.memory ? { memory: options.memory } : {}),

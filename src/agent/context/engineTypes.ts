@@ -52,6 +52,8 @@ export interface ContextEngineOptions {
   readonly contextWindow: number;
   /** Project rules (AGENTS.md) read once at session start. */
   readonly projectRules?: string;
+  /** The rendered rules section (every rules file, src/agent/projectRules/); wins over `projectRules`. */
+  readonly rulesText?: string;
   /** Memory snapshot (MEMORY.md files) rendered once at session start. */
   readonly memory?: string;
   /** A complete system prompt instead of Keel's own (a sub-agent's minimal prompt). */

@@ -34,8 +34,10 @@ const HOW_TO_RECOVER = `# How to recover
 export const MAX_PROJECT_RULES_CHARS = 8000;
 
 export interface SystemPromptInput {
-  /** AGENTS.md text, read once at session start. */
+  /** AGENTS.md text, read once at session start (used when `rulesText` is not given). */
   readonly projectRules?: string;
+  /** The rendered rules section (src/agent/projectRules/: every rules file), read once at session start. */
+  readonly rulesText?: string;
   /** MEMORY.md snapshot taken at session start (rendered, capped). */
   readonly memory?: string;
   /** Skill index snapshot taken at session start. */
@@ -64,7 +66,9 @@ export function buildSystemPrompt(input: SystemPromptInput = {}): string {
     servers.length > 0 ? `${HOW_TO_DECIDE}\n${servers.map(mcpServerLine).join('\n')}` : HOW_TO_DECIDE;
   const parts = [RED_LINES, decide, HOW_TO_RECOVER];
   const rules = input.projectRules?.replace(/\r\n/g, '\n').trim();
-  if (rules) {
+  if (input.rulesText !== undefined) {
+    if (input.rulesText) parts.push(input.rulesText);
+  } else if (rules) {
     const cut =
       rules.length > MAX_PROJECT_RULES_CHARS
         ? `${rules.slice(0, MAX_PROJECT_RULES_CHARS)}\n[… AGENTS.md continues; Read it for the rest]`

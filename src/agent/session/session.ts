@@ -20,6 +20,7 @@ import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
+import { loadProjectRules, withScopedRules } from '../projectRules/index.ts';
 import { withPrefixLog } from './prefixLog.ts';
 import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { PrefixRecord } from './log.ts';
@@ -142,7 +143,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     circuitBreaker,
   });
   const model = sessionModelClient(options, now);
-  const projectRules = host.storage.readText(path.join(root, 'AGENTS.md'));
+  // Every rules file, read once now (P1); path-scoped ones come later as reminders (projectRules/).
+  const projectRules = loadProjectRules({ guard, disabled: options.rulesDisabled ?? [] });
+  for (const problem of projectRules.problems) {
+    emit({ type: 'notice', level: 'warn', text: `Rules file ${problem.rel}: ${problem.message}.` });
+  }
   const engine = createContextEngine({
     tools: [...registry.apiTools],
     contextWindow,
@@ -155,7 +160,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     writeText: (p, text) => host.storage.writeText(p, text),
     getTodos: () => todos,
     newId: () => newId('ctx'),
-    ...(projectRules ? { projectRules } : {}),
+    rulesText: projectRules.prefixText,
     ...(memorySnapshot ? { memory: memorySnapshot } : {}),
     summarize: (prompt, signal) =>
       askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
@@ -193,7 +198,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   );
   jobs.onChange((job) => emit({ type: 'job', job }));
   let runId: string | undefined;
-  const loggedEngine = withPrefixLog(engine, loggedPrefixHash, (prefix) => {
+  const prefixLogged = withPrefixLog(engine, loggedPrefixHash, (prefix) => {
     const record: PrefixRecord = {
       type: 'prefix',
       seq: ++seq,
@@ -205,6 +210,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     };
     log.append(record);
   });
+  const loggedEngine = projectRules.scoped
+    ? withScopedRules(prefixLogged, projectRules.scoped, () => newId('rem'))
+    : prefixLogged;
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;

@@ -3,6 +3,7 @@ import type { Host } from '../host.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import type { JobInfo } from '../jobs/manager.ts';
 import type { AgentMessage } from '../messages.ts';
+import type { RuleSourceName } from '../projectRules/sources.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
@@ -52,6 +53,8 @@ export interface AgentSessionOptions {
       };
   /** Read-only calls (Read, Grep, Glob, LS) of one reply run at once, at most (default 4; 1 = one by one). */
   readonly readConcurrency?: number;
+  /** Rules-file sources not read (`keel.rules.disabled`, KEEL_RULES_DISABLED): e.g. ['cursor']. */
+  readonly rulesDisabled?: readonly RuleSourceName[];
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
