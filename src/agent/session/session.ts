@@ -15,6 +15,7 @@ import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
+import { blockedPrompt, createSessionHooks } from '../hooks/sessionHooks.ts';
 import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
@@ -105,6 +106,16 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const readOnly = options.readOnly === true || !host.workspace.isTrusted();
   const root = host.workspace.roots[0] ?? '';
   const trust = sessionTrust(host, (text) => emit({ type: 'notice', level: 'warn', text }));
+  const hooks = createSessionHooks({
+    ...{ host, trust, sessionId: id, transcriptPath: log.path, now },
+    resumed: options.resumeId !== undefined,
+    audit: (entry) => audit.write(entry),
+    warn: (text) => emit({ type: 'notice', level: 'warn', text }),
+    stopRun: (reason) => session.abort(`a hook ended the run: ${reason}`),
+    newId: () => newId('rem'),
+  });
+  const wrapTool = hooks.wrapTool(options.wrapTool);
+  const hookedHost = { ...host, approvals: hooks.wrapApprovals(host.approvals) };
   const { skills, mcp } = sessionSkillsAndMcp(
     host,
     options,
@@ -137,7 +148,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
   });
   const offered = [...tools, ...(readOnly ? [] : (options.extraTools ?? []))];
-  const registry = createToolRegistry(options.wrapTool ? offered.map(options.wrapTool) : offered, {
+  const registry = createToolRegistry(offered.map(wrapTool), {
     loopDetector,
     circuitBreaker,
   });
@@ -157,11 +168,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
     ...(memorySnapshot ? { memory: memorySnapshot } : {}),
-    summarize: (prompt, signal) =>
+    summarize: hooks.beforeCompact((prompt, signal) =>
       askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
+    ),
     // The same conversation the agent's calls cache, the instruction at the end: read from cache.
-    summarizeInContext: async (request, signal) =>
+    summarizeInContext: hooks.beforeCompact(async (request, signal) =>
       replyText(await model.stream({ ...request, maxTokens: 4096 }, signal)),
+    ),
   });
 
   const subagents = createSubagentRunner({
@@ -181,7 +194,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     now,
     emit,
     hasSteering: () => steering.some((m) => m.role === 'user'),
-    ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
+    wrapTool,
   });
   /** Turns the run's whole tree took (the parent's and its sub-agents'). */
   let treeTurns = 0;
@@ -214,7 +227,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const byKey = new Map<string, Promise<RunOutcome>>();
 
   const toolContext = (toolUseId: string, signal: AbortSignal): ToolContext => ({
-    host,
+    host: hookedHost,
     sessionId: id,
     toolUseId,
     signal,
@@ -245,10 +258,14 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       ...(promptNumber !== undefined ? { promptNumber } : {}),
     });
     emit({ type: 'user_message', message, queued: false });
-    append(message);
     let outcome: RunOutcome;
     try {
-      outcome = await runLoop({
+      // Hooks first: a blocked prompt never enters the transcript; their context goes around it.
+      const gate = await hooks.beforePrompt(message.text, signal);
+      for (const m of [...gate.before, ...(gate.blocked === undefined ? [message] : []), ...gate.after])
+        append(m);
+      const loop = gate.blocked === undefined ? runLoop : blockedPrompt(gate.blocked);
+      outcome = await loop({
         model,
         engine: loggedEngine,
         registry,
@@ -272,6 +289,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
           return drained;
         },
         hasSteering: () => steering.some((m) => m.role === 'user'),
+        beforeStop: () => hooks.beforeStop(signal),
         maxTurns: options.maxTurns ?? 50,
         turnsUsed: () => treeTurns,
         maxTokens: options.maxTokens ?? 8192,
