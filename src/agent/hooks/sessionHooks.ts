@@ -18,6 +18,17 @@ import { HOOKS_ITEM_ID, workspaceHookSources, workspaceHooksHash } from './trust
 // script it names still hash to what was approved (checked before each run: a script edited
 // mid-session by a command or the model does not run). Approvals live in Keel's home, outside the
 // workspace and unreadable from the sandbox: a prompt-injected model cannot approve anything.
+//
+// Threats this design answers (each has a test in test/unit/hooks*.test.ts):
+// - a hostile repository ships hooks that run on SessionStart to exfiltrate: unapproved workspace
+//   hooks never run, and an approved one runs in the OS sandbox (no network, secrets unreadable);
+// - a hook script edited after approval: the hash covers the scripts, re-checked before every run;
+// - a hook that hangs: its timeout (default 60 s) and the session's abort kill its process tree;
+// - a hook that prints megabytes: what reaches the model or the user is capped (contract.ts);
+// - a hook's updatedInput smuggling a command past the policy: the rewritten input is validated and
+//   judged inside the tool exactly like the model's (toolHooks.ts), and `allow` skips no question;
+// - a prompt-injected model editing approvals: they live in Keel's home, outside the workspace, out
+//   of the Write tools' reach and unreadable from the sandbox; editing the settings only unapproves.
 
 /** A Stop hook may send the agent back to work this many times per prompt (a hook that always blocks
  * would otherwise spend every turn). */
@@ -135,7 +146,8 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks {
     runner,
     wrapTool: (inner) => (tool) => withToolHooks(inner ? inner(tool) : tool, toolDeps),
     wrapApprovals(port) {
-      if (!runner.has('Notification')) return port;
+      // Nobody is asked when the session is unattended (`--approve never`): nothing to notify.
+      if (!runner.has('Notification') || port.unattended) return port;
       return {
         ...port,
         async ask(request, signal) {
