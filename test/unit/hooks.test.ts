@@ -440,3 +440,39 @@ describe('session hooks and the trust room', () => {
     assert.ok(!ran());
   });
 });
+
+test('a steering message waits for UserPromptSubmit; a blocked one is never queued', async () => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hooks-steer-')));
+  const { entries } = parseHookSettings(
+    settings({
+      UserPromptSubmit: [{ hooks: [cmd('grep -q secret && { echo "no secrets" >&2; exit 2; }; exit 0')] }],
+    }),
+    'x',
+  );
+  const warnings: string[] = [];
+  const hooks = createSessionHooks({
+    host: {
+      workspace: { roots: [root] },
+      shell: createNodeShell(),
+      storage: { readText: () => undefined },
+    } as unknown as Host,
+    trust: createTrustRoom({ root, env: { KEEL_HOME: path.join(root, 'kh') } }),
+    sessionId: 's',
+    transcriptPath: '',
+    resumed: false,
+    audit: () => {},
+    warn: (t) => warnings.push(t),
+    stopRun: () => {},
+    newId: () => 'id',
+    now: () => 0,
+    config: { sources: [{ file: 'x', label: 'x', scope: 'user', entries }], problems: [] },
+  });
+  const queued: unknown[] = [];
+  const message = (text: string) => ({ role: 'user' as const, id: text, ts: 0, text });
+  hooks.steer(message('my secret is 42'), (m) => queued.push(m));
+  hooks.steer(message('fine'), (m) => queued.push(m));
+  for (let i = 0; i < 100 && queued.length + warnings.length < 2; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(queued, [message('fine')]);
+  assert.match(warnings.join('\n'), /blocked this message; it was not sent: no secrets/);
+});

@@ -1,6 +1,6 @@
 import type { ApprovalsPort, Host } from '../host.ts';
 import type { LoopDeps } from '../loop.ts';
-import type { ReminderMessage } from '../messages.ts';
+import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
 import type { RunOutcome } from '../session/types.ts';
 import type { AuditEntry } from '../safety/audit.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
@@ -59,6 +59,11 @@ export interface SessionHooks {
     prompt: string,
     signal: AbortSignal,
   ): Promise<{ blocked?: string; before: ReminderMessage[]; after: ReminderMessage[] }>;
+  /**
+   * A message sent while a run goes on (steering): queued with `push` once UserPromptSubmit let it
+   * through (at once when there is no such hook), its context after it; a blocked one is never sent.
+   */
+  steer(message: UserMessage, push: (m: AgentMessage) => void): void;
   /** The agent is about to stop: a reminder to append and keep going when a Stop hook blocked. */
   beforeStop(signal: AbortSignal): Promise<ReminderMessage | undefined>;
   /** Compaction is about to run (its hooks cannot stop it). */
@@ -177,6 +182,24 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks {
       report(v);
       if (v.block !== undefined) return { blocked: v.block, before, after: [] };
       return { before, after: v.context ? [reminder('UserPromptSubmit', v.context)] : [] };
+    },
+    steer(message, push) {
+      if (!runner.has('UserPromptSubmit')) return push(message);
+      // Not the run's signal: a Stop must not let an unchecked message through to the next prompt.
+      void runner
+        .run('UserPromptSubmit', undefined, { prompt: message.text }, new AbortController().signal)
+        .then((v) => {
+          report(v);
+          if (v.block !== undefined) {
+            options.warn(`A UserPromptSubmit hook blocked this message; it was not sent: ${v.block}`);
+            return;
+          }
+          push(message);
+          if (v.context) push(reminder('UserPromptSubmit', v.context));
+        })
+        .catch((error) =>
+          options.warn(`UserPromptSubmit hooks failed; the message was not sent: ${String(error)}`),
+        );
     },
     async beforeStop(signal) {
       if (!runner.has('Stop') || signal.aborted) return undefined;

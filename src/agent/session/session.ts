@@ -342,8 +342,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       let promise: Promise<RunOutcome>;
       if (current) {
         const message = userMessage(text, opts, true);
-        steering.push(message);
         emit({ type: 'user_message', message, queued: true });
+        hooks.steer(message, (m) => steering.push(m));
         promise = current;
       } else {
         const pendingNotes = steering.splice(0);
