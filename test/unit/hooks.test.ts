@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { loadHookConfig, parseHookSettings } from '../../src/agent/hooks/config.ts';
+import { hookFiles, loadHookConfig, parseHookSettings } from '../../src/agent/hooks/config.ts';
 import {
   capText,
   combineVerdicts,
@@ -475,4 +475,17 @@ test('a steering message waits for UserPromptSubmit; a blocked one is never queu
     await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(queued, [message('fine')]);
   assert.match(warnings.join('\n'), /blocked this message; it was not sent: no secrets/);
+});
+
+test('a user settings file inside the workspace (home opened as the workspace) is the workspace’s', () => {
+  const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hooks-homews-')));
+  const files = hookFiles({ root: home, home, env: { KEEL_HOME: path.join(home, '.keel') } });
+  assert.deepEqual(
+    files.map((f) => [f.label, f.scope]),
+    [
+      ['.claude/settings.json', 'workspace'],
+      ['.claude/settings.local.json', 'workspace'],
+      ['.keel/settings.json', 'workspace'],
+    ],
+  );
 });

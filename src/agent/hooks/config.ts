@@ -175,12 +175,18 @@ export function hookFiles(
   const home = options.home ?? os.homedir();
   const keel = keelHome(options.env);
   const tilde = (f: string) => (f.startsWith(`${home}${path.sep}`) ? `~/${path.relative(home, f)}` : f);
-  const user = [path.join(home, '.claude', 'settings.json'), path.join(keel, 'settings.json')];
+  const workspace = WORKSPACE_HOOK_FILES.map((rel) => path.join(options.root, rel));
+  // A user file inside the workspace (the home folder opened as the workspace, KEEL_HOME in it) is
+  // one the model's file tools can write: it counts as the workspace's, and needs approval.
+  const root = `${path.resolve(options.root)}${path.sep}`;
+  const user = [path.join(home, '.claude', 'settings.json'), path.join(keel, 'settings.json')].filter(
+    (f) => !path.resolve(f).startsWith(root),
+  );
   return [
     ...[...new Set(user)].map((file) => ({ file, label: tilde(file), scope: 'user' as const })),
-    ...WORKSPACE_HOOK_FILES.map((rel) => ({
-      file: path.join(options.root, rel),
-      label: rel,
+    ...workspace.map((file) => ({
+      file,
+      label: path.relative(options.root, file).split(path.sep).join('/'),
       scope: 'workspace' as const,
     })),
   ];
