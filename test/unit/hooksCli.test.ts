@@ -132,6 +132,15 @@ describe('keel hooks', () => {
     assert.doesNotMatch(fed, /Exit code: 0/);
   });
 
+  test('a bad settings file is named with the path of the bad key; the run goes on', async () => {
+    const home = newHome({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command' }] }] } });
+    const ws = tempWorkspace({ 'README.md': '# p\n' });
+    const { result } = await run(ws, home, [say('fine')]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /~\/\.claude\/settings\.json: hooks\.PreToolUse\[0\]\.hooks\[0\]\.command: /);
+    assert.match(result.stdout, /fine/);
+  });
+
   test('a UserPromptSubmit hook that exits 2 keeps the prompt from the model', async () => {
     const home = newHome({ hooks: { UserPromptSubmit: hook('echo "no secrets in prompts" >&2; exit 2') } });
     const ws = tempWorkspace({ 'README.md': '# p\n' });
