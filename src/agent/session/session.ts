@@ -105,24 +105,23 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const circuitBreaker = createCircuitBreaker({ now });
   const readOnly = options.readOnly === true || !host.workspace.isTrusted();
   const root = host.workspace.roots[0] ?? '';
-  const trust = sessionTrust(host, (text) => emit({ type: 'notice', level: 'warn', text }));
+  const warn = (text: string) => emit({ type: 'notice', level: 'warn', text });
+  const trust = sessionTrust(host, warn);
   const hooks = createSessionHooks({
-    ...{ host, trust, sessionId: id, transcriptPath: log.path, now },
+    host,
+    trust,
+    sessionId: id,
+    transcriptPath: log.path,
+    now,
     resumed: options.resumeId !== undefined,
     audit: (entry) => audit.write(entry),
-    warn: (text) => emit({ type: 'notice', level: 'warn', text }),
+    warn,
     stopRun: (reason) => session.abort(`a hook ended the run: ${reason}`),
     newId: () => newId('rem'),
   });
   const wrapTool = hooks.wrapTool(options.wrapTool);
   const hookedHost = { ...host, approvals: hooks.wrapApprovals(host.approvals) };
-  const { skills, mcp } = sessionSkillsAndMcp(
-    host,
-    options,
-    readOnly,
-    (text) => emit({ type: 'notice', level: 'warn', text }),
-    trust,
-  );
+  const { skills, mcp } = sessionSkillsAndMcp(host, options, readOnly, warn, trust);
   const memory = memoryPaths(host.stateDir, options.userMemoryFile);
   // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
   const memorySnapshot = takeMemorySnapshot(memory, guard, trust.workspaceTrusted);
