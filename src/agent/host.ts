@@ -84,6 +84,8 @@ export interface ShellRunOptions {
    * network), 'off' (unconfined: only after the user approved exactly that).
    */
   readonly sandbox?: 'on' | 'network' | 'off';
+  /** Written to the command's stdin, then closed (a hook's JSON input). Absent: stdin is /dev/null. */
+  readonly stdin?: string;
 }
 
 export interface ShellRunResult {

@@ -26,6 +26,8 @@ export interface LoopDeps {
   readonly hasSteering: () => boolean;
   /** The model ended its turn: wait for background work; true = a notice is ready, keep going. */
   readonly awaitBackground?: () => Promise<boolean>;
+  /** The agent is about to finish: a message to append and keep going instead (a Stop hook's reason). */
+  readonly beforeStop?: () => Promise<AgentMessage | undefined>;
   readonly newId: (prefix: string) => string;
   readonly now: () => number;
   /** Total time spent so far waiting for the user's approval answers (left out of tool durations). */
@@ -295,6 +297,11 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
       deps.emit({ type: 'turn_end', turn, stopReason: reply.stopReason });
       if (deps.hasSteering()) continue;
       if (!deps.signal.aborted && (await deps.awaitBackground?.())) continue;
+      const keepGoing = deps.signal.aborted ? undefined : await deps.beforeStop?.();
+      if (keepGoing) {
+        deps.append(keepGoing);
+        continue;
+      }
       return { status: 'finished', finalText };
     }
     let stopRun: string | undefined;

@@ -93,7 +93,7 @@ export async function trustCommand(args: TrustArgs, workspace: string, io: Trust
   if (suites.length > 0) io.out(`${suites.join('\n\n')}\n\n`);
   if (items.length === 0) {
     io.out(
-      `${workspace} supplies nothing${suites.length ? ' else' : ''} that would steer Keel (no workspace MCP servers, network allowances, memory or long task to approve).\n`,
+      `${workspace} supplies nothing${suites.length ? ' else' : ''} that would steer Keel (no workspace MCP servers, network allowances, memory, long task or hooks to approve).\n`,
     );
     return 0;
   }

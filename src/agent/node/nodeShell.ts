@@ -139,7 +139,7 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
             cwd: run.cwd,
             env: { ...run.env, ...traceEnv(), ...wrapped?.env, ...tree?.env, [RUN_MARKER]: marker },
             detached: true,
-            stdio: ['ignore', 'pipe', 'pipe', ...(wrapped?.fds ?? [])],
+            stdio: [run.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(wrapped?.fds ?? [])],
           });
         } catch (error) {
           tree?.dispose();
@@ -148,6 +148,11 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
           wrapped?.release();
         }
         tree?.attach(child.pid);
+        if (run.stdin !== undefined && child.stdin) {
+          // A command that never reads its input exits with the pipe full or closed: not an error.
+          child.stdin.on('error', () => {});
+          child.stdin.end(run.stdin);
+        }
         const stdout = createCappedBuffer(maxBufferBytes);
         const stderr = createCappedBuffer(maxBufferBytes);
         let timedOut = false;

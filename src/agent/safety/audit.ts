@@ -16,7 +16,8 @@ export interface AuditEntry {
     | 'file_change'
     | 'policy_block'
     | 'mcp_call'
-    | 'network_decision';
+    | 'network_decision'
+    | 'hook';
   readonly [key: string]: unknown;
 }
 
@@ -41,6 +42,15 @@ export type AuditRecord =
       status: string;
       duration_ms: number;
       code?: string;
+    }
+  | {
+      type: 'hook';
+      event: string;
+      command: string;
+      source: string;
+      exit_code: number | null;
+      duration_ms: number;
+      decision: string;
     };
 
 export interface AuditLog {

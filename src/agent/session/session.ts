@@ -15,6 +15,7 @@ import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
+import { blockedPrompt, createSessionHooks } from '../hooks/sessionHooks.ts';
 import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
@@ -105,14 +106,23 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const circuitBreaker = createCircuitBreaker({ now });
   const readOnly = options.readOnly === true || !host.workspace.isTrusted();
   const root = host.workspace.roots[0] ?? '';
-  const trust = sessionTrust(host, (text) => emit({ type: 'notice', level: 'warn', text }));
-  const { skills, mcp } = sessionSkillsAndMcp(
+  const warn = (text: string) => emit({ type: 'notice', level: 'warn', text });
+  const trust = sessionTrust(host, warn);
+  const hooks = createSessionHooks({
     host,
-    options,
-    readOnly,
-    (text) => emit({ type: 'notice', level: 'warn', text }),
     trust,
-  );
+    sessionId: id,
+    transcriptPath: log.path,
+    now,
+    resumed: options.resumeId !== undefined,
+    audit: (entry) => audit.write(entry),
+    warn,
+    stopRun: (reason) => session.abort(`a hook ended the run: ${reason}`),
+    newId: () => newId('rem'),
+  });
+  const wrapTool = hooks.wrapTool(options.wrapTool);
+  const hookedHost = { ...host, approvals: hooks.wrapApprovals(host.approvals) };
+  const { skills, mcp } = sessionSkillsAndMcp(host, options, readOnly, warn, trust);
   const memory = memoryPaths(host.stateDir, options.userMemoryFile);
   // Taken once, like the skill index: a memory change mid-session shows from the next session (P1).
   const memorySnapshot = takeMemorySnapshot(memory, guard, trust.workspaceTrusted);
@@ -138,7 +148,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
   });
   const offered = [...tools, ...(readOnly ? [] : (options.extraTools ?? []))];
-  const registry = createToolRegistry(options.wrapTool ? offered.map(options.wrapTool) : offered, {
+  const registry = createToolRegistry(offered.map(wrapTool), {
     loopDetector,
     circuitBreaker,
   });
@@ -162,11 +172,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     newId: () => newId('ctx'),
     rulesText: projectRules.prefixText,
     ...(memorySnapshot ? { memory: memorySnapshot } : {}),
-    summarize: (prompt, signal) =>
+    summarize: hooks.beforeCompact((prompt, signal) =>
       askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
+    ),
     // The same conversation the agent's calls cache, the instruction at the end: read from cache.
-    summarizeInContext: async (request, signal) =>
+    summarizeInContext: hooks.beforeCompact(async (request, signal) =>
       replyText(await model.stream({ ...request, maxTokens: 4096 }, signal)),
+    ),
   });
 
   const subagents = createSubagentRunner({
@@ -186,7 +198,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     now,
     emit,
     hasSteering: () => steering.some((m) => m.role === 'user'),
-    ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
+    wrapTool,
   });
   /** Turns the run's whole tree took (the parent's and its sub-agents'). */
   let treeTurns = 0;
@@ -222,7 +234,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const byKey = new Map<string, Promise<RunOutcome>>();
 
   const toolContext = (toolUseId: string, signal: AbortSignal): ToolContext => ({
-    host,
+    host: hookedHost,
     sessionId: id,
     toolUseId,
     signal,
@@ -253,10 +265,14 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       ...(promptNumber !== undefined ? { promptNumber } : {}),
     });
     emit({ type: 'user_message', message, queued: false });
-    append(message);
     let outcome: RunOutcome;
     try {
-      outcome = await runLoop({
+      // Hooks first: a blocked prompt never enters the transcript; their context goes around it.
+      const gate = await hooks.beforePrompt(message.text, signal);
+      for (const m of [...gate.before, ...(gate.blocked === undefined ? [message] : []), ...gate.after])
+        append(m);
+      const loop = gate.blocked === undefined ? runLoop : blockedPrompt(gate.blocked);
+      outcome = await loop({
         model,
         engine: loggedEngine,
         registry,
@@ -280,6 +296,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
           return drained;
         },
         hasSteering: () => steering.some((m) => m.role === 'user'),
+        beforeStop: () => hooks.beforeStop(signal),
         maxTurns: options.maxTurns ?? 50,
         turnsUsed: () => treeTurns,
         maxTokens: options.maxTokens ?? 8192,
@@ -332,8 +349,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       let promise: Promise<RunOutcome>;
       if (current) {
         const message = userMessage(text, opts, true);
-        steering.push(message);
         emit({ type: 'user_message', message, queued: true });
+        hooks.steer(message, (m) => steering.push(m));
         promise = current;
       } else {
         const pendingNotes = steering.splice(0);

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { workspaceHooksItem } from '../hooks/trustItem.ts';
 import { describeTransport, loadMcpConfig, type McpServerConfig } from '../mcp/config.ts';
 import { sha256, type StateLedger } from './ledger.ts';
 
@@ -9,7 +10,7 @@ import { sha256, type StateLedger } from './ledger.ts';
 // (AGENTS.md, skills, source files) is not here: it is read, labelled as the repository's, and never
 // grants anything.
 
-export type SteeringKind = 'mcp_server' | 'network' | 'memory' | 'task';
+export type SteeringKind = 'mcp_server' | 'network' | 'memory' | 'task' | 'hooks';
 
 export interface SteeringItem {
   /** Stable key of the approval (`mcp:.vscode/mcp.json#name`). */
@@ -203,5 +204,12 @@ function taskItems(root: string, ledger: StateLedger): SteeringItem[] {
 
 /** Everything the workspace at `root` supplies that would steer Keel, in a fixed order. */
 export function collectSteeringItems(root: string, ledger: StateLedger): SteeringItem[] {
-  return [...mcpItems(root), ...networkItems(root), ...memoryItems(root, ledger), ...taskItems(root, ledger)];
+  const hooks = workspaceHooksItem(root);
+  return [
+    ...mcpItems(root),
+    ...networkItems(root),
+    ...memoryItems(root, ledger),
+    ...taskItems(root, ledger),
+    ...(hooks ? [hooks] : []),
+  ];
 }
