@@ -13,13 +13,20 @@ export function sessionsCommand(
   warn: (text: string) => void,
 ): number {
   const stateDir = path.join(workspace, '.keel');
-  const sessions = listSessions(stateDir, { log: (message) => warn(`keel: ${message}\n`) });
+  const all = listSessions(stateDir, { log: (message) => warn(`keel: ${message}\n`) });
   if (args.json) {
-    out(`${JSON.stringify({ workspace, sessions })}\n`);
+    out(`${JSON.stringify({ workspace, sessions: all })}\n`);
     return 0;
   }
+  // Logs Keel did not create here are counted, never listed: their titles are the repository's text.
+  const sessions = all.filter((s) => !s.foreign);
+  const foreign = all.length - sessions.length;
+  const foreignNote =
+    foreign > 0
+      ? `${foreign} session log${foreign === 1 ? '' : 's'} in ${path.join(stateDir, 'sessions')} ${foreign === 1 ? 'was' : 'were'} not created by Keel here (committed to the repository, or from before Keel kept a ledger): not listed, and cannot be resumed.\n`
+      : '';
   if (sessions.length === 0) {
-    out(`No sessions yet in ${path.join(stateDir, 'sessions')}.\n`);
+    out(`No sessions yet in ${path.join(stateDir, 'sessions')}.\n${foreignNote}`);
     return 0;
   }
   for (const s of sessions) {
@@ -29,6 +36,6 @@ export function sessionsCommand(
     const failed = s.replies === 0 ? '  [no model reply: the run failed before any answer]' : '';
     out(`${s.id}  ${when}  ${messages.padEnd(12)}  ${s.title || '(no prompt)'}${failed}\n`);
   }
-  out(`\nResume one with: keel run --resume ID "PROMPT"\n`);
+  out(`\nResume one with: keel run --resume ID "PROMPT"\n${foreignNote ? `\n${foreignNote}` : ''}`);
   return 0;
 }

@@ -328,12 +328,15 @@ export function createSessionController(options: SessionControllerOptions): Sess
       } catch {
         return [];
       }
-      return listSessions(stateDir, { log: (m) => options.log('warn', m) }).map((s) => ({
-        id: s.id,
-        title: s.title,
-        updatedAt: s.updatedAt,
-        messageCount: s.messageCount,
-      }));
+      // A log Keel did not create here cannot be resumed: not offered in the history list.
+      return listSessions(stateDir, { log: (m) => options.log('warn', m) })
+        .filter((s) => !s.foreign)
+        .map((s) => ({
+          id: s.id,
+          title: s.title,
+          updatedAt: s.updatedAt,
+          messageCount: s.messageCount,
+        }));
     },
     notify(text, source) {
       if (session) session.notify(text, source);

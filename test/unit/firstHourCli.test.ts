@@ -179,4 +179,24 @@ describe('keel sessions', () => {
       ],
     );
   });
+
+  test('a session log that came with the repository is counted, never listed by its title', async () => {
+    const ws = tempWorkspace();
+    emu.setScenario({ replies: [{ content: [{ type: 'text', text: 'hello there' }] }] });
+    const ok = await runKeel(['run', '--workspace', ws, 'my own prompt'], cliEnv(emu.url));
+    assert.equal(ok.code, 0, ok.stderr);
+    const dir = path.join(ws, '.keel', 'sessions');
+    const own = fs.readdirSync(dir).find((n) => n.endsWith('.jsonl'))!;
+    // A committed log: Keel's own format, a title chosen by whoever committed it.
+    const planted = fs
+      .readFileSync(path.join(dir, own), 'utf8')
+      .replaceAll('my own prompt', 'PLANTED \u001b[2J title')
+      .replace(/"id":"([^"]+)"/, '"id":"planted-1"');
+    fs.writeFileSync(path.join(dir, 'planted-1.jsonl'), planted);
+    const list = await runKeel(['sessions', '--workspace', ws], cliEnv(emu.url));
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /my own prompt/);
+    assert.doesNotMatch(list.stdout, /PLANTED|planted-1/);
+    assert.match(list.stdout, /1 session log in .* was not created by Keel here .*cannot be resumed/);
+  });
 });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { isKeelSessionLog } from '../trust/ledger.ts';
 import { readLines } from './logLines.ts';
 
 // The history list (`.keel/sessions/*.jsonl`, newest first) without reading whole logs: what each
@@ -17,6 +18,11 @@ export interface SessionSummary {
   readonly messageCount: number;
   /** Model replies (assistant messages): 0 = the run failed before any answer (no key, no server). */
   readonly replies: number;
+  /**
+   * Keel did not create this log here (it came with the repository, or predates the ledger): it
+   * cannot be resumed, and its title is the repository's text.
+   */
+  readonly foreign?: boolean;
 }
 
 export const INDEX_FILE = '.index.json';
@@ -194,6 +200,7 @@ export function listSessions(stateDir: string, options: ListOptions = {}): Sessi
       updatedAt: entry.mtimeMs,
       messageCount: entry.messageCount,
       replies: entry.replies ?? 0,
+      ...(isKeelSessionLog(path.join(dir, name)) ? {} : { foreign: true }),
     });
   }
   changed ||= Object.keys(before).some((name) => !Object.hasOwn(after, name));
