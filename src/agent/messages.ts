@@ -15,6 +15,8 @@ export type AssistantBlock =
       readonly input: Record<string, unknown>;
       /** Set when the model's tool input was not valid JSON; the raw text it sent. */
       readonly invalidJson?: string;
+      /** max_tokens cut the reply in the middle of this call's input: it is never run. */
+      readonly truncated?: boolean;
     };
 
 export interface Usage {

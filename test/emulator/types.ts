@@ -17,6 +17,7 @@ export const MessagesRequestSchema = z.looseObject({
   stream: z.boolean().optional(),
   stop_sequences: z.array(z.string()).optional(),
   thinking: z.looseObject({ type: z.string(), budget_tokens: z.number().optional() }).optional(),
+  output_config: z.looseObject({ effort: z.string().nullable().optional() }).optional(),
 });
 
 export type ContentBlockIn = z.infer<typeof ContentBlockInSchema>;

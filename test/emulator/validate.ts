@@ -286,7 +286,15 @@ function checkCacheTtlOrder(req: MessagesRequest): string | undefined {
   return undefined;
 }
 
+const THINKING_TYPES = ['enabled', 'disabled', 'adaptive'];
+const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'];
+
 function checkThinkingConfig(req: MessagesRequest): string | undefined {
+  const effort = req.output_config?.effort;
+  if (effort != null && !EFFORTS.includes(effort))
+    return `output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(', ')}`;
+  if (req.thinking && !THINKING_TYPES.includes(req.thinking.type))
+    return `thinking.type: Input should be ${THINKING_TYPES.map((t) => `'${t}'`).join(', ')}`;
   if (req.thinking?.type !== 'enabled') return undefined;
   const budget = req.thinking.budget_tokens;
   if (budget === undefined) return 'thinking.enabled.budget_tokens: Field required';
