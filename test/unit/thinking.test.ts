@@ -347,3 +347,38 @@ test('the model table: output limits and thinking per model', () => {
   assert.deepEqual(thinkingPlan('claude-sonnet-4-6', undefined, 128_000), {});
   assert.deepEqual(thinkingPlan('claude-3-5-haiku', 'max', 8_192), {});
 });
+
+test('a budget-thinking model gets budget_tokens from the effort and the interleaved-thinking beta', async () => {
+  emu.setScenario({
+    replies: [
+      {
+        content: [
+          { type: 'thinking', thinking: 'Read first.' },
+          { type: 'tool_use', name: 'Read', input: { path: 'a.txt' } },
+        ],
+      },
+      {
+        content: [
+          { type: 'thinking', thinking: 'It says alpha.' },
+          { type: 'text', text: 'alpha' },
+        ],
+      },
+    ],
+  });
+  const from = emu.requests.length;
+  const s = session(tempWorkspace({ 'a.txt': 'alpha\n' }), { model: 'claude-sonnet-4-5', effort: 'high' });
+  const outcome = await s.prompt('What does a.txt say?');
+  s.dispose();
+  assert.equal(outcome.status, 'finished', outcome.error);
+  const sent = emu.requests.slice(from);
+  assert.deepEqual(
+    sent.map((r) => r.status),
+    [200, 200],
+  );
+  for (const r of sent) {
+    assert.deepEqual(r.request!.thinking, { type: 'enabled', budget_tokens: 24_000 });
+    assert.equal(r.request!.max_tokens, 64_000);
+    assert.equal(r.request!.output_config, undefined, 'Sonnet 4.5 takes no effort parameter');
+    assert.equal(r.headers['anthropic-beta'], INTERLEAVED_THINKING_BETA);
+  }
+});
