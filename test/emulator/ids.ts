@@ -50,3 +50,15 @@ const THINKING_SECRET = 'keel-emulator-thinking-secret';
 export function signThinking(thinking: string): string {
   return createHmac('sha256', THINKING_SECRET).update(thinking).digest('base64');
 }
+
+/** The opaque `data` of a redacted_thinking block: the hidden text's base64 and its HMAC, verifiable later. */
+export function redactThinking(hidden: string): string {
+  const payload = Buffer.from(hidden).toString('base64');
+  return `${payload}.${signThinking(`redacted\0${payload}`)}`;
+}
+
+export function verifyRedacted(data: unknown): boolean {
+  if (typeof data !== 'string') return false;
+  const dot = data.lastIndexOf('.');
+  return dot > 0 && data.slice(dot + 1) === signThinking(`redacted\0${data.slice(0, dot)}`);
+}

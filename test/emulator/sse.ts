@@ -1,10 +1,11 @@
 import { estimateTokens } from './cache.ts';
-import { type IdSource, type Rng, randInt, signThinking } from './ids.ts';
+import { type IdSource, type Rng, randInt, redactThinking, signThinking } from './ids.ts';
 import type { ScriptedReply, UsageOut } from './types.ts';
 
 export type OutBlock =
   | { type: 'text'; text: string; citations: null }
   | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
   | {
       type: 'tool_use';
       id: string;
@@ -38,6 +39,8 @@ export function buildContent(reply: ScriptedReply, ids: IdSource): OutBlock[] {
         return { type: 'text', text: block.text, citations: null };
       case 'thinking':
         return { type: 'thinking', thinking: block.thinking, signature: signThinking(block.thinking) };
+      case 'redacted_thinking':
+        return { type: 'redacted_thinking', data: redactThinking(block.hidden) };
       default:
         return {
           type: 'tool_use',
@@ -53,6 +56,7 @@ export function buildContent(reply: ScriptedReply, ids: IdSource): OutBlock[] {
 function outputText(b: OutBlock): string {
   if (b.type === 'text') return b.text;
   if (b.type === 'thinking') return b.thinking;
+  if (b.type === 'redacted_thinking') return b.data;
   return b.partialJson ?? JSON.stringify(b.input);
 }
 
@@ -87,6 +91,8 @@ export function cutToMaxTokens(
       .replace(/\uFFFD$/, '');
     if (block.type === 'text') out.push({ ...block, text: part });
     else if (block.type === 'thinking') out.push({ ...block, thinking: part, signature: signThinking(part) });
+    else if (block.type === 'redacted_thinking')
+      break; // opaque: whole or not at all
     else out.push({ ...block, input: {}, partialJson: part });
     break;
   }
@@ -155,6 +161,10 @@ export function streamEvents(
       if (index === 0) events.push(ping);
       for (const piece of splitArbitrarily(block.text, rng))
         events.push(delta({ type: 'text_delta', text: piece }));
+    } else if (block.type === 'redacted_thinking') {
+      // The API sends a redacted block whole in its start event, with no deltas.
+      events.push(start({ type: 'redacted_thinking', data: block.data }));
+      if (index === 0) events.push(ping);
     } else if (block.type === 'thinking') {
       events.push(start({ type: 'thinking', thinking: '', signature: '' }));
       if (index === 0) events.push(ping);

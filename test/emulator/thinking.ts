@@ -11,8 +11,9 @@ export function thinkingOn(req: MessagesRequest): boolean {
 
 /** A scripted reply as the model would give it to this request: without thinking when none was asked. */
 export function replyForRequest(reply: ScriptedReply, req: MessagesRequest): ScriptedReply {
-  if (thinkingOn(req) || !reply.content?.some((b) => b.type === 'thinking')) return reply;
-  return { ...reply, content: reply.content.filter((b) => b.type !== 'thinking') };
+  const isThinking = (b: { type: string }) => b.type === 'thinking' || b.type === 'redacted_thinking';
+  if (thinkingOn(req) || !reply.content?.some(isThinking)) return reply;
+  return { ...reply, content: reply.content.filter((b) => !isThinking(b)) };
 }
 
 /**
@@ -23,8 +24,10 @@ export function replyForRequest(reply: ScriptedReply, req: MessagesRequest): Scr
 export function createThinkingLedger() {
   const issued = new Map<string, string[]>();
   return {
-    record(content: readonly { type: string; id?: string; signature?: string }[]): void {
-      const signatures = content.filter((b) => b.type === 'thinking').map((b) => b.signature ?? '');
+    record(content: readonly { type: string; id?: string; signature?: string; data?: string }[]): void {
+      const signatures = content.flatMap((b) =>
+        b.type === 'thinking' ? [b.signature ?? ''] : b.type === 'redacted_thinking' ? [b.data ?? ''] : [],
+      );
       if (signatures.length === 0) return;
       for (const b of content) if (b.type === 'tool_use' && b.id) issued.set(b.id, signatures);
     },
@@ -39,8 +42,13 @@ export function createThinkingLedger() {
       if (!expected) return undefined;
       const sent = blocks
         .slice(0, firstUse)
-        .filter((b) => b.type === 'thinking')
-        .map((b) => String(b['signature']));
+        .flatMap((b) =>
+          b.type === 'thinking'
+            ? [String(b['signature'])]
+            : b.type === 'redacted_thinking'
+              ? [String(b['data'])]
+              : [],
+        );
       if (sent.length === 0) {
         return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${blocks[0]?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
       }

@@ -29,6 +29,8 @@ export type MessagesRequest = z.infer<typeof MessagesRequestSchema>;
 export type ScriptedBlock =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string }
+  /** Thinking the safety systems redacted: `hidden` is what it stands for (only its signed token is sent). */
+  | { type: 'redacted_thinking'; hidden: string }
   | { type: 'tool_use'; name: string; input: unknown; id?: string };
 
 export type Fault =

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { signThinking } from './ids.ts';
+import { signThinking, verifyRedacted } from './ids.ts';
 import { type ContentBlockIn, type MessageIn, type MessagesRequest, MessagesRequestSchema } from './types.ts';
 
 export type Validation = { ok: true; request: MessagesRequest } | { ok: false; message: string };
@@ -116,6 +116,8 @@ function checkBlock(
     case 'thinking':
     case 'redacted_thinking': {
       if (role !== 'assistant') return `${path}: thinking blocks may only appear in assistant messages`;
+      if (block.type === 'redacted_thinking' && !verifyRedacted(block['data']))
+        return `${path}: Invalid \`data\` in \`redacted_thinking\` block`;
       if (block.type === 'thinking') {
         if (typeof block['thinking'] !== 'string') return `${path}.thinking: Field required`;
         if (block['signature'] !== signThinking(block['thinking'])) {

@@ -244,75 +244,6 @@ test('a reply cut at the model limit mid-Write is never run: the model is told i
   assert.equal(results.at(-1)?.role === 'tool_result' && results.at(-1)?.result.error?.code, 'TOO_LARGE');
 });
 
-test('the emulator answers 400 when a tool turn lost its thinking or a signature was tampered with', async () => {
-  emu.setScenario({
-    replies: [
-      {
-        content: [
-          { type: 'thinking', thinking: 'I should read it.' },
-          { type: 'tool_use', name: 'Read', input: { path: 'a' }, id: 'toolu_01AAAAAAAAAAAAAAAAAAAAAA' },
-        ],
-      },
-      { content: [{ type: 'text', text: 'fine' }] },
-    ],
-    onExhausted: 'repeat_last',
-  });
-  const client = new Anthropic({ apiKey: 'k', baseURL: emu.url, maxRetries: 0 });
-  const tools = [{ name: 'Read', input_schema: { type: 'object' as const, properties: {} } }];
-  const base = {
-    model: 'claude-sonnet-4-6',
-    max_tokens: 4096,
-    tools,
-    thinking: { type: 'adaptive' },
-  } as const;
-  const first = await client.messages
-    .stream({ ...base, messages: [{ role: 'user', content: 'read a' }] } as never)
-    .finalMessage();
-  const [thought, use] = first.content;
-  assert.ok(thought?.type === 'thinking' && use?.type === 'tool_use');
-  const next = (assistant: Anthropic.ContentBlockParam[]) =>
-    client.messages.create({
-      ...base,
-      messages: [
-        { role: 'user', content: 'read a' },
-        { role: 'assistant', content: assistant },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'x' }] },
-      ],
-    } as never);
-  await assert.rejects(next([use as Anthropic.ContentBlockParam]), (e: unknown) => {
-    assert.ok(e instanceof Anthropic.APIError && e.status === 400);
-    assert.match(e.message, /Expected `thinking` or `redacted_thinking`, but found `tool_use`/);
-    return true;
-  });
-  await assert.rejects(
-    next([
-      { ...thought, signature: `${thought.signature.slice(0, -4)}AAA=` },
-      use,
-    ] as Anthropic.ContentBlockParam[]),
-    (e: unknown) => e instanceof Anthropic.APIError && e.status === 400 && /signature/.test(e.message),
-  );
-  const ok = await next([thought, use] as Anthropic.ContentBlockParam[]);
-  assert.equal(ok.content[0]?.type, 'text');
-  // Without `thinking` the model does not think: scripted thinking is left out.
-  const plain = await client.messages.create({
-    model: 'claude-sonnet-4-6',
-    max_tokens: 100,
-    messages: [{ role: 'user', content: 'hi' }],
-  });
-  assert.ok(plain.content.every((b) => b.type !== 'thinking'));
-});
-
-test('the emulator cuts a reply longer than max_tokens and says max_tokens', async () => {
-  emu.setScenario({ replies: [{ content: [{ type: 'text', text: 'word '.repeat(400) }] }] });
-  const client = new Anthropic({ apiKey: 'k', baseURL: emu.url, maxRetries: 0 });
-  const reply = await client.messages
-    .stream({ model: 'claude-sonnet-4-6', max_tokens: 50, messages: [{ role: 'user', content: 'talk' }] })
-    .finalMessage();
-  assert.equal(reply.stop_reason, 'max_tokens');
-  assert.equal(reply.usage.output_tokens, 50);
-  assert.equal(reply.content[0]?.type === 'text' && reply.content[0].text.length, 200);
-});
-
 test('the model table: output limits and thinking per model', () => {
   assert.equal(outputLimitFor('claude-sonnet-4-6'), 128_000);
   assert.equal(outputLimitFor('claude-opus-4-6'), 128_000);
@@ -381,4 +312,43 @@ test('a budget-thinking model gets budget_tokens from the effort and the interle
     assert.equal(r.request!.output_config, undefined, 'Sonnet 4.5 takes no effort parameter');
     assert.equal(r.headers['anthropic-beta'], INTERLEAVED_THINKING_BETA);
   }
+});
+
+test('redacted thinking goes back whole with its tool call; a changed one is a 400', async () => {
+  emu.setScenario({
+    replies: [
+      {
+        content: [
+          { type: 'redacted_thinking', hidden: 'something the safety systems hid' },
+          { type: 'thinking', thinking: 'Then read a.txt.' },
+          { type: 'tool_use', name: 'Read', input: { path: 'a.txt' } },
+        ],
+      },
+      { content: [{ type: 'text', text: 'alpha' }] },
+    ],
+  });
+  const from = emu.requests.length;
+  const s = session(tempWorkspace({ 'a.txt': 'alpha\n' }));
+  const outcome = await s.prompt('Read a.txt');
+  s.dispose();
+  assert.equal(outcome.status, 'finished', outcome.error);
+  const sent = emu.requests.slice(from);
+  assert.deepEqual(
+    sent.map((r) => r.status),
+    [200, 200],
+  );
+  const turn = sent[1]!.request!.messages[1]!.content as { type: string; data?: string }[];
+  assert.deepEqual(
+    turn.map((b) => b.type),
+    ['redacted_thinking', 'thinking', 'tool_use'],
+  );
+  const client = new Anthropic({ apiKey: 'k', baseURL: emu.url, maxRetries: 0 });
+  const body = sent[1]!.request!;
+  const changed = structuredClone(body.messages);
+  (changed[1]!.content as { data?: string }[])[0]!.data = `x${turn[0]!.data}`;
+  await assert.rejects(
+    client.messages.create({ ...body, max_tokens: 1024, messages: changed, stream: false } as never),
+    (e: unknown) =>
+      e instanceof Anthropic.APIError && e.status === 400 && /redacted_thinking/.test(e.message),
+  );
 });
