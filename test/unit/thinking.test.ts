@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import { rgPath } from '@vscode/ripgrep';
+import { toLlm } from '../../src/agent/messages.ts';
 import { cutToolUse } from '../../src/agent/modelTurn.ts';
 import {
   INTERLEAVED_THINKING_BETA,
@@ -351,4 +352,44 @@ test('redacted thinking goes back whole with its tool call; a changed one is a 4
     (e: unknown) =>
       e instanceof Anthropic.APIError && e.status === 400 && /redacted_thinking/.test(e.message),
   );
+});
+
+test('thinking goes back verbatim, except an unsigned block max_tokens cut before its signature', () => {
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  const llm = toLlm([
+    { role: 'user', id: 'u1', ts: 0, text: 'hi' },
+    {
+      role: 'assistant',
+      id: 'a1',
+      ts: 0,
+      model: 'm',
+      stopReason: 'end_turn',
+      usage,
+      content: [
+        { type: 'redacted_thinking', data: 'opaque' },
+        { type: 'thinking', thinking: 'plan', signature: 'sig' },
+        { type: 'text', text: 'ok' },
+      ],
+    },
+    { role: 'user', id: 'u2', ts: 0, text: 'more' },
+    {
+      role: 'assistant',
+      id: 'a2',
+      ts: 0,
+      model: 'm',
+      stopReason: 'max_tokens',
+      usage,
+      content: [{ type: 'thinking', thinking: 'long thought cut of', signature: '' }],
+    },
+    { role: 'user', id: 'u3', ts: 0, text: 'go on' },
+  ]);
+  assert.deepEqual(llm[1], {
+    role: 'assistant',
+    content: [
+      { type: 'redacted_thinking', data: 'opaque' },
+      { type: 'thinking', thinking: 'plan', signature: 'sig' },
+      { type: 'text', text: 'ok' },
+    ],
+  });
+  assert.equal(llm.length, 3, 'the empty turn is left out; the user turns around it merge');
 });
