@@ -69,6 +69,12 @@ test('a bad --effort, or --effort with --no-thinking, is a usage error', async (
   run = await runKeel(['run', '--effort', 'low', '--no-thinking', 'x'], cliEnv(emu.url));
   assert.equal(run.code, 2);
   assert.match(run.stderr, /contradict/);
+  run = await runKeel(['eval', 'suite', '--effort', 'huge'], cliEnv(emu.url));
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /--effort takes/);
+  run = await runKeel(['task', 'run', '--no-thinking', '--effort', 'max'], cliEnv(emu.url));
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /contradict/);
   run = await runKeel(['task', 'status', '--effort', 'low'], cliEnv(emu.url));
   assert.equal(run.code, 2, 'task status runs no model');
 });
