@@ -75,8 +75,10 @@ async function replay(requests: readonly MessagesRequest[]): Promise<Usage[]> {
     const out: Usage[] = [];
     for (const req of requests) {
       clock += 5_000;
+      // max_tokens is no part of the prompt: capped so the SDK allows a non-streaming call at a 128K limit.
       const reply = await client.messages.create({
         ...req,
+        max_tokens: Math.min(req.max_tokens, 8192),
         stream: false,
       } as unknown as Anthropic.MessageCreateParamsNonStreaming);
       out.push(reply.usage as unknown as Usage);

@@ -11,7 +11,12 @@ import { createNodeHost } from '../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../src/agent/session/session.ts';
 import { canonicalJson, countInputTokens, type PromptBlock, promptBlocks } from '../test/emulator/cache.ts';
-import { type MessagesRequest, type ScriptedReply, startEmulator } from '../test/emulator/server.ts';
+import {
+  type MessagesRequest,
+  type ScriptedBlock,
+  type ScriptedReply,
+  startEmulator,
+} from '../test/emulator/server.ts';
 import { realisticScript, rng, type ScriptedRun, sourceFile, steadyScript } from './sessionScript.ts';
 
 // Scripted coding sessions against the emulator, through the real SDK and the real session, in several
@@ -33,6 +38,11 @@ export interface VariantSpec {
   readonly seed?: number;
   /** The session's cache TTL policy (default: Keel's default, 1 h on every breakpoint). */
   readonly cacheTtl?: 'all' | 'stable' | 'none';
+  /**
+   * Thinking on (effort medium) and every scripted reply opening with a signed thought, which must go
+   * back unchanged; the other variants run with thinking off. Compare with the same shape without it.
+   */
+  readonly thinking?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -43,6 +53,9 @@ export const VARIANTS: readonly VariantSpec[] = [
   // The same with 5 min on the moving breakpoints: what an idle gap costs without the 1 h TTL.
   { name: 'realistic@200K/5m', shape: 'realistic', contextWindow: 200_000, cacheTtl: 'stable' },
   { name: 'steady@80K', shape: 'steady', contextWindow: 80_000 },
+  // P1 with thinking: the same runs with a thought before every call (cache hit within 0.01 of off).
+  { name: 'steady@200K+think', shape: 'steady', contextWindow: 200_000, thinking: true },
+  { name: 'realistic@200K+think', shape: 'realistic', contextWindow: 200_000, thinking: true },
   // One gap past the 1 h cache life: the cache is cold for everyone, and the pruning stages run.
   {
     name: 'overnight@200K',
@@ -190,6 +203,15 @@ export async function runSessionBench(
           .join(', ') || 'none'
       }`,
   );
+  // Thinking on vs off on the same script: P1 says the cache hit moves by at most 0.01.
+  for (const on of variants.filter((v) => v.variant.endsWith('+think'))) {
+    const off = variants.find((v) => v.variant === on.variant.slice(0, -'+think'.length));
+    if (!off) continue;
+    const delta = on.keel.cache_hit_ratio - off.keel.cache_hit_ratio;
+    table.push(
+      `${off.variant} thinking on/off: hit ${pct(on.keel.cache_hit_ratio)} / ${pct(off.keel.cache_hit_ratio)} (Δ ${delta.toFixed(4)}${Math.abs(delta) <= 0.01 ? '' : ' > 0.01'}) fixed prefix ${on.fixed_prefix_tokens} / ${off.fixed_prefix_tokens}`,
+    );
+  }
   return { table, variants };
 }
 
@@ -234,7 +256,7 @@ export async function runVariant(spec: VariantSpec): Promise<VariantFigures> {
         next++;
         if (call.extraMs) clock += call.extraMs;
         if (call.steer) steer?.(call.steer);
-        return { content: call.content };
+        return { content: spec.thinking ? [thought(next, call.content), ...call.content] : call.content };
       },
     },
   });
@@ -249,6 +271,7 @@ export async function runVariant(spec: VariantSpec): Promise<VariantFigures> {
       baseURL: emu.url,
       contextWindow,
       ...(spec.cacheTtl ? { cacheTtl: spec.cacheTtl } : {}),
+      effort: spec.thinking ? 'medium' : 'off',
       maxTurns: Math.max(...runs.map((r) => r.calls.length)) + 10,
     });
     steer = (text) => void session.prompt(text);
@@ -323,6 +346,17 @@ export async function runVariant(spec: VariantSpec): Promise<VariantFigures> {
   }
 }
 
+/** A short thought naming the call it leads to (two sentences, ~40 tokens: a light adaptive think). */
+function thought(n: number, content: readonly ScriptedBlock[]): ScriptedBlock {
+  const use = content.find((b) => b.type === 'tool_use');
+  const next =
+    use?.type === 'tool_use' ? `${use.name} ${JSON.stringify(use.input).slice(0, 60)}` : 'the answer';
+  return {
+    type: 'thinking',
+    thinking: `Step ${n}: the plan holds and nothing failed so far. Next: ${next}.`,
+  };
+}
+
 /** The same requests, replayed in order on a fresh emulator, with a timestamped system prompt. */
 async function replayNaive(requests: readonly MessagesRequest[], step: number): Promise<SideFigures> {
   let replayClock = Date.UTC(2025, 0, 6, 9, 0, 0);
@@ -335,7 +369,13 @@ async function replayNaive(requests: readonly MessagesRequest[], step: number): 
     const client = new Anthropic({ apiKey: 'bench', baseURL: fresh.url, maxRetries: 0 });
     for (const req of requests) {
       replayClock += step;
-      const naive = { ...req, system: timestamped(req.system, replayClock), stream: false };
+      // max_tokens is no part of the prompt (nor of the cache): capped so the SDK allows a non-streaming call.
+      const naive = {
+        ...req,
+        max_tokens: Math.min(req.max_tokens, 8192),
+        system: timestamped(req.system, replayClock),
+        stream: false,
+      };
       const reply = await client.messages.create(
         naive as unknown as Anthropic.MessageCreateParamsNonStreaming,
       );

@@ -4,7 +4,8 @@ import type { AgentMessage, AssistantMessage, ToolResultMessage } from './messag
 import { assistantText, toolUses } from './messages.ts';
 import type { ModelClient } from './model/client.ts';
 import { ModelError } from './model/errors.ts';
-import { costUsd } from './model/pricing.ts';
+import type { Effort } from './model/models.ts';
+import { cutOffResult, streamTurn } from './modelTurn.ts';
 import type { RunOutcome } from './session/types.ts';
 import { fail, renderForModel, type ToolContext, type ToolResult } from './tools/protocol.ts';
 import type { StartedCall, ToolRegistry } from './tools/registry.ts';
@@ -37,6 +38,8 @@ export interface LoopDeps {
   /** Turns the run's whole tree has used (its sub-agents' too): the tree shares `maxTurns`. */
   readonly turnsUsed?: () => number;
   readonly maxTokens: number;
+  /** Thinking at this level where the model thinks; absent = no thinking. */
+  readonly effort?: Effort;
   readonly contextWindow: number;
   /** Read-only calls of one reply run at the same time, at most (default READ_CONCURRENCY; 1 = one by one). */
   readonly readConcurrency?: number;
@@ -78,8 +81,9 @@ async function runTool(
   deps.emit({ type: 'tool_start', toolUseId: use.id, name: use.name, input: use.input });
   const started = deps.now();
   const waitedBefore = deps.approvalWaitMs?.() ?? 0;
-  const executed =
-    use.invalidJson !== undefined
+  const executed = use.truncated
+    ? { result: cutOffResult(use), content: '', stopRun: undefined }
+    : use.invalidJson !== undefined
       ? {
           result: fail(
             'INVALID_PARAM',
@@ -112,7 +116,7 @@ type ToolUse = ReturnType<typeof toolUses>[number];
 function batchGroup(deps: LoopDeps, use: ToolUse): 'concurrent' | 'read' | undefined {
   const tool = deps.registry.get(use.name);
   if (tool?.concurrent) return 'concurrent';
-  const reads = tool?.concurrentRead && use.invalidJson === undefined;
+  const reads = tool?.concurrentRead && use.invalidJson === undefined && !use.truncated;
   return reads && (deps.readConcurrency ?? READ_CONCURRENCY) > 1 ? 'read' : undefined;
 }
 
@@ -228,13 +232,7 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     let reply: Awaited<ReturnType<ModelClient['stream']>>;
     const messageId = deps.newId('msg');
     try {
-      reply = await deps.model.stream({ ...request, maxTokens: deps.maxTokens }, deps.signal, {
-        onStart: (_id, model) => deps.emit({ type: 'message_start', messageId, model }),
-        onDelta: (blockIndex, kind, delta) =>
-          deps.emit({ type: 'message_delta', messageId, blockIndex, kind, delta }),
-        onRetry: (info) => deps.emit({ type: 'retry', ...info }),
-        onDiscard: (partial) => deps.emit({ type: 'discarded', ...partial }),
-      });
+      reply = await streamTurn(deps, request, messageId, deps.contextWindow);
     } catch (error) {
       const e = error instanceof ModelError ? error : new ModelError('invalid_request', String(error));
       if (e.kind === 'aborted' || deps.signal.aborted) return { status: 'aborted', finalText };
@@ -258,27 +256,6 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     overflowRetries = 0;
     lastCallAt = deps.now();
     const u = reply.usage;
-    deps.emit({
-      type: 'model_call',
-      record: {
-        stage: request.stage,
-        message_count: request.messages.length,
-        est_tokens: request.estTokens,
-        // The engine hashes the very tools + system objects it hands over to be sent (not a frozen
-        // constant), so the trace measures stability; hashing them again here would cost as much.
-        prefix_hash: request.prefixHash,
-        cache_read: u.cacheRead,
-        cache_write: u.cacheWrite,
-        input: u.input,
-        output: u.output,
-        latency_ms: reply.latencyMs,
-        ttft_ms: reply.ttftMs,
-        model: reply.model,
-        cost_usd: costUsd(reply.model, u),
-        context_window: deps.contextWindow,
-        ok: true,
-      },
-    });
     const assistant: AssistantMessage = {
       role: 'assistant',
       id: messageId,

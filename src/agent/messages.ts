@@ -15,6 +15,8 @@ export type AssistantBlock =
       readonly input: Record<string, unknown>;
       /** Set when the model's tool input was not valid JSON; the raw text it sent. */
       readonly invalidJson?: string;
+      /** max_tokens cut the reply in the middle of this call's input: it is never run. */
+      readonly truncated?: boolean;
     };
 
 export interface Usage {
@@ -117,7 +119,10 @@ function assistantToLlm(message: AssistantMessage): Anthropic.ContentBlockParam[
         if (block.text.length > 0) blocks.push({ type: 'text', text: block.text });
         break;
       case 'thinking':
-        blocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+        // Sent back exactly as received. One cut off by max_tokens before its signature arrived cannot
+        // be: the API rejects an unsigned block (the log keeps it; no tool call can follow it).
+        if (block.signature)
+          blocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
         break;
       case 'redacted_thinking':
         blocks.push({ type: 'redacted_thinking', data: block.data });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { lazy } from '../agent/lazy.ts';
+import { EFFORTS } from '../agent/model/models.ts';
 import { MIN_CONTEXT_WINDOW } from '../agent/model/pricing.ts';
 
 // What each `keel` command accepts, validated after Node's flag parser (args.ts) has split argv.
@@ -15,6 +16,11 @@ const allowDomain = () =>
       ),
   );
 const sandbox = () => z.enum(['on', 'off', 'required'], { message: '--sandbox takes on, off or required' });
+/** `--effort LEVEL` and `--no-thinking` (run, task, eval); resolved to one value by thinkingChoice(). */
+const thinking = () => ({
+  effort: z.enum(EFFORTS, { message: `--effort takes ${EFFORTS.join(', ')}` }).optional(),
+  noThinking: z.boolean(),
+});
 const positiveInt = (name: string) =>
   z
     .string()
@@ -57,6 +63,7 @@ export const runSchema = lazy(() =>
     prompt: z.string(),
     sandbox: sandbox().optional(),
     allowDomain: allowDomain(),
+    ...thinking(),
   }),
 );
 export const toolSchema = lazy(() =>
@@ -155,6 +162,7 @@ export const taskSchema = lazy(() =>
     approve: approve().optional(),
     json: z.boolean(),
     workspace: z.string().optional(),
+    ...thinking(),
   }),
 );
 export type TaskArgs = z.infer<ReturnType<typeof taskSchema>>;
@@ -182,6 +190,7 @@ export const evalSchema = lazy(() =>
     /** `--from-session ID`: `suite` is then the OUT-DIR to write the task into. */
     fromSession: z.string().min(1).optional(),
     workspace: z.string().min(1).optional(),
+    ...thinking(),
   }),
 );
 export type EvalArgs = z.infer<ReturnType<typeof evalSchema>>;

@@ -64,6 +64,8 @@ function parseEval(rest: readonly string[]): EvalArgs {
     emulator: { type: 'boolean' },
     'from-session': { type: 'string' },
     workspace: { type: 'string' },
+    effort: { type: 'string' },
+    'no-thinking': { type: 'boolean' },
   });
   const v = parsed.values as Record<string, string | boolean | undefined>;
   if (v['from-session'] !== undefined && parsed.positionals.length !== 1)
@@ -85,7 +87,15 @@ function parseEval(rest: readonly string[]): EvalArgs {
     emulator: v.emulator === true,
     fromSession: v['from-session'],
     workspace: v.workspace,
+    ...thinkingFlags(v),
   });
+}
+
+/** The thinking flags as given (both at once is a usage error: they contradict). */
+function thinkingFlags(v: Record<string, unknown>): { effort: unknown; noThinking: boolean } {
+  if (v.effort !== undefined && v['no-thinking'] === true)
+    throw new UsageError('--effort and --no-thinking contradict each other: give one');
+  return { effort: v.effort, noThinking: v['no-thinking'] === true };
 }
 
 function check<T>(schema: z.ZodType<T>, value: unknown): T {
@@ -126,6 +136,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
     yes: { type: 'boolean' },
     revoke: { type: 'boolean' },
     sessions: { type: 'string' },
+    effort: { type: 'string' },
+    'no-thinking': { type: 'boolean' },
   });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const pos = parsed.positionals;
@@ -149,6 +161,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'job-wait',
         'sandbox',
         'allow-domain',
+        'effort',
+        'no-thinking',
       ]);
       if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
         throw new UsageError(
@@ -173,6 +187,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         prompt: pos[0] ?? '',
         sandbox: v.sandbox,
         allowDomain: v['allow-domain'] ?? [],
+        ...thinkingFlags(v),
       });
     }
     case 'tool':
@@ -271,7 +286,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (action !== 'init' && action !== 'run' && action !== 'status')
         throw new UsageError('keel task takes init "SPEC", run or status');
       const common = ['workspace', 'json'];
-      const session = ['model', 'fallback-model', 'approve', 'max-turns'];
+      const session = ['model', 'fallback-model', 'approve', 'max-turns', 'effort', 'no-thinking'];
       allowedFor(
         action === 'status'
           ? common
@@ -294,6 +309,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         approve: v.approve,
         json: v.json === true,
         workspace: v.workspace,
+        ...thinkingFlags(v),
       });
     }
     default:

@@ -1,3 +1,4 @@
+import { effortOption } from './effort.ts';
 import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -141,6 +142,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
       ...(args.filter ? { filter: args.filter } : {}),
       ...(args.model ? { model: args.model } : suite.defaults.model ? { model: suite.defaults.model } : {}),
       ...(provider ? { provider } : {}),
+      ...effortOption(args),
       signal: controller.signal,
       onTrial: (r, done, total) =>
         process.stderr.write(

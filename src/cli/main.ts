@@ -19,6 +19,7 @@ import {
   UsageError,
 } from './args.ts';
 import { demoFailures, startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
+import { effortOption } from './effort.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
@@ -191,17 +192,19 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
       ...(args.resume ? { resumeId: args.resume } : {}),
       jobWaitMs: (args.jobWait ?? DEFAULT_JOB_WAIT_S) * 1000,
+      ...effortOption(args),
       ...checkpointBudget(),
       ...rulesSettings(),
     });
     stopJobs = () => session.stopJobs();
     let shownError: string | undefined;
+    const dimmable = process.stderr.isTTY === true && !process.env.NO_COLOR;
     session.subscribe((event) => {
       demoCheck?.onEvent(event);
       if (event.type === 'error' && !args.json) shownError = event.message;
       if (args.json) out(`${JSON.stringify(event)}\n`);
       else {
-        const line = progressLine(event);
+        const line = progressLine(event, { color: dimmable });
         if (line) process.stderr.write(`${line}\n`);
       }
     });
@@ -294,6 +297,7 @@ async function task(args: TaskArgs): Promise<number> {
         fallbackModels: args.fallbackModels,
         ...(skills ? { bundledSkillsDir: skills } : {}),
         ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+        ...effortOption(args),
         ...checkpointBudget(),
         ...rulesSettings(),
         ...extra,

@@ -6,9 +6,33 @@ let lastStarted: string | undefined;
 // Retries for the same reason are one line each, but the reason (an address, why) is said once.
 let lastRetryReason: string | undefined;
 
+// Thinking is shown, but as an aside: dimmed on a terminal, and only its first lines (the log has all).
+const THINKING_LINES = 12;
+
+function thinkingLines(
+  event: Extract<AgentEvent, { type: 'message_end' }>,
+  color: boolean,
+): string | undefined {
+  const text = event.message.content
+    .map((b) =>
+      b.type === 'thinking' ? b.thinking.trim() : b.type === 'redacted_thinking' ? '(redacted thinking)' : '',
+    )
+    .filter(Boolean)
+    .join('\n');
+  if (!text) return undefined;
+  const lines = text.split('\n');
+  const shown = lines.slice(0, THINKING_LINES).map((l) => `  ${l}`);
+  if (lines.length > THINKING_LINES)
+    shown.push(`  … (${lines.length - THINKING_LINES} more lines in the session log)`);
+  const body = `✻ thinking\n${shown.join('\n')}`;
+  return color ? `\x1b[2m${body}\x1b[22m` : body;
+}
+
 /** Human-readable progress on stderr (stdout stays clean for the final answer). */
-export function progressLine(event: AgentEvent): string | undefined {
+export function progressLine(event: AgentEvent, options: { color?: boolean } = {}): string | undefined {
   switch (event.type) {
+    case 'message_end':
+      return thinkingLines(event, options.color === true);
     case 'tool_start': {
       lastStarted = event.toolUseId;
       const input = JSON.stringify(event.input);

@@ -68,7 +68,7 @@ async function runTaskAction(args: TaskArgs, deps: TaskCliDeps, signal: AbortSig
       );
       if (!args.json)
         session.subscribe((event) => {
-          const line = progressLine(event);
+          const line = progressLine(event, { color: process.stderr.isTTY === true && !process.env.NO_COLOR });
           if (line) process.stderr.write(`${line}\n`);
         });
     },

@@ -2,12 +2,13 @@
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
-           [--mcp-config FILE]... [--job-wait SECONDS] PROMPT
+           [--mcp-config FILE]... [--job-wait SECONDS] [--effort low|medium|high|max | --no-thinking]
+           PROMPT
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
   keel eval --from-session SESSION-ID OUT-DIR [--workspace DIR]
   keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
-           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
+           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator] [--effort LEVEL | --no-thinking]
   keel doctor [--sandbox on|off|required]
   keel sessions [--workspace DIR] [--json]   (past sessions, newest first: the IDs --resume takes)
   keel trust [--workspace DIR] [--yes | --revoke] [--json]   (what the workspace supplies that would
@@ -19,6 +20,7 @@ export const USAGE = `Usage:
   keel restore --stats [--workspace DIR] [--json]
   keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
   keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
+           (task init and run also take --effort LEVEL | --no-thinking)
   keel task status [--workspace DIR] [--json]
   keel --version
 
@@ -26,6 +28,9 @@ run and tool also take --sandbox on|off|required (default on when available; req
 commands without a sandbox) and --allow-domain DOMAIN... (sandboxed commands reach it through Keel's
 proxy without asking; *.example.com for subdomains; KEEL_ALLOWED_DOMAINS=a.com,b.org does the same).
 KEEL_BWRAP=path picks the bubblewrap binary.
+
+Thinking: on at --effort medium for models that think (KEEL_EFFORT=low|medium|high|max|off sets the
+default); --no-thinking turns it off. Replies may use the model's whole output limit.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json), KEEL_RULES_DISABLED=claude,cursor

@@ -178,6 +178,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       return createAgentSession({
         host: getHost(),
         model: settings.model,
+        effort: settings.effort,
         fallbackModels: settings.fallbackModels,
         ...(key ? { apiKey: key } : {}),
         ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),

@@ -160,6 +160,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
     const created = createAgentSession({
       host,
       model: settings.model,
+      effort: settings.effort,
       fallbackModels: settings.fallbackModels,
       ...(apiKey ? { apiKey } : {}),
       ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),

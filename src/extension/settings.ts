@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { parseDisabledSources, type RuleSourceName } from '../agent/projectRules/sources.ts';
+import { DEFAULT_EFFORT, type Effort, isEffort } from '../agent/model/models.ts';
 
 // Settings are a boundary (users type them into JSON): validate per field, fall back per field,
 // never throw at the user because one value is wrong. Plain checks, not zod: this module loads at
@@ -18,6 +19,8 @@ export type ApprovalPolicy = 'ask' | 'allow' | 'deny';
 
 export interface KeelSettings {
   readonly model: string;
+  /** Thinking level for models that think; 'off' sends no thinking. */
+  readonly effort: Effort | 'off';
   readonly fallbackModels: string[];
   /** '' = the official endpoint. */
   readonly baseUrl: string;
@@ -62,6 +65,7 @@ function url(v: unknown): string {
 /** Raw values (as read from VS Code's configuration) → settings; each bad field gets its default. */
 export function parseSettings(raw: {
   model?: unknown;
+  effort?: unknown;
   fallbackModels?: unknown;
   baseUrl?: unknown;
   approvals?: Partial<Record<ApprovalCategory, unknown>>;
@@ -76,6 +80,7 @@ export function parseSettings(raw: {
   for (const k of APPROVAL_CATEGORIES) approvals[k] = policy(raw.approvals?.[k]);
   return {
     model: nonEmpty(raw.model) ? raw.model : DEFAULT_MODEL,
+    effort: raw.effort === 'off' || isEffort(raw.effort) ? raw.effort : DEFAULT_EFFORT,
     fallbackModels:
       Array.isArray(raw.fallbackModels) && raw.fallbackModels.every(nonEmpty) ? [...raw.fallbackModels] : [],
     baseUrl: url(raw.baseUrl),
@@ -118,6 +123,7 @@ export function readSettings(): KeelSettings {
     approvals[k] = userValue(c, `approvals.${k.replace(/_(\w)/g, (_, ch: string) => ch.toUpperCase())}`);
   return parseSettings({
     model: c.get('model'),
+    effort: c.get('effort'),
     fallbackModels: c.get('fallbackModels'),
     baseUrl: userValue(c, 'baseUrl') ?? '',
     approvals,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 export type Rng = () => number;
 
@@ -42,8 +42,23 @@ export function createIds(rng: Rng): IdSource {
   };
 }
 
-// The real API rejects thinking blocks whose signature it did not issue; signing deterministically lets the
-// emulator do the same, which catches clients that edit or re-create thinking blocks.
+// The real API rejects thinking blocks whose signature it did not issue; an HMAC under the emulator's
+// secret lets it do the same, which catches clients that edit or re-create thinking blocks. The secret
+// is fixed (not per process) so a resumed session's blocks verify on a fresh emulator too.
+const THINKING_SECRET = 'keel-emulator-thinking-secret';
+
 export function signThinking(thinking: string): string {
-  return createHash('sha256').update('keel-emulator-thinking\0').update(thinking).digest('base64');
+  return createHmac('sha256', THINKING_SECRET).update(thinking).digest('base64');
+}
+
+/** The opaque `data` of a redacted_thinking block: the hidden text's base64 and its HMAC, verifiable later. */
+export function redactThinking(hidden: string): string {
+  const payload = Buffer.from(hidden).toString('base64');
+  return `${payload}.${signThinking(`redacted\0${payload}`)}`;
+}
+
+export function verifyRedacted(data: unknown): boolean {
+  if (typeof data !== 'string') return false;
+  const dot = data.lastIndexOf('.');
+  return dot > 0 && data.slice(dot + 1) === signThinking(`redacted\0${data.slice(0, dot)}`);
 }

@@ -8,6 +8,7 @@ import { blocksOf } from './validate.ts';
 const BlockSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string().min(1) }),
   z.strictObject({ type: z.literal('thinking'), thinking: z.string() }),
+  z.strictObject({ type: z.literal('redacted_thinking'), hidden: z.string() }),
   z.strictObject({
     type: z.literal('tool_use'),
     name: z.string(),

@@ -6,6 +6,7 @@ import { createIds, createRng } from './ids.ts';
 import { checkExpectation, createReplyCursor, type ReplyCursor } from './scenario.ts';
 import {
   buildContent,
+  cutToMaxTokens,
   defaultStopReason,
   estimateOutputTokens,
   formatSse,
@@ -13,6 +14,7 @@ import {
   type SseEvent,
   streamEvents,
 } from './sse.ts';
+import { createThinkingLedger, replyForRequest } from './thinking.ts';
 import type { Fault, RecordedRequest, Scenario, UsageOut } from './types.ts';
 import { validateRequest } from './validate.ts';
 
@@ -104,6 +106,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let scenario = options.scenario;
   let cursor: ReplyCursor = createReplyCursor(scenario);
   let generated = 0;
+  const thinkingLedger = createThinkingLedger();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = ids.request();
@@ -175,6 +178,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       );
     }
 
+    const lostThinking = thinkingLedger.check(request);
+    if (lostThinking) return fail(400, 'invalid_request_error', lostThinking);
+
     const pick = cursor.peek(request);
     if (pick.kind === 'exhausted') {
       return fail(
@@ -183,7 +189,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         `scenario exhausted: all ${pick.consumed} scripted replies of ${scenario?.name ?? 'the scenario'} were used`,
       );
     }
-    const reply = pick.reply;
+    const reply = replyForRequest(pick.reply, request);
     // A reply scripted for another model is left for the fallback model; this one looks overloaded.
     if (reply.model !== undefined && reply.model !== request.model)
       return fail(529, 'overloaded_error', 'Overloaded');
@@ -229,14 +235,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         break;
     }
 
-    const content = buildContent(reply, ids);
+    const { content, cut: cutAtLimit } = cutToMaxTokens(buildContent(reply, ids), request.max_tokens);
+    thinkingLedger.record(content);
     const usage: UsageOut = {
       ...cache.account(request),
       output_tokens: estimateOutputTokens(content),
       service_tier: 'standard',
     };
     record.usage = usage;
-    const stopReason = defaultStopReason(reply);
+    const stopReason = cutAtLimit ? 'max_tokens' : defaultStopReason(reply);
     const message: OutMessage = {
       id: ids.message(),
       type: 'message',
@@ -267,10 +274,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (fault?.type === 'cut_stream') return cut();
       if (fault?.type === 'mid_stream_error') return fail(529, 'overloaded_error', 'Overloaded');
       if (slow && !(await pause(slow.delayMs, abort.signal))) return;
+      // A tool call cut at max_tokens has no complete input: the API gives what it has, here `{}`.
+      const plain = {
+        ...message,
+        content: message.content.map((b) => (b.type === 'tool_use' ? { ...b, partialJson: undefined } : b)),
+      };
       const payload =
         fault?.type === 'invalid_tool_json'
-          ? { ...message, content: corruptNonStreaming(message.content) }
-          : message;
+          ? { ...plain, content: corruptNonStreaming(message.content) }
+          : plain;
       record.status = 200;
       send(200, payload);
       record.finished = true;

@@ -1,11 +1,20 @@
 import { estimateTokens } from './cache.ts';
-import { type IdSource, type Rng, randInt, signThinking } from './ids.ts';
+import { type IdSource, type Rng, randInt, redactThinking, signThinking } from './ids.ts';
 import type { ScriptedReply, UsageOut } from './types.ts';
 
 export type OutBlock =
   | { type: 'text'; text: string; citations: null }
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown; caller: { type: 'direct' } };
+  | { type: 'redacted_thinking'; data: string }
+  | {
+      type: 'tool_use';
+      id: string;
+      name: string;
+      input: unknown;
+      caller: { type: 'direct' };
+      /** Set when max_tokens cut the input: the JSON streamed so far (never a complete object). */
+      partialJson?: string;
+    };
 
 export interface OutMessage {
   id: string;
@@ -30,6 +39,8 @@ export function buildContent(reply: ScriptedReply, ids: IdSource): OutBlock[] {
         return { type: 'text', text: block.text, citations: null };
       case 'thinking':
         return { type: 'thinking', thinking: block.thinking, signature: signThinking(block.thinking) };
+      case 'redacted_thinking':
+        return { type: 'redacted_thinking', data: redactThinking(block.hidden) };
       default:
         return {
           type: 'tool_use',
@@ -42,11 +53,50 @@ export function buildContent(reply: ScriptedReply, ids: IdSource): OutBlock[] {
   });
 }
 
+function outputText(b: OutBlock): string {
+  if (b.type === 'text') return b.text;
+  if (b.type === 'thinking') return b.thinking;
+  if (b.type === 'redacted_thinking') return b.data;
+  return b.partialJson ?? JSON.stringify(b.input);
+}
+
+/** Thinking tokens are output tokens, as the API bills them. */
 export function estimateOutputTokens(content: OutBlock[]): number {
-  const text = content
-    .map((b) => (b.type === 'text' ? b.text : b.type === 'thinking' ? b.thinking : JSON.stringify(b.input)))
-    .join('');
-  return Math.max(1, estimateTokens(text));
+  return Math.max(1, estimateTokens(content.map(outputText).join('')));
+}
+
+/**
+ * The reply as the API gives it under `max_tokens`: generation stops at the limit, in the middle of a
+ * block if need be (a tool call's input then ends as partial JSON), and the stop reason says so.
+ */
+export function cutToMaxTokens(
+  content: OutBlock[],
+  maxTokens: number,
+): { content: OutBlock[]; cut: boolean } {
+  if (estimateOutputTokens(content) <= maxTokens) return { content, cut: false };
+  const out: OutBlock[] = [];
+  // The estimate is 4 UTF-8 bytes a token; cutting by characters keeps it simple and never over.
+  let room = maxTokens * 4;
+  for (const block of content) {
+    const text = outputText(block);
+    const bytes = Buffer.byteLength(text);
+    if (bytes <= room) {
+      out.push(block);
+      room -= bytes;
+      continue;
+    }
+    const part = Buffer.from(text)
+      .subarray(0, room)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
+    if (block.type === 'text') out.push({ ...block, text: part });
+    else if (block.type === 'thinking') out.push({ ...block, thinking: part, signature: signThinking(part) });
+    else if (block.type === 'redacted_thinking')
+      break; // opaque: whole or not at all
+    else out.push({ ...block, input: {}, partialJson: part });
+    break;
+  }
+  return { content: out, cut: true };
 }
 
 export function defaultStopReason(reply: ScriptedReply): NonNullable<ScriptedReply['stop_reason']> {
@@ -111,6 +161,10 @@ export function streamEvents(
       if (index === 0) events.push(ping);
       for (const piece of splitArbitrarily(block.text, rng))
         events.push(delta({ type: 'text_delta', text: piece }));
+    } else if (block.type === 'redacted_thinking') {
+      // The API sends a redacted block whole in its start event, with no deltas.
+      events.push(start({ type: 'redacted_thinking', data: block.data }));
+      if (index === 0) events.push(ping);
     } else if (block.type === 'thinking') {
       events.push(start({ type: 'thinking', thinking: '', signature: '' }));
       if (index === 0) events.push(ping);
@@ -123,7 +177,7 @@ export function streamEvents(
         start({ type: 'tool_use', id: block.id, name: block.name, input: {}, caller: block.caller }),
       );
       if (index === 0) events.push(ping);
-      let json = JSON.stringify(block.input ?? {});
+      let json = block.partialJson ?? JSON.stringify(block.input ?? {});
       if (opts.corruptToolJson && !corrupted) {
         json = corruptJson(json);
         corrupted = true;

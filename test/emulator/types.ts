@@ -17,6 +17,7 @@ export const MessagesRequestSchema = z.looseObject({
   stream: z.boolean().optional(),
   stop_sequences: z.array(z.string()).optional(),
   thinking: z.looseObject({ type: z.string(), budget_tokens: z.number().optional() }).optional(),
+  output_config: z.looseObject({ effort: z.string().nullable().optional() }).optional(),
 });
 
 export type ContentBlockIn = z.infer<typeof ContentBlockInSchema>;
@@ -28,6 +29,8 @@ export type MessagesRequest = z.infer<typeof MessagesRequestSchema>;
 export type ScriptedBlock =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string }
+  /** Thinking the safety systems redacted: `hidden` is what it stands for (only its signed token is sent). */
+  | { type: 'redacted_thinking'; hidden: string }
   | { type: 'tool_use'; name: string; input: unknown; id?: string };
 
 export type Fault =

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { signThinking } from './ids.ts';
+import { signThinking, verifyRedacted } from './ids.ts';
 import { type ContentBlockIn, type MessageIn, type MessagesRequest, MessagesRequestSchema } from './types.ts';
 
 export type Validation = { ok: true; request: MessagesRequest } | { ok: false; message: string };
@@ -116,6 +116,8 @@ function checkBlock(
     case 'thinking':
     case 'redacted_thinking': {
       if (role !== 'assistant') return `${path}: thinking blocks may only appear in assistant messages`;
+      if (block.type === 'redacted_thinking' && !verifyRedacted(block['data']))
+        return `${path}: Invalid \`data\` in \`redacted_thinking\` block`;
       if (block.type === 'thinking') {
         if (typeof block['thinking'] !== 'string') return `${path}.thinking: Field required`;
         if (block['signature'] !== signThinking(block['thinking'])) {
@@ -286,7 +288,15 @@ function checkCacheTtlOrder(req: MessagesRequest): string | undefined {
   return undefined;
 }
 
+const THINKING_TYPES = ['enabled', 'disabled', 'adaptive'];
+const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'];
+
 function checkThinkingConfig(req: MessagesRequest): string | undefined {
+  const effort = req.output_config?.effort;
+  if (effort != null && !EFFORTS.includes(effort))
+    return `output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(', ')}`;
+  if (req.thinking && !THINKING_TYPES.includes(req.thinking.type))
+    return `thinking.type: Input should be ${THINKING_TYPES.map((t) => `'${t}'`).join(', ')}`;
   if (req.thinking?.type !== 'enabled') return undefined;
   const budget = req.thinking.budget_tokens;
   if (budget === undefined) return 'thinking.enabled.budget_tokens: Field required';

@@ -1,3 +1,4 @@
+import type { Effort } from '../model/models.ts';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -56,6 +57,8 @@ export interface TrialOptions {
   readonly keel: readonly string[];
   readonly outDir: string;
   readonly model?: string;
+  /** Passed on to each trial's `keel run` (--effort / --no-thinking); absent = Keel's default. */
+  readonly effort?: Effort | 'off';
   readonly provider?: ModelProvider;
   /** Where command graders run (the OS sandbox, an allow-list environment). */
   readonly graders: GraderShell;
@@ -213,6 +216,7 @@ export async function runTrial(
       '--max-turns',
       String(task.max_turns),
       ...(options.model ? ['--model', options.model] : []),
+      ...(options.effort === 'off' ? ['--no-thinking'] : options.effort ? ['--effort', options.effort] : []),
       task.prompt,
     ];
     const proc = await runKeel(

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock, Usage } from '../messages.ts';
 import { classifyError, ModelError, retryDelayMs } from './errors.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
+import { type Effort, outputLimitFor, thinkingPlan } from './models.ts';
 import { type BodyEncoder, createBodyEncoder } from './requestBody.ts';
 import { loadSdk } from './sdk.ts';
 
@@ -12,7 +13,10 @@ export interface ModelRequest {
   readonly system: Anthropic.TextBlockParam[];
   readonly tools: Anthropic.Tool[];
   readonly messages: Anthropic.MessageParam[];
+  /** Capped at each model's own output limit (models.ts). */
   readonly maxTokens: number;
+  /** Thinking at this level where the model thinks; absent = no thinking (summaries, warm-up). */
+  readonly effort?: Effort;
 }
 
 export interface StreamCallbacks {
@@ -28,6 +32,8 @@ export interface ModelReply {
   readonly model: string;
   readonly stopReason: string | null;
   readonly usage: Usage;
+  /** The `max_tokens` this reply was asked with (a reply cut there may be retried with more). */
+  readonly maxTokens: number;
   readonly latencyMs: number;
   readonly ttftMs: number;
 }
@@ -119,9 +125,16 @@ async function streamOnce(
   let stopReason: string | null = null;
   let sawStop = false;
   let actualModel = model;
+  const maxTokens = Math.min(request.maxTokens, outputLimitFor(model));
+  // Per model, not per session: a fallback model may think differently or not at all.
+  const plan = thinkingPlan(model, request.effort, maxTokens);
+  // thinking/output_config sit before system/tools/messages in the body; the prompt (and its cache
+  // prefix) is tools → system → messages whatever the body's key order, so P1 holds.
   const params = {
     model,
-    max_tokens: request.maxTokens,
+    max_tokens: maxTokens,
+    ...(plan.thinking ? { thinking: plan.thinking } : {}),
+    ...(plan.outputConfig ? { output_config: plan.outputConfig } : {}),
     system: request.system,
     tools: request.tools,
     messages: request.messages,
@@ -133,7 +146,7 @@ async function streamOnce(
   const stream = await client.messages.create(params, {
     signal,
     body: encoder.encode(params),
-    headers: JSON_CONTENT,
+    headers: plan.beta ? { ...JSON_CONTENT, 'anthropic-beta': plan.beta } : JSON_CONTENT,
   });
   const snapshot = () => {
     partialOut.length = 0;
@@ -208,11 +221,22 @@ async function streamOnce(
   }
   if (signal.aborted) throw new ModelError('aborted', 'Aborted.');
   if (!sawStop) throw new ModelError('cut_stream', 'The response stream ended before message_stop.');
+  const content = blocks.filter(Boolean).map((b) => b.block);
+  // The call max_tokens stopped in the middle of: its input is partial even when it happens to parse.
+  const last = content.at(-1);
+  if (stopReason === 'max_tokens' && last?.type === 'tool_use')
+    content[content.length - 1] = {
+      ...last,
+      input: {},
+      invalidJson: blocks.at(-1)?.json ?? '',
+      truncated: true,
+    };
   return {
-    content: blocks.filter(Boolean).map((b) => b.block),
+    content,
     model: actualModel,
     stopReason,
     usage,
+    maxTokens,
     latencyMs: Math.round(performance.now() - started),
     ttftMs: Math.round(ttft < 0 ? performance.now() - started : ttft),
   };

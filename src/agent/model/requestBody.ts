@@ -14,6 +14,10 @@ import type Anthropic from '@anthropic-ai/sdk';
 export interface StreamBodyParams {
   readonly model: string;
   readonly max_tokens: number;
+  readonly thinking?:
+    | { readonly type: 'adaptive' }
+    | { readonly type: 'enabled'; readonly budget_tokens: number };
+  readonly output_config?: { readonly effort: string };
   readonly system: readonly Anthropic.TextBlockParam[];
   readonly tools: readonly Anthropic.Tool[];
   readonly messages: readonly Anthropic.MessageParam[];
@@ -31,6 +35,8 @@ const MESSAGES_KEY = ',"messages":[]';
 interface Head {
   readonly model: string;
   readonly maxTokens: number;
+  /** The JSON of `thinking` and `output_config` (absent: ''). */
+  readonly thinking: string;
   readonly tools: readonly Anthropic.Tool[];
   readonly system: readonly Anthropic.TextBlockParam[];
   /** Everything up to and including `"messages":[`. */
@@ -70,7 +76,16 @@ function sameSystem(a: readonly Anthropic.TextBlockParam[], b: readonly Anthropi
 
 function headOf(params: StreamBodyParams): Head {
   const keys = Object.keys(params);
-  const expected = ['model', 'max_tokens', 'system', 'tools', 'messages', 'stream'];
+  const expected = [
+    'model',
+    'max_tokens',
+    'thinking',
+    'output_config',
+    'system',
+    'tools',
+    'messages',
+    'stream',
+  ].filter((k) => k in params);
   if (keys.length !== expected.length || keys.some((k, i) => k !== expected[i]))
     throw new Error(`requestBody: unexpected request keys ${keys.join(',')}`);
   const shell = JSON.stringify({ ...params, messages: [] });
@@ -82,11 +97,18 @@ function headOf(params: StreamBodyParams): Head {
   return {
     model: params.model,
     maxTokens: params.max_tokens,
+    thinking: thinkingKey(params),
     tools: params.tools,
     system: params.system,
     bytes: Buffer.from(shell.slice(0, split)),
     tail: Buffer.from(shell.slice(split)),
   };
+}
+
+function thinkingKey(params: StreamBodyParams): string {
+  return params.thinking || params.output_config
+    ? JSON.stringify([params.thinking ?? null, params.output_config ?? null])
+    : '';
 }
 
 export function createBodyEncoder(): BodyEncoder {
@@ -108,6 +130,7 @@ export function createBodyEncoder(): BodyEncoder {
         last &&
         last.head.model === params.model &&
         last.head.maxTokens === params.max_tokens &&
+        last.head.thinking === thinkingKey(params) &&
         last.head.tools === params.tools &&
         sameSystem(last.head.system, params.system)
           ? last.head

@@ -9,6 +9,7 @@ import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts'
 import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
 import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths, undoChange } from '../memory/store.ts';
+import { DEFAULT_EFFORT, outputLimitFor } from '../model/models.ts';
 import { contextWindowFor, MIN_CONTEXT_WINDOW, WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
@@ -48,6 +49,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const base = { ...options.host, approvals };
   const now = () => base.clock.now();
   const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
+  // The model's real output limit: a long Write fits in one reply (a fixed 8192 cut them off).
+  const maxTokens = options.maxTokens ?? outputLimitFor(options.model);
+  const chosenEffort = options.effort ?? DEFAULT_EFFORT;
+  const effort = chosenEffort === 'off' ? undefined : chosenEffort;
   if (contextWindow < MIN_CONTEXT_WINDOW) {
     throw new SessionConfigError(
       `The context window (${contextWindow} tokens) is below the minimum of ${MIN_CONTEXT_WINDOW}; Keel refuses to run with so little room.`,
@@ -187,7 +192,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     model,
     modelName: options.model,
     contextWindow,
-    maxTokens: options.maxTokens ?? 8192,
+    maxTokens,
+    ...(effort ? { effort } : {}),
     maxTurns: options.maxTurns ?? 50,
     // One turn stays with the parent, so it can still answer once its sub-agents used the rest.
     turnsLeft: () => (options.maxTurns ?? 50) - treeTurns - 1,
@@ -299,7 +305,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         beforeStop: () => hooks.beforeStop(signal),
         maxTurns: options.maxTurns ?? 50,
         turnsUsed: () => treeTurns,
-        maxTokens: options.maxTokens ?? 8192,
+        maxTokens,
+        ...(effort ? { effort } : {}),
         ...(options.readConcurrency !== undefined ? { readConcurrency: options.readConcurrency } : {}),
       });
     } catch (error) {

@@ -4,6 +4,7 @@ import type { McpManager } from '../mcp/manager.ts';
 import type { JobInfo } from '../jobs/manager.ts';
 import type { AgentMessage } from '../messages.ts';
 import type { RuleSourceName } from '../projectRules/sources.ts';
+import type { Effort } from '../model/models.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
@@ -25,8 +26,10 @@ export interface AgentSessionOptions {
   readonly resumeId?: string;
   /** Only read-only tools (untrusted workspace). */
   readonly readOnly?: boolean;
-  /** Max output tokens per model call. */
+  /** Max output tokens per model call (default: the model's own output limit, models.ts). */
   readonly maxTokens?: number;
+  /** Thinking level for models that think (default 'medium'); 'off' sends no thinking. */
+  readonly effort?: Effort | 'off';
   /** Where the bundled skills live (the host knows: repo checkout, or the installed extension). */
   readonly bundledSkillsDir?: string;
   /**

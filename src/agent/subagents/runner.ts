@@ -1,3 +1,4 @@
+import type { Effort } from '../model/models.ts';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
@@ -39,6 +40,8 @@ export interface SubagentRunnerOptions {
   readonly modelName: string;
   readonly contextWindow: number;
   readonly maxTokens: number;
+  /** The parent's thinking level (absent: no thinking). */
+  readonly effort?: Effort;
   readonly maxTurns: number;
   /** Turns the whole tree may still take in this run (the parent's and every sub-agent's count). */
   readonly turnsLeft?: () => number;
@@ -254,6 +257,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
             Math.min(SUBAGENT_MAX_TURNS, options.maxTurns, options.turnsLeft?.() ?? Infinity),
           ),
           maxTokens: options.maxTokens,
+          ...(options.effort ? { effort: options.effort } : {}),
         });
       } catch (error) {
         const text = error instanceof Error ? error.message : String(error);
