@@ -195,7 +195,7 @@ const INFO_STEERING = ['attributes', 'sparse-checkout', 'exclude'] as const;
 
 function infoSteers(file: string): boolean {
   const text = readText(file);
-  return text !== undefined && text.split(/\r?\n/).some((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  return (text ?? '').split(/\r?\n/).some((l) => l.trim() !== '' && !l.trim().startsWith('#'));
 }
 
 function pinRepository(dirs: GitDirs, args: string[], pins: PinState, plan: GitPlan): void {
