@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import {
   doctorSchema,
   evalSchema,
+  listingSchema,
   memorySchema,
   trustSchema,
   restoreSchema,
@@ -19,6 +20,7 @@ export type {
   CliArgs,
   DoctorArgs,
   EvalArgs,
+  ListingArgs,
   MemoryArgs,
   RestoreArgs,
   RunArgs,
@@ -126,6 +128,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
     yes: { type: 'boolean' },
     revoke: { type: 'boolean' },
     sessions: { type: 'string' },
+    agent: { type: 'string' },
+    plan: { type: 'boolean' },
+    'from-plan': { type: 'string' },
   });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const pos = parsed.positionals;
@@ -149,8 +154,13 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'job-wait',
         'sandbox',
         'allow-domain',
+        'agent',
+        'plan',
+        'from-plan',
       ]);
-      if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
+      if (v.plan === true && v.agent !== undefined && v.agent !== 'plan')
+        throw new UsageError('keel run takes --plan or --agent NAME, not both (--plan is --agent plan)');
+      if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo || v['from-plan']))) {
         throw new UsageError(
           pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)',
         );
@@ -173,8 +183,15 @@ export function parseCli(argv: readonly string[]): CliArgs {
         prompt: pos[0] ?? '',
         sandbox: v.sandbox,
         allowDomain: v['allow-domain'] ?? [],
+        agent: v.plan === true ? 'plan' : v.agent,
+        fromPlan: v['from-plan'],
       });
     }
+    case 'commands':
+    case 'agents':
+      allowedFor(['workspace', 'json']);
+      if (pos.length !== 0) throw new UsageError(`keel ${command} takes no arguments`);
+      return check(listingSchema(), { command, workspace: v.workspace, json: v.json === true });
     case 'tool':
       allowedFor(['workspace', 'approve', 'sandbox', 'allow-domain']);
       if (pos.length === 0)

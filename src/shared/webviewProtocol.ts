@@ -33,6 +33,8 @@ export const AGENT_EVENT_TYPES = [
   'subagent_start',
   'subagent_tool',
   'subagent_end',
+  'plan',
+  'model_switch',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -160,7 +162,8 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     toolUseId: z.string(),
     agentId: z.string(),
     description: z.string().check(z.maxLength(MAX_TEXT)),
-    mode: z.enum(['explore', 'general']),
+    /** `explore`, `general`, or a custom agent's name. */
+    mode: z.string().check(z.maxLength(200)),
     logPath: z.string(),
   }),
   ev('subagent_tool', {
@@ -172,6 +175,12 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     status: z.optional(z.enum(['success', 'partial', 'error'])),
     errorCode: z.optional(z.string()),
   }),
+  ev('plan', {
+    text: z.string().check(z.maxLength(MAX_TEXT)),
+    steps: z.array(z.string().check(z.maxLength(MAX_TEXT))),
+    file: z.optional(z.string().check(z.maxLength(MAX_PATH))),
+  }),
+  ev('model_switch', { model: z.string().check(z.maxLength(200)) }),
   ev('subagent_end', {
     toolUseId: z.string(),
     agentId: z.string(),

@@ -139,6 +139,8 @@ const bodies: AgentEventBody[] = [
     turns: 2,
     costUsd: 0.01,
   },
+  { type: 'plan', text: '## Plan\n1. Do it', steps: ['Do it'], file: '.keel/plans/s1.md' },
+  { type: 'model_switch', model: 'claude-opus-4-5' },
 ];
 const events: AgentEvent[] = bodies.map((b, i) => ({ ...b, sessionId: 's1', seq: i + 1, ts: 1000 + i }));
 

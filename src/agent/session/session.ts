@@ -6,9 +6,8 @@ import { backgroundWait, jobReminders } from '../jobs/backgroundWait.ts';
 import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
-import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
-import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
-import { memoryPaths, undoChange } from '../memory/store.ts';
+import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
+import { memoryPaths } from '../memory/store.ts';
 import { contextWindowFor, MIN_CONTEXT_WINDOW, WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
@@ -20,7 +19,10 @@ import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
+import { sessionMemoryOps } from './memoryOps.ts';
 import { withPrefixLog } from './prefixLog.ts';
+import { agentTools, finishPlan, sessionAgent, sessionModel, turnLimit } from './sessionAgent.ts';
+import { gateRegistry, type ToolLimit } from './toolGate.ts';
 import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { PrefixRecord } from './log.ts';
 import {
@@ -56,7 +58,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const opened = openSessionLog(base, options, now());
   const { id, log, events, loggedPrefixHash } = opened;
   const transcript = opened.transcript;
-  let todos = opened.todos;
+  // A plan being carried out starts with its steps as the todo list (shown with the first prompt).
+  let seedTodos = opened.todos.length === 0 && (options.initialTodos?.length ?? 0) > 0;
+  let todos = seedTodos ? options.initialTodos! : opened.todos;
   let seq = opened.seq;
   // Notices raised while the session is being built (small window, skill problems) reach every
   // subscriber, however late it subscribes: no host can subscribe before the factory returns.
@@ -102,7 +106,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), now);
   const loopDetector = createLoopDetector();
   const circuitBreaker = createCircuitBreaker({ now });
-  const readOnly = options.readOnly === true || !host.workspace.isTrusted();
+  const main = sessionAgent(host, options, (text) => emit({ type: 'notice', level: 'warn', text }));
+  // Plan mode is read-only as an untrusted workspace is: only tools that change nothing are offered.
+  const readOnly = options.readOnly === true || !host.workspace.isTrusted() || main.agent?.readOnly === true;
   const root = host.workspace.roots[0] ?? '';
   const trust = sessionTrust(host, (text) => emit({ type: 'notice', level: 'warn', text }));
   const { skills, mcp } = sessionSkillsAndMcp(
@@ -128,6 +134,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
     ...(mcp ? { mcp } : {}),
+    agentKinds: main.kinds,
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -136,12 +143,19 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       },
     },
   });
-  const offered = [...tools, ...(readOnly ? [] : (options.extraTools ?? []))];
-  const registry = createToolRegistry(options.wrapTool ? offered.map(options.wrapTool) : offered, {
-    loopDetector,
-    circuitBreaker,
-  });
-  const model = sessionModelClient(options, now);
+  const offered = agentTools([...tools, ...(readOnly ? [] : (options.extraTools ?? []))], main.limit);
+  let limitOfRun: ToolLimit | undefined;
+  // The agent's limit and this run's (a slash command's) refuse calls; the offered list stays frozen.
+  const registry = gateRegistry(
+    createToolRegistry(options.wrapTool ? offered.map(options.wrapTool) : offered, {
+      loopDetector,
+      circuitBreaker,
+    }),
+    () => [main.limit, limitOfRun].filter((l): l is ToolLimit => l !== undefined),
+  );
+  const model = sessionModel(options, main.agent, events, (m) =>
+    sessionModelClient({ ...options, model: m }, now),
+  );
   const projectRules = host.storage.readText(path.join(root, 'AGENTS.md'));
   const engine = createContextEngine({
     tools: [...registry.apiTools],
@@ -157,6 +171,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     newId: () => newId('ctx'),
     ...(projectRules ? { projectRules } : {}),
     ...(memorySnapshot ? { memory: memorySnapshot } : {}),
+    ...(main.prompt ? { agentPrompt: main.prompt } : {}),
     summarize: (prompt, signal) =>
       askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
     // The same conversation the agent's calls cache, the instruction at the end: read from cache.
@@ -180,6 +195,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     readOnly,
     now,
     emit,
+    agents: main.kinds,
+    clientFor: (m) => sessionModelClient({ ...options, model: m }, now),
     hasSteering: () => steering.some((m) => m.role === 'user'),
     ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
   });
@@ -208,8 +225,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
-  /** Transcript length already offered to memory consolidation. */
-  let consolidatedUpTo = transcript.length;
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
@@ -230,8 +245,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage =>
     newUserMessage({ id: newId('usr'), ts: now(), text, steering: isSteering, mentions: opts?.mentions });
 
-  const startRun = async (message: UserMessage): Promise<RunOutcome> => {
+  const startRun = async (message: UserMessage, opts?: PromptOptions): Promise<RunOutcome> => {
     controller = new AbortController();
+    // A prompt file's `model` and `allowed-tools` hold for this run only.
+    model.setTurnModel(opts?.model);
+    limitOfRun = turnLimit(opts);
     const signal = controller.signal;
     // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
     loopDetector.reset();
@@ -246,6 +264,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     });
     emit({ type: 'user_message', message, queued: false });
     append(message);
+    if (seedTodos) emit({ type: 'todo', todos });
+    seedTodos = false;
     let outcome: RunOutcome;
     try {
       outcome = await runLoop({
@@ -284,6 +304,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     }
     if (outcome.status === 'stopped' && outcome.error)
       emit({ type: 'notice', level: 'error', text: outcome.error });
+    model.setTurnModel(undefined);
+    limitOfRun = undefined;
+    if (main.agent?.name === 'plan' && outcome.status === 'finished')
+      finishPlan(host, id, message.text, outcome.finalText, emit);
     emit({
       type: 'agent_end',
       runId: runId ?? '',
@@ -296,6 +320,16 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     return outcome;
   };
 
+  const memoryOps = sessionMemoryOps({
+    readOnly,
+    running: () => current !== undefined,
+    transcript,
+    memory,
+    model,
+    now,
+    emit,
+    notify: (text, source) => session.notify(text, source),
+  });
   const session: AgentSession = {
     get id() {
       return id;
@@ -308,6 +342,22 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
     get running() {
       return current !== undefined;
+    },
+    get model() {
+      return model.current;
+    },
+    setModel(name) {
+      model.setModel(name);
+      emit({ type: 'model_switch', model: name });
+    },
+    ...(main.agent ? { agentName: main.agent.name } : {}),
+    async compact() {
+      if (current) return false;
+      // As after a "prompt too long" error: the engine compacts now, whatever the cache's state.
+      const signal = new AbortController().signal;
+      const { appended } = await loggedEngine.prepare({ transcript, now: now(), overflow: true, signal });
+      for (const message of appended) append(message);
+      return appended.some((m) => m.role === 'summary');
     },
     logPath: log.path,
     ...(mcp ? { mcp: mcp.manager } : {}),
@@ -330,7 +380,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       } else {
         const pendingNotes = steering.splice(0);
         for (const note of pendingNotes) append(note);
-        promise = startRun(userMessage(text, opts, false)).finally(() => {
+        promise = startRun(userMessage(text, opts, false), opts).finally(() => {
           current = undefined;
         });
         current = promise;
@@ -350,29 +400,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
     },
-    async consolidateMemory() {
-      if (readOnly || current) return;
-      const fresh = transcript.slice(consolidatedUpTo);
-      if (!consolidationDue(fresh)) return;
-      consolidatedUpTo = transcript.length;
-      await runConsolidation({
-        messages: fresh,
-        paths: memory,
-        now,
-        emit,
-        ask: (prompt, signal) =>
-          askText(model, { system: CONSOLIDATION_SYSTEM, prompt, maxTokens: 1024 }, signal),
-      });
-    },
-    undoMemoryChange(changeId) {
-      const change = undoChange(memory, changeId, now());
-      if (!change) return;
-      emit({ type: 'memory_changed', change });
-      session.notify(
-        `The user undid a memory change (${change.summary.replace(/^undo of: /, '')}); do not save it again unless asked.`,
-        'memory',
-      );
-    },
+    consolidateMemory: () => memoryOps.consolidateMemory(),
+    undoMemoryChange: (changeId) => memoryOps.undoMemoryChange(changeId),
     get jobs() {
       return jobs.list();
     },
