@@ -70,7 +70,7 @@ export interface SubagentCallView {
 export interface SubagentView {
   readonly agentId: string;
   readonly description: string;
-  readonly mode: 'explore' | 'general';
+  readonly mode: string;
   readonly status: 'running' | 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
   readonly calls: readonly SubagentCallView[];
   readonly costUsd: number;
