@@ -21,7 +21,15 @@ import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
 import { withPrefixLog } from './prefixLog.ts';
-import { agentTools, finishPlan, sessionAgent, sessionModel, turnLimit } from './sessionAgent.ts';
+import {
+  agentTools,
+  compactNow,
+  finishPlan,
+  sessionAgent,
+  sessionModel,
+  subagentOptions,
+  turnLimit,
+} from './sessionAgent.ts';
 import { gateRegistry, type ToolLimit } from './toolGate.ts';
 import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { PrefixRecord } from './log.ts';
@@ -143,7 +151,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       },
     },
   });
-  const offered = agentTools([...tools, ...(readOnly ? [] : (options.extraTools ?? []))], main.limit);
+  const { offered, limit } = agentTools(main, [...tools, ...(readOnly ? [] : (options.extraTools ?? []))]);
   let limitOfRun: ToolLimit | undefined;
   // The agent's limit and this run's (a slash command's) refuse calls; the offered list stays frozen.
   const registry = gateRegistry(
@@ -151,7 +159,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       loopDetector,
       circuitBreaker,
     }),
-    () => [main.limit, limitOfRun].filter((l): l is ToolLimit => l !== undefined),
+    () => [limit, limitOfRun].filter((l): l is ToolLimit => l !== undefined),
   );
   const model = sessionModel(options, main.agent, events, (m) =>
     sessionModelClient({ ...options, model: m }, now),
@@ -180,25 +188,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
 
   const subagents = createSubagentRunner({
-    host,
-    parentId: id,
-    model,
-    modelName: options.model,
-    contextWindow,
-    maxTokens: options.maxTokens ?? 8192,
-    maxTurns: options.maxTurns ?? 50,
+    ...subagentOptions(options, { host, id, model, contextWindow, readOnly, now, emit, main }),
     // One turn stays with the parent, so it can still answer once its sub-agents used the rest.
     turnsLeft: () => (options.maxTurns ?? 50) - treeTurns - 1,
     onTurn: () => {
       treeTurns++;
     },
-    readOnly,
-    now,
-    emit,
-    agents: main.kinds,
-    clientFor: (m) => sessionModelClient({ ...options, model: m }, now),
     hasSteering: () => steering.some((m) => m.role === 'user'),
-    ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
   });
   /** Turns the run's whole tree took (the parent's and its sub-agents'). */
   let treeTurns = 0;
@@ -351,14 +347,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'model_switch', model: name });
     },
     ...(main.agent ? { agentName: main.agent.name } : {}),
-    async compact() {
-      if (current) return false;
-      // As after a "prompt too long" error: the engine compacts now, whatever the cache's state.
-      const signal = new AbortController().signal;
-      const { appended } = await loggedEngine.prepare({ transcript, now: now(), overflow: true, signal });
-      for (const message of appended) append(message);
-      return appended.some((m) => m.role === 'summary');
-    },
+    compact: async () => !current && (await compactNow(loggedEngine, transcript, now(), append)),
     logPath: log.path,
     ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {

@@ -6,13 +6,16 @@ import {
   discoverAgents,
 } from '../agents/discover.ts';
 import { planFileText, planSteps } from '../agents/plan.ts';
+import type { ContextEngine } from '../context/engine.ts';
 import type { AgentEvent, AgentEventBody } from '../events.ts';
 import type { Host } from '../host.ts';
+import type { AgentMessage } from '../messages.ts';
 import type { ModelClient } from '../model/client.ts';
 import { createSwitchableModelClient, type SwitchableModelClient } from '../model/switchable.ts';
+import type { SubagentRunnerOptions } from '../subagents/runner.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
 import { limitNames, type ToolLimit } from './toolGate.ts';
-import { SessionConfigError } from './sessionStart.ts';
+import { SessionConfigError, sessionModelClient } from './sessionStart.ts';
 import type { AgentSessionOptions, PromptOptions } from './types.ts';
 
 // Which agent a session is (the default one, a custom agent file, plan mode), fixed at session start:
@@ -59,14 +62,23 @@ export function sessionAgent(
   };
 }
 
-/** The main agent's tool set: narrowed by its `tools` list (an agent file never adds a tool). */
+/**
+ * The main agent's tool set, narrowed by its `tools` list (an agent file never adds a tool), and the
+ * limit its calls are checked against: a read-only agent's names what it has, so a forced Write is
+ * refused as "not allowed in plan mode" rather than as an unknown tool.
+ */
 export function agentTools(
+  main: SessionAgent,
   tools: readonly AnyToolDefinition[],
-  limit: ToolLimit | undefined,
-): AnyToolDefinition[] {
-  if (!limit) return [...tools];
-  const names = limitNames(limit);
-  return tools.filter((t) => names.has(t.name));
+): { offered: AnyToolDefinition[]; limit?: ToolLimit } {
+  const names = main.limit ? limitNames(main.limit) : undefined;
+  const offered = names ? tools.filter((t) => names.has(t.name)) : [...tools];
+  if (main.agent?.readOnly)
+    return {
+      offered,
+      limit: { allowed: offered.map((t) => t.name), by: `${main.agent.name} mode (read-only)` },
+    };
+  return { offered, ...(main.limit ? { limit: main.limit } : {}) };
 }
 
 /**
@@ -113,4 +125,49 @@ export function finishPlan(
     });
   }
   emit({ type: 'plan', text: finalText, steps: planSteps(finalText), ...(shown ? { file: shown } : {}) });
+}
+
+/** The sub-agent runner's settings that come from the session (the turn budget and steering are the session's). */
+export function subagentOptions(
+  options: AgentSessionOptions,
+  s: {
+    readonly host: Host;
+    readonly id: string;
+    readonly model: SwitchableModelClient;
+    readonly contextWindow: number;
+    readonly readOnly: boolean;
+    readonly now: () => number;
+    readonly emit: (body: AgentEventBody) => void;
+    readonly main: SessionAgent;
+  },
+): Omit<SubagentRunnerOptions, 'hasSteering' | 'turnsLeft' | 'onTurn'> {
+  return {
+    host: s.host,
+    parentId: s.id,
+    model: s.model,
+    modelName: s.model.current,
+    contextWindow: s.contextWindow,
+    maxTokens: options.maxTokens ?? 8192,
+    maxTurns: options.maxTurns ?? 50,
+    readOnly: s.readOnly,
+    now: s.now,
+    emit: s.emit,
+    agents: s.main.kinds,
+    // A custom agent's own `model` gets a client with the session's fallbacks behind it.
+    clientFor: (m) => sessionModelClient({ ...options, model: m }, s.now),
+    ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
+  };
+}
+
+/** `/compact`: as after a "prompt too long" error, the engine compacts now, whatever the cache's state. */
+export async function compactNow(
+  engine: ContextEngine,
+  transcript: readonly AgentMessage[],
+  now: number,
+  append: (message: AgentMessage) => void,
+): Promise<boolean> {
+  const signal = new AbortController().signal;
+  const { appended } = await engine.prepare({ transcript, now, overflow: true, signal });
+  for (const message of appended) append(message);
+  return appended.some((m) => m.role === 'summary');
 }
