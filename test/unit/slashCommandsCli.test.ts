@@ -95,6 +95,18 @@ describe('slash commands (keel run "/name args")', () => {
     const next = await runKeel(['run', '--workspace', ws, '--resume', id, 'hello'], env());
     assert.equal(next.code, 0, next.stderr);
     assert.equal(sentSince(from)[0]?.model, 'claude-opus-4-5');
+
+    // The other session built-ins act on the resumed session and send nothing themselves.
+    const before = emu.requests.length;
+    const cost = await runKeel(['run', '--workspace', ws, '--resume', id, '/cost'], env());
+    assert.equal(cost.code, 0, cost.stderr);
+    assert.match(cost.stdout, new RegExp(`Session ${id}: \\$\\d+\\.\\d{4} over 1 model call`));
+    const memory = await runKeel(['run', '--workspace', ws, '--resume', id, '/memory'], env());
+    assert.match(memory.stdout, /# workspace memory: .*MEMORY\.md/);
+    const clear = await runKeel(['run', '--workspace', ws, '/clear'], env());
+    assert.equal(clear.code, 0);
+    assert.match(clear.stderr, /every `keel run` without --resume already starts a new session/);
+    assert.equal(emu.requests.length, before);
   });
 
   test("a prompt file's model holds for its turn; its allowed-tools refuse other tools, the tool list unchanged", async () => {
