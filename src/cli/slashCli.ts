@@ -3,10 +3,8 @@ import * as path from 'node:path';
 import { discoverAgents } from '../agent/agents/discover.ts';
 import { planTodos, readPlanFile, startPlanPrompt } from '../agent/agents/plan.ts';
 import { discoverCommands } from '../agent/commands/discover.ts';
-import { parseSlash, resolveSlash } from '../agent/commands/expand.ts';
+import { runSlashBuiltin, slashTurn } from '../agent/commands/slashTurn.ts';
 import type { TodoItem } from '../agent/events.ts';
-import { memoryPaths } from '../agent/memory/store.ts';
-import { resolveModelName } from '../agent/model/switchable.ts';
 import type { AgentSession, PromptOptions } from '../agent/session/types.ts';
 import type { ListingArgs, RunArgs } from './argSchemas.ts';
 import { UsageError } from './args.ts';
@@ -57,35 +55,17 @@ export function prepareRun(args: RunArgs, workspace: string, prompt: string): Ru
     const plan = fromPlan(args.fromPlan, args.prompt);
     return { kind: 'prompt', prompt: plan.prompt, options: {}, ...withAgent, initialTodos: plan.todos };
   }
-  const parsed = parseSlash(prompt);
-  if (!parsed) return { kind: 'prompt', prompt, options: {}, ...withAgent };
-  const action = resolveSlash(parsed, discoverCommands({ workspaceRoot: workspace }));
-  switch (action.kind) {
-    case 'error':
-      throw new UsageError(action.message);
-    case 'prompt': {
-      const model = resolveModelName(action.model);
-      const options: PromptOptions = {
-        ...(model ? { model } : {}),
-        ...(action.allowedTools
-          ? { allowedTools: action.allowedTools, limitBy: `the /${action.command} command (${action.file})` }
-          : {}),
-      };
-      return { kind: 'prompt', prompt: action.text, options, ...withAgent };
-    }
-    case 'clear':
-      return {
-        kind: 'done',
-        message:
-          'keel: /clear: every `keel run` without --resume already starts a new session (the old one stays in .keel/sessions/).',
-      };
-    case 'model': {
-      const model = resolveModelName(action.model);
-      return { kind: 'session', action: 'model', ...(model ? { model } : {}) };
-    }
-    default:
-      return { kind: 'session', action: action.kind };
-  }
+  const turn = slashTurn(prompt, workspace);
+  if (!turn) return { kind: 'prompt', prompt, options: {}, ...withAgent };
+  if (turn.kind === 'error') throw new UsageError(turn.message);
+  if (turn.kind === 'send') return { kind: 'prompt', prompt: turn.text, options: turn.options, ...withAgent };
+  if (turn.action === 'clear')
+    return {
+      kind: 'done',
+      message:
+        'keel: /clear: every `keel run` without --resume already starts a new session (the old one stays in .keel/sessions/).',
+    };
+  return { kind: 'session', action: turn.action, ...(turn.model ? { model: turn.model } : {}) };
 }
 
 /** `/model`, `/cost`, `/memory`, `/compact` on the (usually resumed) session. */
@@ -95,54 +75,14 @@ export async function sessionAction(
   stateDir: string,
   out: (text: string) => void,
 ): Promise<void> {
-  const resume = `keel run --resume ${session.id} PROMPT`;
-  switch (start.action) {
-    case 'model':
-      if (start.model) {
-        session.setModel(start.model);
-        out(`Model for session ${session.id}: ${start.model} (continue with: ${resume})\n`);
-      } else out(`Model for session ${session.id}: ${session.model}\n`);
-      return;
-    case 'cost': {
-      let cost = 0;
-      let calls = 0;
-      let input = 0;
-      let output = 0;
-      let cacheRead = 0;
-      for (const e of session.eventsSince(0)) {
-        if (e.type !== 'model_call') continue;
-        calls++;
-        cost += e.record.cost_usd;
-        input += e.record.input + e.record.cache_write;
-        output += e.record.output;
-        cacheRead += e.record.cache_read;
-      }
-      out(
-        `Session ${session.id}: $${cost.toFixed(4)} over ${calls} model call(s) — ${input} input, ${cacheRead} cache-read, ${output} output tokens\n`,
-      );
-      return;
-    }
-    case 'memory': {
-      const paths = memoryPaths(stateDir);
-      for (const [label, file] of [
-        ['workspace', paths.workspace],
-        ['user', paths.user],
-      ] as const) {
-        if (!file) continue;
-        const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
-        out(`# ${label} memory: ${file}\n${text || '(empty)'}\n\n`);
-      }
-      out('Edit these files directly; `keel memory rollback` undoes the last change Keel made.\n');
-      return;
-    }
-    case 'compact': {
-      const done = await session.compact();
-      out(
-        done ? `Session ${session.id} compacted (continue with: ${resume})\n` : 'Nothing to compact yet.\n',
-      );
-      return;
-    }
-  }
+  const turn = {
+    kind: 'builtin',
+    action: start.action,
+    ...(start.model ? { model: start.model } : {}),
+  } as const;
+  out(
+    `${await runSlashBuiltin(turn, session, stateDir, ` (continue with: keel run --resume ${session.id} PROMPT)`)}\n`,
+  );
 }
 
 /** `keel commands` / `keel agents`: name, where it comes from, what it does; problems on stderr. */

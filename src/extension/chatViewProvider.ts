@@ -1,3 +1,4 @@
+import { discoverCommands } from '../agent/commands/discover.ts';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
@@ -36,6 +37,30 @@ export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable 
   /** Prefill the chat input (and reveal the panel). */
   setInput(text: string, mentions: readonly string[]): Promise<void>;
   reveal(): Promise<void>;
+}
+
+/** `/query` → `/name — description` lines: the built-ins and the workspace's and user's prompt files. */
+function commandCompletions(query: string, root: string): string[] {
+  const typed = query.slice(1).toLowerCase();
+  const builtins: [string, string][] = [
+    ['model', 'switch the model (NAME) or show it'],
+    ['compact', 'summarise the history now'],
+    ['clear', 'start a new chat'],
+    ['memory', 'show the MEMORY.md files'],
+    ['init', 'write an AGENTS.md for this repository'],
+    ['review', 'review the working-tree changes'],
+    ['cost', "this session's cost and tokens"],
+  ];
+  const found = root ? discoverCommands({ workspaceRoot: root }).commands : [];
+  const all: [string, string][] = [
+    ...builtins,
+    ...found.map((c): [string, string] => [c.name, `${c.description} (${c.shown})`]),
+  ];
+  return all
+    .filter(([name]) => name.toLowerCase().includes(typed))
+    .sort(([a], [b]) => Number(!a.startsWith(typed)) - Number(!b.startsWith(typed)) || (a < b ? -1 : 1))
+    .slice(0, 50)
+    .map(([name, description]) => `/${name} — ${description}`.slice(0, 300));
 }
 
 async function fileCompletions(query: string, roots: readonly string[]): Promise<string[]> {
@@ -190,6 +215,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           ok: result.ok,
           ...(result.error ? { error: result.error } : {}),
         });
+        if (result.info) post({ type: 'hostNotice', level: 'info', text: result.info });
         if (!result.ok) {
           post({
             type: 'hostNotice',
@@ -296,7 +322,9 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         post({
           type: 'fileCompletions',
           query: message.query,
-          items: await fileCompletions(message.query, deps.roots()),
+          items: message.query.startsWith('/')
+            ? commandCompletions(message.query, deps.roots()[0] ?? '')
+            : await fileCompletions(message.query, deps.roots()),
         });
         return;
     }

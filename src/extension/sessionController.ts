@@ -1,3 +1,4 @@
+import { runSlashBuiltin, slashTurn } from '../agent/commands/slashTurn.ts';
 import * as vscode from 'vscode';
 import type { AgentEvent, ModelCallRecord } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
@@ -31,6 +32,8 @@ export interface SubmitResult {
   readonly code?: string;
   readonly suggestion?: string;
   readonly outcome?: Promise<RunOutcome>;
+  /** A built-in slash command's answer (`/cost`, `/model`…), shown to the user; nothing was sent. */
+  readonly info?: string;
 }
 
 export interface SessionController extends vscode.Disposable {
@@ -237,6 +240,16 @@ export function createSessionController(options: SessionControllerOptions): Sess
             'Run "Keel: Set API Key" from the Command Palette (the key is kept in VS Code\'s secret storage).',
         };
       }
+      // `/name args`: a prompt file expands here (as in `keel run`); a built-in acts on the session.
+      const turn = slashTurn(text, options.host().workspace.roots[0] ?? '');
+      if (turn?.kind === 'error') return { ok: false, code: 'UNKNOWN_COMMAND', error: turn.message };
+      if (turn?.kind === 'builtin' && turn.action === 'clear') {
+        controller.newChat();
+        return {
+          ok: true,
+          info: 'New chat: the next prompt starts a new session (the old one stays in the history).',
+        };
+      }
       let s: AgentSession;
       try {
         s = await controller.ensure();
@@ -250,7 +263,10 @@ export function createSessionController(options: SessionControllerOptions): Sess
           suggestion: 'Check the Keel settings (model, base URL, context window).',
         };
       }
-      const outcome = s.prompt(text, {
+      if (turn?.kind === 'builtin')
+        return { ok: true, info: await runSlashBuiltin(turn, s, options.host().stateDir) };
+      const outcome = s.prompt(turn?.kind === 'send' ? turn.text : text, {
+        ...(turn?.kind === 'send' ? turn.options : {}),
         ...(submitOptions?.mentions?.length ? { mentions: submitOptions.mentions } : {}),
         ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),
       });

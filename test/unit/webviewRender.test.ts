@@ -11,7 +11,13 @@ import {
   samePath,
 } from '../../webview-ui/src/format.ts';
 import { createGeometry } from '../../webview-ui/src/virtual.ts';
-import { insertMention, mentionAt, mentionsInText } from '../../webview-ui/src/mentions.ts';
+import {
+  insertMention,
+  insertSlash,
+  mentionAt,
+  mentionsInText,
+  slashAt,
+} from '../../webview-ui/src/mentions.ts';
 import { initialState, type ToolItem, type ViewState } from '../../webview-ui/src/model.ts';
 import { MAX_SAVED_ITEMS, restoreSaved, toSaved } from '../../webview-ui/src/persist.ts';
 import { itemsFromMessages } from '../../webview-ui/src/fromMessages.ts';
@@ -658,4 +664,19 @@ test('messages that start a run carry their prompt number (for "Restore to befor
     ['u2', 2],
     ['u3', undefined],
   ]);
+});
+
+test('"/" as the first word asks for slash commands; choosing one puts "/name " in front', () => {
+  assert.deepEqual(slashAt('/rev', 4), { start: 0, query: '/rev' });
+  assert.deepEqual(slashAt('/', 1), { start: 0, query: '/' });
+  assert.equal(slashAt('see /usr', 8), undefined, 'only the first word');
+  assert.equal(slashAt('/review now', 11), undefined, 'not once the arguments are being typed');
+  assert.deepEqual(insertSlash('/rev', 4, '/review — review the working-tree changes'), {
+    text: '/review ',
+    caret: 8,
+  });
+  assert.deepEqual(insertSlash('/git:c 42', 6, '/git:commit — Commit'), {
+    text: '/git:commit 42',
+    caret: 12,
+  });
 });

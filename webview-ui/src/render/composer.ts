@@ -1,8 +1,15 @@
 import { button, h, setDisabled } from '../dom.ts';
-import { insertMention, type MentionQuery, mentionAt, mentionsInText } from '../mentions.ts';
+import {
+  insertMention,
+  insertSlash,
+  type MentionQuery,
+  mentionAt,
+  mentionsInText,
+  slashAt,
+} from '../mentions.ts';
 
 // The message input: Enter sends, Shift+Enter is a newline, '@' opens a keyboard-navigable file
-// list (the host answers `requestFileCompletions`). While the agent runs, a sent message steers it.
+// list and '/' as the first word a list of slash commands (the host answers `requestFileCompletions`). While the agent runs, a sent message steers it.
 
 export interface ComposerOptions {
   submit(text: string, mentions: string[]): void;
@@ -33,7 +40,7 @@ export function createComposer(options: ComposerOptions): Composer {
     'aria-label': 'Message Keel',
     'aria-autocomplete': 'list',
     'aria-controls': listId,
-    placeholder: 'Ask Keel — @ to mention a file, Enter to send, Shift+Enter for a new line',
+    placeholder: 'Ask Keel — @ to mention a file, / for commands, Enter to send, Shift+Enter for a new line',
   });
   const listbox = h('ul', {
     id: listId,
@@ -113,10 +120,13 @@ export function createComposer(options: ComposerOptions): Composer {
   function choose(i: number): void {
     const path = items[i];
     if (!mention || path === undefined) return;
-    const next = insertMention(textarea.value, mention, textarea.selectionStart, path);
+    const slash = mention.query.startsWith('/');
+    const next = slash
+      ? insertSlash(textarea.value, textarea.selectionStart, path)
+      : insertMention(textarea.value, mention, textarea.selectionStart, path);
     textarea.value = next.text;
     textarea.setSelectionRange(next.caret, next.caret);
-    if (!chosen.includes(path)) chosen.push(path);
+    if (!slash && !chosen.includes(path)) chosen.push(path);
     closeList();
     changed();
   }
@@ -139,7 +149,8 @@ export function createComposer(options: ComposerOptions): Composer {
   }
 
   textarea.addEventListener('input', () => {
-    mention = mentionAt(textarea.value, textarea.selectionStart);
+    mention =
+      slashAt(textarea.value, textarea.selectionStart) ?? mentionAt(textarea.value, textarea.selectionStart);
     if (mention) {
       const query = mention.query;
       clearTimeout(timer);
@@ -183,7 +194,9 @@ export function createComposer(options: ComposerOptions): Composer {
     },
     showCompletions(query, paths) {
       // Ignore stale answers: only the query still being typed counts.
-      const current = mentionAt(textarea.value, textarea.selectionStart);
+      const current =
+        slashAt(textarea.value, textarea.selectionStart) ??
+        mentionAt(textarea.value, textarea.selectionStart);
       if (!current || current.query !== query) return;
       mention = current;
       items = paths.slice(0, MAX_OPTIONS);
