@@ -1,3 +1,4 @@
+import { discoverAgents } from '../agent/agents/discover.ts';
 import { discoverCommands } from '../agent/commands/discover.ts';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -178,6 +179,13 @@ export function createChatView(deps: ChatViewDeps): ChatView {
   };
 
   const submits = new Map<string, ReturnType<SessionController['submit']>>();
+  // The mode picker: Keel's own agent, the built-in plan mode, the workspace's and user's agent files.
+  const postModes = () => {
+    const root = deps.roots()[0];
+    const agents = root ? discoverAgents({ workspaceRoot: root }).agents : [];
+    const modes = agents.map((a) => ({ name: a.name, description: a.description.slice(0, 300) }));
+    post({ type: 'modes', modes, current: deps.controller.mode ?? null });
+  };
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
       case 'ready': {
@@ -186,6 +194,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         const restored = !deps.controller.current && (await deps.controller.restore(message.sessionId));
         if (!restored && deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
         postUsage();
+        postModes();
         const notice = sandboxNotice(deps.sandboxInfo?.());
         if (notice && !sandboxNoticeShown) {
           sandboxNoticeShown = true;
@@ -225,6 +234,18 @@ export function createChatView(deps: ChatViewDeps): ChatView {
             ...(result.suggestion ? { suggestion: result.suggestion } : {}),
           });
         }
+        return;
+      }
+      case 'setMode':
+        deps.controller.setMode(message.mode ?? undefined);
+        postModes();
+        return;
+      case 'startPlan': {
+        postModes();
+        const result = await deps.controller.startPlan(message.text);
+        if (!result.ok)
+          post({ type: 'hostNotice', level: 'error', text: result.error ?? 'Could not start the plan.' });
+        postModes();
         return;
       }
       case 'stop':

@@ -1,3 +1,5 @@
+import type { TodoItem } from '../agent/events.ts';
+import { planTodos, readPlanFile, startPlanPrompt } from '../agent/agents/plan.ts';
 import { runSlashBuiltin, slashTurn } from '../agent/commands/slashTurn.ts';
 import * as vscode from 'vscode';
 import type { AgentEvent, ModelCallRecord } from '../agent/events.ts';
@@ -59,6 +61,11 @@ export interface SessionController extends vscode.Disposable {
    */
   readonly runSignal: AbortSignal;
   newChat(): void;
+  /** The mode picker: the main agent of the next chat (`plan`, a custom agent; undefined = Keel's own). */
+  readonly mode: string | undefined;
+  setMode(mode: string | undefined): void;
+  /** A plan card's Start: a new chat with the default agent, the plan's steps as its first todo list. */
+  startPlan(text: string): Promise<SubmitResult>;
   open(id: string): Promise<void>;
   /**
    * After a window reload: reopen `preferred` (the webview's session) or the last session of this
@@ -112,6 +119,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
   // Notes (e.g. review rejections) that arrive before any session exists wait here.
   const pendingNotes: { text: string; source: string }[] = [];
   let runAbort: AbortController | undefined;
+  // The next new session's main agent (mode picker) and first todo list (a started plan).
+  let mode: string | undefined;
+  let seedTodos: TodoItem[] | undefined;
   const abortRun = (reason: string) => {
     const current = runAbort;
     runAbort = undefined;
@@ -173,6 +183,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
         ? { checkpoints: { budgetBytes: settings.checkpointBudgetMB * 1024 * 1024 } }
         : {}),
       readOnly: !trusted,
+      ...(mode && !resumeId ? { agentName: mode } : {}),
+      ...(seedTodos && !resumeId ? { initialTodos: seedTodos } : {}),
       ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });
     await options.telemetry?.attach(created, settings.model);
@@ -291,6 +303,31 @@ export function createSessionController(options: SessionControllerOptions): Sess
     get runSignal() {
       runAbort ??= new AbortController();
       return runAbort.signal;
+    },
+    get mode() {
+      return mode;
+    },
+    setMode(next) {
+      if (next === mode) return;
+      mode = next;
+      controller.newChat();
+    },
+    async startPlan(text) {
+      const { task, steps } = readPlanFile(text);
+      if (steps.length === 0)
+        return {
+          ok: false,
+          code: 'NO_PLAN_STEPS',
+          error: 'The plan has no steps (a numbered list under "## Plan").',
+        };
+      mode = undefined;
+      controller.newChat();
+      seedTodos = planTodos(steps);
+      try {
+        return await controller.submit(startPlanPrompt('the plan in the panel', task, steps));
+      } finally {
+        seedTodos = undefined;
+      }
     },
     newChat() {
       abortRun('new chat');

@@ -270,3 +270,14 @@ test('webview messages: every kind parses, junk and extra keys do not', () => {
   ];
   for (const message of bad) assert.equal(parseWebviewMessage(message).ok, false, JSON.stringify(message));
 });
+
+test('mode picker and plan Start messages are validated both ways', () => {
+  assert.ok(parseWebviewMessage({ type: 'setMode', mode: 'plan' }).ok);
+  assert.ok(parseWebviewMessage({ type: 'setMode', mode: null }).ok);
+  assert.ok(parseWebviewMessage({ type: 'startPlan', text: '## Plan\n1. A' }).ok);
+  assert.equal(parseWebviewMessage({ type: 'startPlan', text: '' }).ok, false);
+  assert.ok(
+    parseHostMessage({ type: 'modes', modes: [{ name: 'plan', description: 'Read-only' }], current: null })
+      .ok,
+  );
+});

@@ -680,3 +680,18 @@ test('"/" as the first word asks for slash commands; choosing one puts "/name " 
     caret: 12,
   });
 });
+
+test('plan mode: a plan event becomes an editable plan card; a model switch is said', () => {
+  const state = reduceMany(
+    initialState(),
+    stream([
+      { type: 'plan', text: '## Plan\n1. A\n2. B', steps: ['A', 'B'], file: '.keel/plans/s1.md' },
+      { type: 'model_switch', model: 'claude-opus-4-5' },
+    ]),
+  );
+  const plan = state.items.find((i) => i.kind === 'plan');
+  assert.ok(plan && plan.kind === 'plan');
+  assert.deepEqual(plan.steps, ['A', 'B']);
+  assert.equal(plan.file, '.keel/plans/s1.md');
+  assert.ok(state.items.some((i) => i.kind === 'notice' && /claude-opus-4-5 from now on/.test(i.text)));
+});

@@ -113,7 +113,16 @@ export interface MemoryItem {
   readonly undone: boolean;
 }
 
-export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem;
+/** Plan mode's plan: editable in the card, then "Start" hands it to the default agent as its todos. */
+export interface PlanItem {
+  readonly kind: 'plan';
+  readonly id: string;
+  readonly text: string;
+  readonly steps: readonly string[];
+  readonly file?: string;
+}
+
+export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem | PlanItem;
 
 /** A message the user sent that the agent has not taken in yet. */
 export interface QueuedMessage {

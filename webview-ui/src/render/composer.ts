@@ -17,6 +17,8 @@ export interface ComposerOptions {
   requestCompletions(query: string): void;
   /** Draft changed (persisted so a re-shown panel keeps it). */
   changed(draft: { text: string; mentions: string[] }): void;
+  /** The mode picker changed: the main agent of the next chat (null = Keel's own). */
+  setMode(mode: string | null): void;
 }
 
 export interface Composer {
@@ -24,6 +26,8 @@ export interface Composer {
   setRunning(running: boolean): void;
   showCompletions(query: string, items: readonly string[]): void;
   setInput(text: string, mentions: readonly string[]): void;
+  /** The mode picker's choices (plan, custom agents) and the current one. */
+  setModes(modes: readonly { name: string; description: string }[], current: string | null): void;
   /** What is typed in the input now. */
   text(): string;
   focus(): void;
@@ -55,12 +59,26 @@ export function createComposer(options: ComposerOptions): Composer {
     secondary: true,
     className: 'stop',
   });
+  // Which agent the next chat runs as: Keel's own, plan mode (read-only, ends with a plan), or an agent file.
+  const modePicker = h('select', {
+    class: 'mode-picker',
+    'aria-label': 'Mode',
+    title: 'Mode (starts a new chat)',
+  });
+  modePicker.addEventListener('change', () => options.setMode(modePicker.value || null));
   const element = h(
     'div',
     { class: 'composer' },
     listbox,
     textarea,
-    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }), stop, send),
+    h(
+      'div',
+      { class: 'composer-actions' },
+      modePicker,
+      h('span', { class: 'hint', id: 'composer-hint' }),
+      stop,
+      send,
+    ),
   );
   textarea.setAttribute('aria-describedby', 'composer-hint');
 
@@ -209,6 +227,17 @@ export function createComposer(options: ComposerOptions): Composer {
       textarea.setSelectionRange(text.length, text.length);
       changed();
       textarea.focus();
+    },
+    setModes(modes, current) {
+      const option = (value: string, label: string, title: string) => {
+        const o = h('option', { value, title }, label);
+        o.selected = value === (current ?? '');
+        return o;
+      };
+      modePicker.replaceChildren(
+        option('', 'Agent', "Keel's own agent"),
+        ...modes.map((m) => option(m.name, m.name === 'plan' ? 'Plan' : m.name, m.description)),
+      );
     },
     text: () => textarea.value,
     focus() {
