@@ -929,6 +929,43 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await shot('slash-commands');
   });
 
+  it('plan mode: the Plan mode writes nothing and ends with an editable plan; Start carries it out with the steps as todos', async () => {
+    const file = path.join(workspace, 'src', 'app.ts');
+    const frame = await openPanel();
+    await frame.getByRole('combobox', { name: 'Mode' }).selectOption('plan');
+    script('plan-mode', [
+      { content: [{ type: 'tool_use', name: 'Write', input: { path: 'src/app.ts', content: 'gone\n' } }] },
+      { content: [{ type: 'text', text: '## Plan\n1. Rename greet to welcome\n2. Run the tests' }] },
+    ]);
+    let from = emulator.requests.length;
+    await send(frame, 'Plan a rename of greet');
+    await frame.locator('.plan-card').first().waitFor({ timeout: UI_TIMEOUT });
+    assert.equal(fs.readFileSync(file, 'utf8'), APP_TS, 'plan mode changed no file');
+    assert.match(requestsText(from), /Write is not allowed here: plan mode/);
+    const first = emulator.requests[from]!.body as { tools?: { name: string }[] };
+    assert.ok(!(first.tools ?? []).some((t) => t.name === 'Write'), 'Write is not offered in plan mode');
+
+    // The user edits the plan in the card, then starts it: a new chat, the default agent, the steps as todos.
+    const planText = frame.locator('.plan-card textarea').first();
+    await planText.fill('## Plan\n1. Rename greet to welcome\n2. Run the unit tests');
+    script('plan-start', [{ content: [{ type: 'text', text: 'Carried out.' }] }]);
+    from = emulator.requests.length;
+    await frame.locator('.plan-card').getByRole('button', { name: /Start/ }).first().click();
+    await waitForText(frame, 'Carried out.');
+    assert.match(requestsText(from), /1\. Rename greet to welcome\\n2\. Run the unit tests/);
+    const started = emulator.requests[from]!.body as { tools?: { name: string }[] };
+    assert.ok(
+      (started.tools ?? []).some((t) => t.name === 'Write'),
+      'the default agent carries it out',
+    );
+    await frame
+      .locator('.todos-panel', { hasText: 'Run the unit tests' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    assert.equal(await frame.getByRole('combobox', { name: 'Mode' }).inputValue(), '');
+    await shot('plan-started');
+  });
+
   // Last: it opens another editor, and earlier tests select text in the first one.
   it('the demo: "add a farewell function" edits with a pending review (CodeLens Accept/Reject) and runs the test', async () => {
     const file = path.join(workspace, 'src', 'greet.js');
