@@ -74,10 +74,11 @@ export function createComposer(options: ComposerOptions): Composer {
     h(
       'div',
       { class: 'composer-actions' },
-      modePicker,
       h('span', { class: 'hint', id: 'composer-hint' }),
       stop,
       send,
+      // Last in the tab order (Tab from the input reaches Stop, then Send); shown first (CSS order).
+      modePicker,
     ),
   );
   textarea.setAttribute('aria-describedby', 'composer-hint');
