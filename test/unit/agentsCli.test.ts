@@ -70,6 +70,17 @@ describe('custom agents', () => {
     assert.match(toolResults(sent[2]!), /Edit is not allowed here: the agent \\"reader\\"/);
     assert.equal(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8'), 'original\n');
     assert.equal(prefixOf(sent[0]!), prefixOf(sent[2]!), 'the prefix is frozen for the session');
+
+    // Resumed, the session is still the reader (its log says so): the same prefix; another agent is refused.
+    const id = sessionIdFrom(run.stderr);
+    emu.setScenario({ replies: [answer('Still reading.')] });
+    const next = emu.requests.length;
+    const resumed = await runKeel(['run', '--workspace', ws, '--resume', id, 'and now?'], env());
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(prefixOf(sentSince(next)[0]!), prefixOf(sent[0]!));
+    const other = await runKeel(['run', '--workspace', ws, '--resume', id, '--plan', 'plan it'], env());
+    assert.equal(other.code, 1);
+    assert.match(other.stderr, /runs as the agent "reader"; it cannot change/);
   });
 
   test('as a sub-agent kind: Task offers it by name; its prompt and narrowed tools stay in its own prefix', async () => {

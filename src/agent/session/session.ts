@@ -114,7 +114,12 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), now);
   const loopDetector = createLoopDetector();
   const circuitBreaker = createCircuitBreaker({ now });
-  const main = sessionAgent(host, options, (text) => emit({ type: 'notice', level: 'warn', text }));
+  const main = sessionAgent(
+    host,
+    options,
+    (t) => emit({ type: 'notice', level: 'warn', text: t }),
+    opened.agentName,
+  );
   // Plan mode is read-only as an untrusted workspace is: only tools that change nothing are offered.
   const readOnly = options.readOnly === true || !host.workspace.isTrusted() || main.agent?.readOnly === true;
   const root = host.workspace.roots[0] ?? '';

@@ -38,18 +38,28 @@ export function sessionAgent(
   host: Host,
   options: AgentSessionOptions,
   warn: (t: string) => void,
+  /** The agent a resumed session's log names. */
+  logged?: string,
 ): SessionAgent {
   const catalog =
     options.agents ?? discoverAgents({ workspaceRoot: host.workspace.roots[0] ?? '', ...options.agentDirs });
   if (!options.agents) for (const p of catalog.problems) warn(`Agent file ${p.file}: ${p.message}`);
   const kinds = catalog.agents.filter((a) => a.source !== 'builtin');
-  if (!options.agentName) return { catalog, kinds };
-  const agent = catalog.agents.find((a) => a.name === options.agentName);
+  // A resumed session keeps the agent its log names: its prompt and tools are part of the fixed prefix.
+  if (options.resumeId && options.agentName && options.agentName !== (logged ?? options.agentName))
+    throw new SessionConfigError(
+      `Session ${options.resumeId} runs as the agent "${logged}"; it cannot change (start a new session for "${options.agentName}").`,
+    );
+  if (options.resumeId && options.agentName && !logged)
+    throw new SessionConfigError(
+      `Session ${options.resumeId} runs as Keel's own agent; it cannot change (start a new session for "${options.agentName}").`,
+    );
+  const name = logged ?? options.agentName;
+  if (!name) return { catalog, kinds };
+  const agent = catalog.agents.find((a) => a.name === name);
   if (!agent) {
     const names = catalog.agents.map((a) => a.name).join(', ');
-    throw new SessionConfigError(
-      `No agent named "${options.agentName}" (found: ${names}); \`keel agents\` lists them.`,
-    );
+    throw new SessionConfigError(`No agent named "${name}" (found: ${names}); \`keel agents\` lists them.`);
   }
   return {
     catalog,
