@@ -1,5 +1,4 @@
-import { discoverAgents } from '../agent/agents/discover.ts';
-import { discoverCommands } from '../agent/commands/discover.ts';
+import { commandCompletions, modesMessage } from './slashPanel.ts';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
@@ -38,30 +37,6 @@ export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable 
   /** Prefill the chat input (and reveal the panel). */
   setInput(text: string, mentions: readonly string[]): Promise<void>;
   reveal(): Promise<void>;
-}
-
-/** `/query` → `/name — description` lines: the built-ins and the workspace's and user's prompt files. */
-function commandCompletions(query: string, root: string): string[] {
-  const typed = query.slice(1).toLowerCase();
-  const builtins: [string, string][] = [
-    ['model', 'switch the model (NAME) or show it'],
-    ['compact', 'summarise the history now'],
-    ['clear', 'start a new chat'],
-    ['memory', 'show the MEMORY.md files'],
-    ['init', 'write an AGENTS.md for this repository'],
-    ['review', 'review the working-tree changes'],
-    ['cost', "this session's cost and tokens"],
-  ];
-  const found = root ? discoverCommands({ workspaceRoot: root }).commands : [];
-  const all: [string, string][] = [
-    ...builtins,
-    ...found.map((c): [string, string] => [c.name, `${c.description} (${c.shown})`]),
-  ];
-  return all
-    .filter(([name]) => name.toLowerCase().includes(typed))
-    .sort(([a], [b]) => Number(!a.startsWith(typed)) - Number(!b.startsWith(typed)) || (a < b ? -1 : 1))
-    .slice(0, 50)
-    .map(([name, description]) => `/${name} — ${description}`.slice(0, 300));
 }
 
 async function fileCompletions(query: string, roots: readonly string[]): Promise<string[]> {
@@ -179,13 +154,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
   };
 
   const submits = new Map<string, ReturnType<SessionController['submit']>>();
-  // The mode picker: Keel's own agent, the built-in plan mode, the workspace's and user's agent files.
-  const postModes = () => {
-    const root = deps.roots()[0];
-    const agents = root ? discoverAgents({ workspaceRoot: root }).agents : [];
-    const modes = agents.map((a) => ({ name: a.name, description: a.description.slice(0, 300) }));
-    post({ type: 'modes', modes, current: deps.controller.mode ?? null });
-  };
+  const postModes = () => post(modesMessage(deps.roots()[0], deps.controller.mode));
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
       case 'ready': {
