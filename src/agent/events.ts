@@ -73,7 +73,8 @@ export type AgentEventBody =
       toolUseId: string;
       agentId: string;
       description: string;
-      mode: 'explore' | 'general';
+      /** `explore`, `general`, or a custom agent's name. */
+      mode: string;
       logPath: string;
     }
   /** One of the sub-agent's own tool calls (the panel card and the CLI show them under the Task). */
@@ -99,6 +100,10 @@ export type AgentEventBody =
   | { type: 'notice'; level: 'info' | 'warn' | 'error'; text: string }
   /** MEMORY.md changed (Memory tool, consolidation): on disk now, in the prompt from the next session. */
   | { type: 'memory_changed'; change: MemoryChange }
+  /** Plan mode ended with a plan: its text, its steps, and the file it was written to (to edit, then start). */
+  | { type: 'plan'; text: string; steps: readonly string[]; file?: string }
+  /** The session's model changed (`/model`): later calls use it; a resumed session keeps it. */
+  | { type: 'model_switch'; model: string }
   | { type: 'error'; code: string; message: string };
 
 export type AgentEvent = AgentEventBody & {

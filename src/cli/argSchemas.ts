@@ -64,8 +64,24 @@ export const runSchema = lazy(() =>
     sandbox: sandbox().optional(),
     allowDomain: allowDomain(),
     ...thinking(),
+    /** `--agent NAME` (a custom agent as the main agent); `--plan` is `--agent plan`. */
+    agent: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, '--agent takes an agent name (`keel agents` lists them)')
+      .optional(),
+    /** `--from-plan FILE`: carry out a plan file (plan mode writes them to .keel/plans/). */
+    fromPlan: z.string().min(1).optional(),
   }),
 );
+/** `keel commands` / `keel agents`: what was found, and where. */
+export const listingSchema = lazy(() =>
+  z.object({
+    command: z.enum(['commands', 'agents']),
+    workspace: z.string().optional(),
+    json: z.boolean(),
+  }),
+);
+export type ListingArgs = z.infer<ReturnType<typeof listingSchema>>;
 export const toolSchema = lazy(() =>
   z.object({
     command: z.literal('tool'),
@@ -207,5 +223,6 @@ export type CliArgs =
   | RestoreArgs
   | TaskArgs
   | EvalArgs
+  | ListingArgs
   | { command: 'help' }
   | { command: 'version' };

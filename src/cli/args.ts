@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import {
   doctorSchema,
   evalSchema,
+  listingSchema,
   memorySchema,
   trustSchema,
   restoreSchema,
@@ -19,6 +20,7 @@ export type {
   CliArgs,
   DoctorArgs,
   EvalArgs,
+  ListingArgs,
   MemoryArgs,
   RestoreArgs,
   RunArgs,
@@ -138,6 +140,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
     sessions: { type: 'string' },
     effort: { type: 'string' },
     'no-thinking': { type: 'boolean' },
+    agent: { type: 'string' },
+    plan: { type: 'boolean' },
+    'from-plan': { type: 'string' },
   });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const pos = parsed.positionals;
@@ -163,8 +168,13 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'allow-domain',
         'effort',
         'no-thinking',
+        'agent',
+        'plan',
+        'from-plan',
       ]);
-      if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo))) {
+      if (v.plan === true && v.agent !== undefined && v.agent !== 'plan')
+        throw new UsageError('keel run takes --plan or --agent NAME, not both (--plan is --agent plan)');
+      if (pos.length !== 1 && !(pos.length === 0 && (v.resume || v.demo || v['from-plan']))) {
         throw new UsageError(
           pos.length === 0 ? 'keel run needs a PROMPT' : 'keel run takes one PROMPT (quote it)',
         );
@@ -188,8 +198,15 @@ export function parseCli(argv: readonly string[]): CliArgs {
         sandbox: v.sandbox,
         allowDomain: v['allow-domain'] ?? [],
         ...thinkingFlags(v),
+        agent: v.plan === true ? 'plan' : v.agent,
+        fromPlan: v['from-plan'],
       });
     }
+    case 'commands':
+    case 'agents':
+      allowedFor(['workspace', 'json']);
+      if (pos.length !== 0) throw new UsageError(`keel ${command} takes no arguments`);
+      return check(listingSchema(), { command, workspace: v.workspace, json: v.json === true });
     case 'tool':
       allowedFor(['workspace', 'approve', 'sandbox', 'allow-domain']);
       if (pos.length === 0)

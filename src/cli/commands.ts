@@ -11,3 +11,4 @@ export { sessionsCommand } from './sessionsCommand.ts';
 export { trustCommand } from './trustCommand.ts';
 export { runTaskCommand } from './taskCommand.ts';
 export { attachTelemetry } from './telemetry.ts';
+export { listingCommand, prepareRun, sessionAction } from './slashCli.ts';

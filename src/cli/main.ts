@@ -20,6 +20,7 @@ import {
 } from './args.ts';
 import { demoFailures, startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { effortOption } from './effort.ts';
+import { mentionedFiles } from './mentions.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
@@ -138,26 +139,12 @@ function makeHost(
   return mcp ? { ...host, mcp } : host;
 }
 
-/** `@path` words naming an existing workspace file: sent as "read this" reminders, never as content (P3). */
-function mentionedFiles(prompt: string, workspace: string): string[] {
-  const found = new Set<string>();
-  for (const m of prompt.matchAll(/(?:^|\s)@([^\s@]+)/g)) {
-    const rel = m[1]!.replace(/[.,;:!?)\]]+$/, '');
-    const abs = path.resolve(workspace, rel);
-    if (!abs.startsWith(workspace + path.sep)) continue;
-    try {
-      if (fs.statSync(abs).isFile()) found.add(path.relative(workspace, abs).split(path.sep).join('/'));
-    } catch {
-      // not a file: an ordinary word that starts with @
-    }
-  }
-  return [...found];
-}
-
 async function run(args: RunArgs): Promise<number> {
   // `--demo --workspace DIR` works in DIR (and says so); only without a folder is a scratch repo made.
   const demoWorkspace = args.demo && !args.workspace ? await startDemoWorkspace() : undefined;
-  const { createAgentSession, createCliMcpPort, attachTelemetry } = await import('./commands.ts');
+  const { createAgentSession, createCliMcpPort, attachTelemetry, prepareRun, sessionAction } = await import(
+    './commands.ts'
+  );
   const demo = args.demo
     ? await startDemo(demoWorkspace ?? { workspace: workspaceDir(args.workspace) })
     : undefined;
@@ -165,6 +152,13 @@ async function run(args: RunArgs): Promise<number> {
   let stopJobs: (() => Promise<void>) | undefined;
   try {
     const workspace = demo && !args.workspace ? demo.workspace : workspaceDir(args.workspace);
+    const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
+    // A slash command, --agent/--plan, --from-plan: decided before anything starts (errors are usage errors).
+    const start = prepareRun(args, workspace, prompt);
+    if (start.kind === 'done') {
+      process.stderr.write(`${start.message}\n`);
+      return EXIT.finished;
+    }
     const host = makeHost(
       workspace,
       approvalsFor(args.approve),
@@ -191,6 +185,8 @@ async function run(args: RunArgs): Promise<number> {
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(args.contextWindow ? { contextWindow: args.contextWindow } : {}),
       ...(args.resume ? { resumeId: args.resume } : {}),
+      ...(start.kind === 'prompt' && start.agentName ? { agentName: start.agentName } : {}),
+      ...(start.kind === 'prompt' && start.initialTodos ? { initialTodos: start.initialTodos } : {}),
       jobWaitMs: (args.jobWait ?? DEFAULT_JOB_WAIT_S) * 1000,
       ...effortOption(args),
       ...checkpointBudget(),
@@ -237,13 +233,18 @@ async function run(args: RunArgs): Promise<number> {
     };
     const stopListening = onSignals(['SIGTERM', 'SIGHUP'], onTerminate);
     onStdoutGone = () => session.abort('stdout was closed');
-    const prompt = args.prompt || (args.demo ? 'Give me a quick tour of this project.' : 'Continue.');
     const mentions = mentionedFiles(prompt, workspace);
-    let outcome: RunOutcome;
+    let outcome: RunOutcome = { status: 'finished', finalText: '' };
     try {
-      outcome = await session.prompt(prompt, mentions.length > 0 ? { mentions } : {});
-      // The session ends here: durable facts go to MEMORY.md (never blocks the exit for long, never fails it).
-      if (outcome.status === 'finished') await session.consolidateMemory();
+      if (start.kind === 'session') await sessionAction(start, session, host.stateDir, out);
+      else {
+        outcome = await session.prompt(start.prompt, {
+          ...start.options,
+          ...(mentions.length ? { mentions } : {}),
+        });
+        // The session ends here: durable facts go to MEMORY.md (never blocks the exit for long, never fails it).
+        if (outcome.status === 'finished') await session.consolidateMemory();
+      }
     } finally {
       // MCP servers end with the session, before the process does.
       await session.mcp?.shutdown();
@@ -399,6 +400,11 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       }
       case 'task':
         return await task(args);
+      case 'commands':
+      case 'agents': {
+        const { listingCommand } = await import('./commands.ts');
+        return listingCommand(args, workspaceDir(args.workspace), out, (t) => process.stderr.write(t));
+      }
       case 'restore': {
         const { runRestore } = await import('./commands.ts');
         return runRestore(args, workspaceDir(args.workspace), () => Date.now());

@@ -73,6 +73,12 @@ export function progressLine(event: AgentEvent, options: { color?: boolean } = {
       const where = c.scope === 'user' ? '~/.keel/MEMORY.md (all projects)' : '.keel/memory/MEMORY.md';
       return `✎ memory ${c.origin === 'agent' ? 'changed' : `changed (${c.origin})`} in ${where}: ${c.summary.slice(0, 160)} — undo: keel memory rollback`;
     }
+    case 'plan':
+      return event.file
+        ? `✔ plan (${event.steps.length} steps) written to ${event.file}; edit it if you like, then: keel run --from-plan ${event.file}`
+        : `✔ plan (${event.steps.length} steps)`;
+    case 'model_switch':
+      return `⇄ model: ${event.model} from now on in this session`;
     case 'notice':
       return `${event.level === 'info' ? 'ℹ' : '⚠'} ${event.text}`;
     case 'error':

@@ -3,7 +3,11 @@ export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--mcp-config FILE]... [--job-wait SECONDS] [--effort low|medium|high|max | --no-thinking]
-           PROMPT
+           [--agent NAME | --plan] [--from-plan FILE]
+           PROMPT | "/COMMAND ARGS"   (a slash command: a prompt file, or /model /cost /memory
+           /compact /clear /init /review; --plan writes .keel/plans/<session>.md)
+  keel commands [--workspace DIR] [--json]   (slash commands found: name, file, description)
+  keel agents [--workspace DIR] [--json]   (custom agents found, and the built-in plan)
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
   keel eval --from-session SESSION-ID OUT-DIR [--workspace DIR]

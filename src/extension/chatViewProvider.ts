@@ -1,3 +1,4 @@
+import { commandCompletions, modesMessage } from './slashPanel.ts';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
@@ -154,6 +155,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
   };
 
   const submits = new Map<string, ReturnType<SessionController['submit']>>();
+  const postModes = () => post(modesMessage(deps.roots()[0], deps.controller.mode));
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
       case 'ready': {
@@ -162,6 +164,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         const restored = !deps.controller.current && (await deps.controller.restore(message.sessionId));
         if (!restored && deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
         postUsage();
+        postModes();
         const notice = sandboxNotice(deps.sandboxInfo?.());
         if (notice && !sandboxNoticeShown) {
           sandboxNoticeShown = true;
@@ -191,6 +194,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           ok: result.ok,
           ...(result.error ? { error: result.error } : {}),
         });
+        if (result.info) post({ type: 'hostNotice', level: 'info', text: result.info });
         if (!result.ok) {
           post({
             type: 'hostNotice',
@@ -200,6 +204,18 @@ export function createChatView(deps: ChatViewDeps): ChatView {
             ...(result.suggestion ? { suggestion: result.suggestion } : {}),
           });
         }
+        return;
+      }
+      case 'setMode':
+        deps.controller.setMode(message.mode ?? undefined);
+        postModes();
+        return;
+      case 'startPlan': {
+        postModes();
+        const result = await deps.controller.startPlan(message.text);
+        if (!result.ok)
+          post({ type: 'hostNotice', level: 'error', text: result.error ?? 'Could not start the plan.' });
+        postModes();
         return;
       }
       case 'stop':
@@ -297,7 +313,9 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         post({
           type: 'fileCompletions',
           query: message.query,
-          items: await fileCompletions(message.query, deps.roots()),
+          items: message.query.startsWith('/')
+            ? commandCompletions(message.query, deps.roots()[0] ?? '')
+            : await fileCompletions(message.query, deps.roots()),
         });
         return;
     }

@@ -1,3 +1,6 @@
+import type { TodoItem } from '../agent/events.ts';
+import { planTodos, readPlanFile, startPlanPrompt } from '../agent/agents/plan.ts';
+import { runSlashBuiltin, slashTurn } from '../agent/commands/slashTurn.ts';
 import * as vscode from 'vscode';
 import type { AgentEvent, ModelCallRecord } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
@@ -31,6 +34,8 @@ export interface SubmitResult {
   readonly code?: string;
   readonly suggestion?: string;
   readonly outcome?: Promise<RunOutcome>;
+  /** A built-in slash command's answer (`/cost`, `/model`…), shown to the user; nothing was sent. */
+  readonly info?: string;
 }
 
 export interface SessionController extends vscode.Disposable {
@@ -56,6 +61,11 @@ export interface SessionController extends vscode.Disposable {
    */
   readonly runSignal: AbortSignal;
   newChat(): void;
+  /** The mode picker: the main agent of the next chat (`plan`, a custom agent; undefined = Keel's own). */
+  readonly mode: string | undefined;
+  setMode(mode: string | undefined): void;
+  /** A plan card's Start: a new chat with the default agent, the plan's steps as its first todo list. */
+  startPlan(text: string): Promise<SubmitResult>;
   open(id: string): Promise<void>;
   /**
    * After a window reload: reopen `preferred` (the webview's session) or the last session of this
@@ -109,6 +119,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
   // Notes (e.g. review rejections) that arrive before any session exists wait here.
   const pendingNotes: { text: string; source: string }[] = [];
   let runAbort: AbortController | undefined;
+  // The next new session's main agent (mode picker) and first todo list (a started plan).
+  let mode: string | undefined;
+  let seedTodos: TodoItem[] | undefined;
   const abortRun = (reason: string) => {
     const current = runAbort;
     runAbort = undefined;
@@ -172,6 +185,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
         : {}),
       rulesDisabled: settings.rulesDisabled,
       readOnly: !trusted,
+      ...(mode && !resumeId ? { agentName: mode } : {}),
+      ...(seedTodos && !resumeId ? { initialTodos: seedTodos } : {}),
       ...(options.bundledSkillsDir ? { bundledSkillsDir: options.bundledSkillsDir } : {}),
     });
     await options.telemetry?.attach(created, settings.model);
@@ -239,6 +254,16 @@ export function createSessionController(options: SessionControllerOptions): Sess
             'Run "Keel: Set API Key" from the Command Palette (the key is kept in VS Code\'s secret storage).',
         };
       }
+      // `/name args`: a prompt file expands here (as in `keel run`); a built-in acts on the session.
+      const turn = slashTurn(text, options.host().workspace.roots[0] ?? '');
+      if (turn?.kind === 'error') return { ok: false, code: 'UNKNOWN_COMMAND', error: turn.message };
+      if (turn?.kind === 'builtin' && turn.action === 'clear') {
+        controller.newChat();
+        return {
+          ok: true,
+          info: 'New chat: the next prompt starts a new session (the old one stays in the history).',
+        };
+      }
       let s: AgentSession;
       try {
         s = await controller.ensure();
@@ -252,7 +277,10 @@ export function createSessionController(options: SessionControllerOptions): Sess
           suggestion: 'Check the Keel settings (model, base URL, context window).',
         };
       }
-      const outcome = s.prompt(text, {
+      if (turn?.kind === 'builtin')
+        return { ok: true, info: await runSlashBuiltin(turn, s, options.host().stateDir) };
+      const outcome = s.prompt(turn?.kind === 'send' ? turn.text : text, {
+        ...(turn?.kind === 'send' ? turn.options : {}),
         ...(submitOptions?.mentions?.length ? { mentions: submitOptions.mentions } : {}),
         ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),
       });
@@ -277,6 +305,31 @@ export function createSessionController(options: SessionControllerOptions): Sess
     get runSignal() {
       runAbort ??= new AbortController();
       return runAbort.signal;
+    },
+    get mode() {
+      return mode;
+    },
+    setMode(next) {
+      if (next === mode) return;
+      mode = next;
+      controller.newChat();
+    },
+    async startPlan(text) {
+      const { task, steps } = readPlanFile(text);
+      if (steps.length === 0)
+        return {
+          ok: false,
+          code: 'NO_PLAN_STEPS',
+          error: 'The plan has no steps (a numbered list under "## Plan").',
+        };
+      mode = undefined;
+      controller.newChat();
+      seedTodos = planTodos(steps);
+      try {
+        return await controller.submit(startPlanPrompt('the plan in the panel', task, steps));
+      } finally {
+        seedTodos = undefined;
+      }
     },
     newChat() {
       abortRun('new chat');

@@ -33,6 +33,8 @@ export const AGENT_EVENT_TYPES = [
   'subagent_start',
   'subagent_tool',
   'subagent_end',
+  'plan',
+  'model_switch',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -160,7 +162,8 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     toolUseId: z.string(),
     agentId: z.string(),
     description: z.string().check(z.maxLength(MAX_TEXT)),
-    mode: z.enum(['explore', 'general']),
+    /** `explore`, `general`, or a custom agent's name. */
+    mode: z.string().check(z.maxLength(200)),
     logPath: z.string(),
   }),
   ev('subagent_tool', {
@@ -172,6 +175,12 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     status: z.optional(z.enum(['success', 'partial', 'error'])),
     errorCode: z.optional(z.string()),
   }),
+  ev('plan', {
+    text: z.string().check(z.maxLength(MAX_TEXT)),
+    steps: z.array(z.string().check(z.maxLength(MAX_TEXT))),
+    file: z.optional(z.string().check(z.maxLength(MAX_PATH))),
+  }),
+  ev('model_switch', { model: z.string().check(z.maxLength(200)) }),
   ev('subagent_end', {
     toolUseId: z.string(),
     agentId: z.string(),
@@ -226,6 +235,17 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('sessions'),
     items: z.array(sessionSummarySchema),
     currentId: z.optional(id),
+  }),
+  /** The mode picker's choices (built-in plan and custom agents) and the current one (null = default). */
+  z.strictObject({
+    type: z.literal('modes'),
+    modes: z.array(
+      z.strictObject({
+        name: z.string().check(z.maxLength(64)),
+        description: z.string().check(z.maxLength(MAX_TEXT)),
+      }),
+    ),
+    current: z.nullable(z.string().check(z.maxLength(64))),
   }),
   z.strictObject({
     type: z.literal('fileCompletions'),
@@ -315,6 +335,13 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('forkBefore'), promptNumber: z.int().check(z.positive()) }),
   /** The memory diff card's buttons: keep the change, or undo it (restores the previous version). */
   z.strictObject({ type: z.literal('memoryDecision'), changeId: id, keep: z.boolean() }),
+  /** The mode picker: the main agent of the next chat (`plan`, a custom agent; null = Keel's own). */
+  z.strictObject({ type: z.literal('setMode'), mode: z.nullable(z.string().check(z.maxLength(64))) }),
+  /** A plan card's Start: a new chat with the default agent carries out this (edited) plan. */
+  z.strictObject({
+    type: z.literal('startPlan'),
+    text: z.string().check(z.minLength(1), z.maxLength(MAX_TEXT)),
+  }),
   /**
    * Open a workspace file at a line (paths in tool cards, `path:line` and file links in answers);
    * line and column are 1-based. The host refuses a path outside the workspace.

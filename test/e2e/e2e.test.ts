@@ -310,6 +310,10 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       ...Object.fromEntries(Object.entries(DEMO_FILES).filter(([rel]) => rel !== 'README.md')),
       'src/app.ts': APP_TS,
       'README.md': '# E2E workspace\n',
+      // Prompt files as Claude Code and Copilot keep them (the slash-command test).
+      '.claude/commands/greet.md': '---\ndescription: Greets someone\n---\nSay hello to $1 in one line.\n',
+      '.github/prompts/explain.prompt.md':
+        '---\ndescription: Explains a file\n---\nExplain this file briefly.\n',
     });
     server = await startCodeServer({
       name: 'e2e',
@@ -883,6 +887,83 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
       );
     }
     await runCommand('View: Close All Editors');
+  });
+
+  it('slash commands: "/" lists them; /name args from .claude/commands and .github/prompts expand as in keel run', async () => {
+    const frame = await openPanel();
+    const input = frame.getByRole('textbox', { name: 'Message Keel' });
+    await input.fill('');
+    await input.pressSequentially('/gr');
+    await frame
+      .locator('.mention-option', { hasText: '/greet — Greets someone' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await input.press('Tab');
+    assert.equal(await input.inputValue(), '/greet ');
+    await input.fill('');
+
+    script('slash-greet', [{ content: [{ type: 'text', text: 'Greeted Alice.' }] }]);
+    let from = emulator.requests.length;
+    await send(frame, '/greet Alice');
+    await waitForText(frame, 'Greeted Alice.');
+    assert.match(
+      requestsText(from),
+      /\[\/greet from \.claude\/commands\/greet\.md: a prompt file from the repository/,
+    );
+    assert.match(requestsText(from), /Say hello to Alice in one line\./);
+
+    script('slash-explain', [{ content: [{ type: 'text', text: 'Explained app.ts.' }] }]);
+    from = emulator.requests.length;
+    await send(frame, '/explain src/app.ts');
+    await waitForText(frame, 'Explained app.ts.');
+    assert.match(requestsText(from), /\[\/explain from \.github\/prompts\/explain\.prompt\.md/);
+    assert.match(requestsText(from), /Explain this file briefly\.\\n\\nARGUMENTS: src\/app\.ts/);
+
+    // An unknown command is refused with close matches and never reaches the model.
+    from = emulator.requests.length;
+    await send(frame, '/gret Bob');
+    await waitForText(frame, 'Unknown command /gret');
+    await waitForText(frame, 'Did you mean /greet');
+    assert.equal(emulator.requests.length, from);
+    await input.fill('');
+    await shot('slash-commands');
+  });
+
+  it('plan mode: the Plan mode writes nothing and ends with an editable plan; Start carries it out with the steps as todos', async () => {
+    const file = path.join(workspace, 'src', 'app.ts');
+    const frame = await openPanel();
+    await frame.getByRole('combobox', { name: 'Mode' }).selectOption('plan');
+    script('plan-mode', [
+      { content: [{ type: 'tool_use', name: 'Write', input: { path: 'src/app.ts', content: 'gone\n' } }] },
+      { content: [{ type: 'text', text: '## Plan\n1. Rename greet to welcome\n2. Run the tests' }] },
+    ]);
+    let from = emulator.requests.length;
+    await send(frame, 'Plan a rename of greet');
+    await frame.locator('.plan-card').first().waitFor({ timeout: UI_TIMEOUT });
+    assert.equal(fs.readFileSync(file, 'utf8'), APP_TS, 'plan mode changed no file');
+    assert.match(requestsText(from), /Write is not allowed here: plan mode/);
+    const first = emulator.requests[from]!.body as { tools?: { name: string }[] };
+    assert.ok(!(first.tools ?? []).some((t) => t.name === 'Write'), 'Write is not offered in plan mode');
+
+    // The user edits the plan in the card, then starts it: a new chat, the default agent, the steps as todos.
+    const planText = frame.locator('.plan-card textarea').first();
+    await planText.fill('## Plan\n1. Rename greet to welcome\n2. Run the unit tests');
+    script('plan-start', [{ content: [{ type: 'text', text: 'Carried out.' }] }]);
+    from = emulator.requests.length;
+    await frame.locator('.plan-card').getByRole('button', { name: /Start/ }).first().click();
+    await waitForText(frame, 'Carried out.');
+    assert.match(requestsText(from), /1\. Rename greet to welcome\\n2\. Run the unit tests/);
+    const started = emulator.requests[from]!.body as { tools?: { name: string }[] };
+    assert.ok(
+      (started.tools ?? []).some((t) => t.name === 'Write'),
+      'the default agent carries it out',
+    );
+    await frame
+      .locator('.todos-panel', { hasText: 'Run the unit tests' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    assert.equal(await frame.getByRole('combobox', { name: 'Mode' }).inputValue(), '');
+    await shot('plan-started');
   });
 
   // Last: it opens another editor, and earlier tests select text in the first one.

@@ -139,6 +139,8 @@ const bodies: AgentEventBody[] = [
     turns: 2,
     costUsd: 0.01,
   },
+  { type: 'plan', text: '## Plan\n1. Do it', steps: ['Do it'], file: '.keel/plans/s1.md' },
+  { type: 'model_switch', model: 'claude-opus-4-5' },
 ];
 const events: AgentEvent[] = bodies.map((b, i) => ({ ...b, sessionId: 's1', seq: i + 1, ts: 1000 + i }));
 
@@ -267,4 +269,15 @@ test('webview messages: every kind parses, junk and extra keys do not', () => {
     undefined,
   ];
   for (const message of bad) assert.equal(parseWebviewMessage(message).ok, false, JSON.stringify(message));
+});
+
+test('mode picker and plan Start messages are validated both ways', () => {
+  assert.ok(parseWebviewMessage({ type: 'setMode', mode: 'plan' }).ok);
+  assert.ok(parseWebviewMessage({ type: 'setMode', mode: null }).ok);
+  assert.ok(parseWebviewMessage({ type: 'startPlan', text: '## Plan\n1. A' }).ok);
+  assert.equal(parseWebviewMessage({ type: 'startPlan', text: '' }).ok, false);
+  assert.ok(
+    parseHostMessage({ type: 'modes', modes: [{ name: 'plan', description: 'Read-only' }], current: null })
+      .ok,
+  );
 });

@@ -11,7 +11,13 @@ import {
   samePath,
 } from '../../webview-ui/src/format.ts';
 import { createGeometry } from '../../webview-ui/src/virtual.ts';
-import { insertMention, mentionAt, mentionsInText } from '../../webview-ui/src/mentions.ts';
+import {
+  insertMention,
+  insertSlash,
+  mentionAt,
+  mentionsInText,
+  slashAt,
+} from '../../webview-ui/src/mentions.ts';
 import { initialState, type ToolItem, type ViewState } from '../../webview-ui/src/model.ts';
 import { MAX_SAVED_ITEMS, restoreSaved, toSaved } from '../../webview-ui/src/persist.ts';
 import { itemsFromMessages } from '../../webview-ui/src/fromMessages.ts';
@@ -685,4 +691,34 @@ test('a message accepted while the agent works survives a replacing snapshot unt
   );
   state = reduceMany(state, stream([userMsg('u2', 'also update the docs', false)], 's9'));
   assert.equal(state.queue.length, 0);
+});
+
+test('"/" as the first word asks for slash commands; choosing one puts "/name " in front', () => {
+  assert.deepEqual(slashAt('/rev', 4), { start: 0, query: '/rev' });
+  assert.deepEqual(slashAt('/', 1), { start: 0, query: '/' });
+  assert.equal(slashAt('see /usr', 8), undefined, 'only the first word');
+  assert.equal(slashAt('/review now', 11), undefined, 'not once the arguments are being typed');
+  assert.deepEqual(insertSlash('/rev', 4, '/review — review the working-tree changes'), {
+    text: '/review ',
+    caret: 8,
+  });
+  assert.deepEqual(insertSlash('/git:c 42', 6, '/git:commit — Commit'), {
+    text: '/git:commit 42',
+    caret: 12,
+  });
+});
+
+test('plan mode: a plan event becomes an editable plan card; a model switch is said', () => {
+  const state = reduceMany(
+    initialState(),
+    stream([
+      { type: 'plan', text: '## Plan\n1. A\n2. B', steps: ['A', 'B'], file: '.keel/plans/s1.md' },
+      { type: 'model_switch', model: 'claude-opus-4-5' },
+    ]),
+  );
+  const plan = state.items.find((i) => i.kind === 'plan');
+  assert.ok(plan && plan.kind === 'plan');
+  assert.deepEqual(plan.steps, ['A', 'B']);
+  assert.equal(plan.file, '.keel/plans/s1.md');
+  assert.ok(state.items.some((i) => i.kind === 'notice' && /claude-opus-4-5 from now on/.test(i.text)));
 });

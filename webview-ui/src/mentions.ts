@@ -39,3 +39,19 @@ export function mentionsInText(text: string, chosen: readonly string[]): string[
   }
   return out;
 }
+
+// `/name` at the start of the input: the same list offers slash commands (the host answers a
+// completion query that starts with "/" with `/name — description` lines).
+
+/** The `/query` being typed as the input's first word (query includes the slash), if any. */
+export function slashAt(text: string, caret: number): MentionQuery | undefined {
+  const match = /^\/([A-Za-z0-9_.:-]*)$/.exec(text.slice(0, caret));
+  return match ? { start: 0, query: `/${match[1] ?? ''}` } : undefined;
+}
+
+/** Replace the typed `/query` with the chosen `/name ` (an item is `/name — description`). */
+export function insertSlash(text: string, caret: number, item: string): { text: string; caret: number } {
+  const name = `${item.split(/\s/)[0] ?? item} `;
+  const after = text.slice(caret).replace(/^\S*/, '').replace(/^ /, '');
+  return { text: name + after, caret: name.length };
+}

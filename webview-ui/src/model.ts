@@ -70,7 +70,7 @@ export interface SubagentCallView {
 export interface SubagentView {
   readonly agentId: string;
   readonly description: string;
-  readonly mode: 'explore' | 'general';
+  readonly mode: string;
   readonly status: 'running' | 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
   readonly calls: readonly SubagentCallView[];
   readonly costUsd: number;
@@ -113,7 +113,16 @@ export interface MemoryItem {
   readonly undone: boolean;
 }
 
-export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem;
+/** Plan mode's plan: editable in the card, then "Start" hands it to the default agent as its todos. */
+export interface PlanItem {
+  readonly kind: 'plan';
+  readonly id: string;
+  readonly text: string;
+  readonly steps: readonly string[];
+  readonly file?: string;
+}
+
+export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem | PlanItem;
 
 /** A message the user sent that the agent has not taken in yet. */
 export interface QueuedMessage {

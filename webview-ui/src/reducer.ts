@@ -226,6 +226,18 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
         suggestion: suggestionFor(event.code),
       });
       break;
+    case 'plan':
+      put(draft, {
+        kind: 'plan',
+        id: `seq:${event.seq}`,
+        text: event.text,
+        steps: event.steps,
+        ...(event.file ? { file: event.file } : {}),
+      });
+      break;
+    case 'model_switch':
+      addNotice(draft, `seq:${event.seq}`, 'info', `Model: ${event.model} from now on in this chat.`);
+      break;
     case 'turn_start':
     case 'turn_end':
       break;
@@ -365,6 +377,7 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
       };
     case 'fileCompletions':
     case 'setInput':
+    case 'modes':
       // UI-local concerns, handled by the input component.
       return state;
   }

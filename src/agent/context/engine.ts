@@ -70,7 +70,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       skills,
       ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
       ...(options.memory ? { memory: options.memory } : {}),
-    });
+    }) + (options.agentPrompt ? `\n\n${options.agentPrompt}` : '');
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];
   const prefixHash = requestPrefixHash({ tools, system });
   // The frozen prefix's estimate never changes (breakpoint markers do not count).

@@ -56,6 +56,8 @@ export interface ContextEngineOptions {
   readonly rulesText?: string;
   /** Memory snapshot (MEMORY.md files) rendered once at session start. */
   readonly memory?: string;
+  /** The main agent's own prompt (a custom agent, plan mode), last in the frozen system prompt. */
+  readonly agentPrompt?: string;
   /** A complete system prompt instead of Keel's own (a sub-agent's minimal prompt). */
   readonly systemText?: string;
   /** Called for a compaction summary (a separate model call without tools). */

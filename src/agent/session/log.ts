@@ -26,6 +26,8 @@ const headerSchema = z.object({
   /** A fork ("Restore and edit this message") names the session it copied and the prompt it stopped before. */
   forkOf: z.string().optional(),
   forkBeforePrompt: z.number().int().positive().optional(),
+  /** The main agent (`plan`, a custom agent) when not Keel's own: part of the session's fixed prefix. */
+  agent: z.string().optional(),
 });
 export type SessionHeader = z.infer<typeof headerSchema>;
 

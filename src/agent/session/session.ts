@@ -6,9 +6,8 @@ import { backgroundWait, jobReminders } from '../jobs/backgroundWait.ts';
 import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
-import { CONSOLIDATION_SYSTEM } from '../memory/consolidate.ts';
-import { consolidationDue, runConsolidation, takeMemorySnapshot } from '../memory/sessionMemory.ts';
-import { memoryPaths, undoChange } from '../memory/store.ts';
+import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
+import { memoryPaths } from '../memory/store.ts';
 import { DEFAULT_EFFORT, outputLimitFor } from '../model/models.ts';
 import { contextWindowFor, MIN_CONTEXT_WINDOW, WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
 import { createAuditLog } from '../safety/audit.ts';
@@ -23,7 +22,18 @@ import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { loadProjectRules, withScopedRules } from '../projectRules/index.ts';
+import { sessionMemoryOps } from './memoryOps.ts';
 import { withPrefixLog } from './prefixLog.ts';
+import {
+  agentTools,
+  compactNow,
+  finishPlan,
+  sessionAgent,
+  sessionModel,
+  subagentOptions,
+  turnLimit,
+} from './sessionAgent.ts';
+import { gateRegistry, type ToolLimit } from './toolGate.ts';
 import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { PrefixRecord } from './log.ts';
 import {
@@ -63,7 +73,9 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const opened = openSessionLog(base, options, now());
   const { id, log, events, loggedPrefixHash } = opened;
   const transcript = opened.transcript;
-  let todos = opened.todos;
+  // A plan being carried out starts with its steps as the todo list (shown with the first prompt).
+  let seedTodos = opened.todos.length === 0 && (options.initialTodos?.length ?? 0) > 0;
+  let todos = seedTodos ? options.initialTodos! : opened.todos;
   let seq = opened.seq;
   // Notices raised while the session is being built (small window, skill problems) reach every
   // subscriber, however late it subscribes: no host can subscribe before the factory returns.
@@ -109,7 +121,14 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), now);
   const loopDetector = createLoopDetector();
   const circuitBreaker = createCircuitBreaker({ now });
-  const readOnly = options.readOnly === true || !host.workspace.isTrusted();
+  const main = sessionAgent(
+    host,
+    options,
+    (t) => emit({ type: 'notice', level: 'warn', text: t }),
+    opened.agentName,
+  );
+  // Plan mode is read-only as an untrusted workspace is: only tools that change nothing are offered.
+  const readOnly = options.readOnly === true || !host.workspace.isTrusted() || main.agent?.readOnly === true;
   const root = host.workspace.roots[0] ?? '';
   const warn = (text: string) => emit({ type: 'notice', level: 'warn', text });
   const trust = sessionTrust(host, warn);
@@ -144,6 +163,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     // The engine is made below; a Skill call only happens once it exists.
     skillInContext: (name) => engine.skillInContext(name),
     ...(mcp ? { mcp } : {}),
+    agentKinds: main.kinds,
     todos: {
       current: () => todos,
       onChange: (next) => {
@@ -152,12 +172,19 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       },
     },
   });
-  const offered = [...tools, ...(readOnly ? [] : (options.extraTools ?? []))];
-  const registry = createToolRegistry(offered.map(wrapTool), {
-    loopDetector,
-    circuitBreaker,
-  });
-  const model = sessionModelClient(options, now);
+  const { offered, limit } = agentTools(main, [...tools, ...(readOnly ? [] : (options.extraTools ?? []))]);
+  let limitOfRun: ToolLimit | undefined;
+  // The agent's limit and this run's (a slash command's) refuse calls; the offered list stays frozen.
+  const registry = gateRegistry(
+    createToolRegistry(offered.map(wrapTool), {
+      loopDetector,
+      circuitBreaker,
+    }),
+    () => [limit, limitOfRun].filter((l): l is ToolLimit => l !== undefined),
+  );
+  const model = sessionModel(options, main.agent, events, (m) =>
+    sessionModelClient({ ...options, model: m }, now),
+  );
   // Every rules file, read once now (P1); path-scoped ones come later as reminders (projectRules/).
   const projectRules = loadProjectRules({ guard, disabled: options.rulesDisabled ?? [] });
   for (const problem of projectRules.problems) {
@@ -177,6 +204,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     newId: () => newId('ctx'),
     rulesText: projectRules.prefixText,
     ...(memorySnapshot ? { memory: memorySnapshot } : {}),
+    ...(main.prompt ? { agentPrompt: main.prompt } : {}),
     summarize: hooks.beforeCompact((prompt, signal) =>
       askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
     ),
@@ -187,24 +215,25 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
 
   const subagents = createSubagentRunner({
-    host,
-    parentId: id,
-    model,
-    modelName: options.model,
-    contextWindow,
-    maxTokens,
-    ...(effort ? { effort } : {}),
-    maxTurns: options.maxTurns ?? 50,
+    ...subagentOptions(options, {
+      host,
+      id,
+      model,
+      contextWindow,
+      maxTokens,
+      ...(effort ? { effort } : {}),
+      wrapTool,
+      readOnly,
+      now,
+      emit,
+      main,
+    }),
     // One turn stays with the parent, so it can still answer once its sub-agents used the rest.
     turnsLeft: () => (options.maxTurns ?? 50) - treeTurns - 1,
     onTurn: () => {
       treeTurns++;
     },
-    readOnly,
-    now,
-    emit,
     hasSteering: () => steering.some((m) => m.role === 'user'),
-    wrapTool,
   });
   /** Turns the run's whole tree took (the parent's and its sub-agents'). */
   let treeTurns = 0;
@@ -234,8 +263,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
-  /** Transcript length already offered to memory consolidation. */
-  let consolidatedUpTo = transcript.length;
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
@@ -256,8 +283,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage =>
     newUserMessage({ id: newId('usr'), ts: now(), text, steering: isSteering, mentions: opts?.mentions });
 
-  const startRun = async (message: UserMessage): Promise<RunOutcome> => {
+  const startRun = async (message: UserMessage, opts?: PromptOptions): Promise<RunOutcome> => {
     controller = new AbortController();
+    // A prompt file's `model` and `allowed-tools` hold for this run only.
+    model.setTurnModel(opts?.model);
+    limitOfRun = turnLimit(opts);
     const signal = controller.signal;
     // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
     loopDetector.reset();
@@ -271,6 +301,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       ...(promptNumber !== undefined ? { promptNumber } : {}),
     });
     emit({ type: 'user_message', message, queued: false });
+    if (seedTodos) emit({ type: 'todo', todos });
+    seedTodos = false;
     let outcome: RunOutcome;
     try {
       // Hooks first: a blocked prompt never enters the transcript; their context goes around it.
@@ -316,6 +348,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     }
     if (outcome.status === 'stopped' && outcome.error)
       emit({ type: 'notice', level: 'error', text: outcome.error });
+    model.setTurnModel(undefined);
+    limitOfRun = undefined;
+    if (main.agent?.name === 'plan' && outcome.status === 'finished')
+      finishPlan(host, id, message.text, outcome.finalText, emit);
     emit({
       type: 'agent_end',
       runId: runId ?? '',
@@ -328,6 +364,16 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     return outcome;
   };
 
+  const memoryOps = sessionMemoryOps({
+    readOnly,
+    running: () => current !== undefined,
+    transcript,
+    memory,
+    model,
+    now,
+    emit,
+    notify: (text, source) => session.notify(text, source),
+  });
   const session: AgentSession = {
     get id() {
       return id;
@@ -341,6 +387,15 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     get running() {
       return current !== undefined;
     },
+    get model() {
+      return model.current;
+    },
+    setModel(name) {
+      model.setModel(name);
+      emit({ type: 'model_switch', model: name });
+    },
+    ...(main.agent ? { agentName: main.agent.name } : {}),
+    compact: async () => !current && (await compactNow(loggedEngine, transcript, now(), append)),
     logPath: log.path,
     ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe(listener) {
@@ -362,7 +417,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       } else {
         const pendingNotes = steering.splice(0);
         for (const note of pendingNotes) append(note);
-        promise = startRun(userMessage(text, opts, false)).finally(() => {
+        promise = startRun(userMessage(text, opts, false), opts).finally(() => {
           current = undefined;
         });
         current = promise;
@@ -382,29 +437,8 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
       steering.push(note);
     },
-    async consolidateMemory() {
-      if (readOnly || current) return;
-      const fresh = transcript.slice(consolidatedUpTo);
-      if (!consolidationDue(fresh)) return;
-      consolidatedUpTo = transcript.length;
-      await runConsolidation({
-        messages: fresh,
-        paths: memory,
-        now,
-        emit,
-        ask: (prompt, signal) =>
-          askText(model, { system: CONSOLIDATION_SYSTEM, prompt, maxTokens: 1024 }, signal),
-      });
-    },
-    undoMemoryChange(changeId) {
-      const change = undoChange(memory, changeId, now());
-      if (!change) return;
-      emit({ type: 'memory_changed', change });
-      session.notify(
-        `The user undid a memory change (${change.summary.replace(/^undo of: /, '')}); do not save it again unless asked.`,
-        'memory',
-      );
-    },
+    consolidateMemory: () => memoryOps.consolidateMemory(),
+    undoMemoryChange: (changeId) => memoryOps.undoMemoryChange(changeId),
     get jobs() {
       return jobs.list();
     },

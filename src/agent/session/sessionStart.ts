@@ -64,6 +64,8 @@ export interface OpenedSession {
   /** Hash of the prefix a resumed log already holds: it is not written again unless it changed. */
   readonly loggedPrefixHash: string | undefined;
   readonly todos: readonly TodoItem[];
+  /** The main agent the log's header names (a resumed session keeps its agent). */
+  readonly agentName?: string;
 }
 
 /** A new session's log (header written), or a resumed one's with its events, messages and todos. */
@@ -86,6 +88,7 @@ export function openSessionLog(host: Host, options: AgentSessionOptions, now: nu
       seq: loaded.maxSeq,
       loggedPrefixHash: loaded.prefixes.at(-1)?.hash,
       todos: lastTodo?.type === 'todo' ? lastTodo.todos : [],
+      ...(loaded.header.agent ? { agentName: loaded.header.agent } : {}),
     };
   }
   const id = newSessionId(now);
@@ -96,6 +99,7 @@ export function openSessionLog(host: Host, options: AgentSessionOptions, now: nu
     createdAt: now,
     model: options.model,
     workspace: host.workspace.roots[0] ?? '',
+    ...(options.agentName ? { agent: options.agentName } : {}),
   });
   return { id, log, events: [], transcript: [], seq: 0, loggedPrefixHash: undefined, todos: [] };
 }

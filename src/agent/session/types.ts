@@ -2,6 +2,7 @@ import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
 import type { Host } from '../host.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import type { JobInfo } from '../jobs/manager.ts';
+import type { AgentCatalog } from '../agents/discover.ts';
 import type { AgentMessage } from '../messages.ts';
 import type { RuleSourceName } from '../projectRules/sources.ts';
 import type { Effort } from '../model/models.ts';
@@ -58,6 +59,17 @@ export interface AgentSessionOptions {
   readonly readConcurrency?: number;
   /** Rules-file sources not read (`keel.rules.disabled`, KEEL_RULES_DISABLED): e.g. ['cursor']. */
   readonly rulesDisabled?: readonly RuleSourceName[];
+  /**
+   * The main agent: a custom agent's name (agent files) or `plan` (plan mode, read-only). Fixed for the
+   * session: its prompt and tool list are part of the frozen prefix. Default: Keel's own agent.
+   */
+  readonly agentName?: string;
+  /** The agents (default: discovered in the workspace and the user's folders at session start). */
+  readonly agents?: AgentCatalog;
+  /** Where user-level agent files are looked for (tests); default `~/.keel/agents`, `~/.claude/agents`. */
+  readonly agentDirs?: { readonly userDirs?: readonly string[]; readonly env?: NodeJS.ProcessEnv };
+  /** The first todo list (a plan being carried out), in place before the first prompt. */
+  readonly initialTodos?: readonly TodoItem[];
 }
 
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max_turns' | 'stopped';
@@ -73,6 +85,12 @@ export interface PromptOptions {
   readonly mentions?: readonly string[];
   /** A double-send with the same key runs once. */
   readonly idempotencyKey?: string;
+  /** The model for this run only (a prompt file's `model`); ignored for a steering message. */
+  readonly model?: string;
+  /** Tools this run is limited to (a prompt file's `allowed-tools`; narrows, never grants). */
+  readonly allowedTools?: readonly string[];
+  /** Who set `allowedTools`, for the refusal the model reads. */
+  readonly limitBy?: string;
 }
 
 export interface AgentSession extends EventStream {
@@ -81,6 +99,14 @@ export interface AgentSession extends EventStream {
   readonly messages: readonly AgentMessage[];
   readonly todos: readonly TodoItem[];
   readonly running: boolean;
+  /** The session's model (`setModel` changes it). */
+  readonly model: string;
+  /** `/model NAME`: later calls use this model (logged, so a resumed session keeps it). */
+  setModel(model: string): void;
+  /** `/compact`: summarise the history now (between runs); false when there was nothing to compact. */
+  compact(): Promise<boolean>;
+  /** The main agent's name when it is not Keel's default one (`plan`, a custom agent). */
+  readonly agentName?: string;
   /** Path of the session's JSONL log. */
   readonly logPath: string;
   /** The session's MCP servers, when any are configured (start/stop/state; shut down by dispose). */

@@ -1,17 +1,17 @@
-import type { SubagentRequest } from '../tools/protocol.ts';
-
 // A sub-agent's frozen prefix: tools, workspace and runtime only — no memory, no skill index, no
 // AGENTS.md beyond a pointer (seed 000 §7). It depends on nothing but the mode, the workspace root and
 // the platform, so every sub-agent of one mode in a workspace sends the same bytes and shares one
 // cache entry. The task itself is the first user message.
 
 /** Tools each mode is offered. Never Task (depth limit 1), Job, Skill, TodoWrite or MemorySearch. */
-export const SUBAGENT_TOOLS: Readonly<Record<SubagentRequest['mode'], readonly string[]>> = {
+export type BuiltinMode = 'explore' | 'general';
+
+export const SUBAGENT_TOOLS: Readonly<Record<BuiltinMode, readonly string[]>> = {
   explore: ['Glob', 'Grep', 'LS', 'Read'],
   general: ['Bash', 'Edit', 'Glob', 'Grep', 'LS', 'MultiEdit', 'Read', 'Write'],
 };
 
-export function subagentSystemPrompt(mode: SubagentRequest['mode'], workspaceRoot: string): string {
+export function subagentSystemPrompt(mode: BuiltinMode, workspaceRoot: string): string {
   const power =
     mode === 'explore'
       ? '- Read-only: search and read; you cannot change files or run commands.'

@@ -26,6 +26,8 @@ import {
   type ToolResult,
 } from '../tools/protocol.ts';
 import { createToolRegistry, type ToolRegistry } from '../tools/registry.ts';
+import { agentPromptSection, type AgentDefinition } from '../agents/discover.ts';
+import { gateRegistry, limitNames } from '../session/toolGate.ts';
 import { parseAnswer, SUBAGENT_TOOLS, subagentSystemPrompt } from './prompt.ts';
 
 // Task → a sub-agent: its own loop, transcript and session log (linked from the parent's log by a
@@ -56,6 +58,10 @@ export interface SubagentRunnerOptions {
   readonly hasSteering: () => boolean;
   /** The parent's tool wrapper (a long task's feature-list guard): a sub-agent gets no way around it. */
   readonly wrapTool?: (tool: AnyToolDefinition) => AnyToolDefinition;
+  /** Custom agents offered as Task modes (the session's snapshot). */
+  readonly agents?: readonly AgentDefinition[];
+  /** A client for a custom agent's own `model` (default: the parent's client). */
+  readonly clientFor?: (model: string) => ModelClient;
 }
 
 /** About 2,000 tokens of result text for the parent. */
@@ -111,7 +117,16 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
   const root = host.workspace.roots[0] ?? '';
   return {
     async run(request: SubagentRequest, parent: ToolContext): Promise<ToolResult> {
-      const mode = options.readOnly ? 'explore' : request.mode;
+      const custom = options.agents?.find((a) => a.name === request.mode && a.source !== 'builtin');
+      const builtin = request.mode === 'general' ? 'general' : 'explore';
+      const mode = custom ? custom.name : options.readOnly ? 'explore' : builtin;
+      // A custom agent works with general's tools, narrowed by its `tools` list (never widened), and
+      // read-only when the parent is: an agent file cannot give itself what the session does not have.
+      const readOnly = options.readOnly || (!custom && builtin === 'explore') || custom?.readOnly === true;
+      const limit = custom?.tools
+        ? { allowed: custom.tools, by: `the agent file ${custom.shown}` }
+        : undefined;
+      const model = custom?.model && options.clientFor ? options.clientFor(custom.model) : options.model;
       const agentId = `${options.parentId}-sub-${randomBytes(3).toString('hex')}`;
       const logPath = sessionLogPath(host.stateDir, agentId);
       const log = createSessionLog(host.storage, logPath, {
@@ -119,7 +134,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         version: 1,
         id: agentId,
         createdAt: now(),
-        model: options.modelName,
+        model: custom?.model ?? options.modelName,
         workspace: root,
         parent: options.parentId,
         parentToolUseId: parent.toolUseId,
@@ -143,32 +158,36 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
             host.approvals.ask({ ...req, title: `Sub-agent "${request.description}": ${req.title}` }, signal),
         },
       };
-      const allowed = new Set(SUBAGENT_TOOLS[mode]);
+      const named = limit ? limitNames(limit) : undefined;
+      const allowed = new Set(
+        SUBAGENT_TOOLS[custom ? 'general' : builtin].filter((n) => named?.has(n) ?? true),
+      );
       const tools = createToolset({
         host: childHost,
-        readOnly: mode === 'explore',
+        readOnly,
         todos: { current: () => [], onChange: () => {} },
       })
         .filter((t) => allowed.has(t.name))
         .map((t) => (options.wrapTool ? options.wrapTool(t) : t));
-      const registry = depthLimited(
-        createToolRegistry(tools, {
-          loopDetector: createLoopDetector(),
-          circuitBreaker: createCircuitBreaker({ now }),
-        }),
-      );
+      const plain = createToolRegistry(tools, {
+        loopDetector: createLoopDetector(),
+        circuitBreaker: createCircuitBreaker({ now }),
+      });
+      const registry = depthLimited(limit ? gateRegistry(plain, () => [limit]) : plain);
       const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
       const engine = createContextEngine({
         tools: [...registry.apiTools],
         contextWindow: options.contextWindow,
-        systemText: subagentSystemPrompt(mode, root),
+        systemText: custom
+          ? `${subagentSystemPrompt(readOnly ? 'explore' : 'general', root)}\n\n${agentPromptSection(custom)}`
+          : subagentSystemPrompt(readOnly ? 'explore' : 'general', root),
         workspaceRoot: root,
         stateDir: host.stateDir,
         sessionId: agentId,
         writeText: (p, text) => host.storage.writeText(p, text),
         newId: () => newId('ctx'),
         summarize: (prompt, signal) =>
-          askText(options.model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
+          askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
       });
 
       const childLedger = createReadLedger();
@@ -230,7 +249,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
       let outcome: RunOutcome;
       try {
         outcome = await runLoop({
-          model: options.model,
+          model,
           engine,
           registry,
           append,
@@ -293,7 +312,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
       } after ${turns} turn(s).`;
       const tail = [
         `Files it looked at: ${files.read.join(', ') || 'none'}`,
-        ...(mode === 'general' ? [`Files it changed: ${files.changed.join(', ') || 'none'}`] : []),
+        ...(!readOnly ? [`Files it changed: ${files.changed.join(', ') || 'none'}`] : []),
         `Its transcript: ${path.relative(root, logPath)}`,
       ].join('\n');
       const text = `${head}\n${cap(parts.join('\n\n'), SUBAGENT_RESULT_MAX_CHARS)}\n${tail}`;

@@ -16,7 +16,7 @@ import { createMultiEditTool } from './multiEdit.ts';
 import type { AnyToolDefinition } from './protocol.ts';
 import { createReadTool } from './read.ts';
 import { createSkillTool } from './skill.ts';
-import { createTaskTool } from './task.ts';
+import { createTaskTool, type TaskAgentKind } from './task.ts';
 import { createTodoWriteTool } from './todoWrite.ts';
 import { createWriteTool } from './write.ts';
 
@@ -33,6 +33,8 @@ export interface ToolsetOptions {
   readonly mcp?: { readonly manager: McpManager; readonly port: McpPort };
   /** Semantic memory (MEMORY.md files); absent: no Memory tool. */
   readonly memory?: MemoryToolOptions;
+  /** Custom agents offered as Task modes (snapshot taken at session start). */
+  readonly agentKinds?: readonly TaskAgentKind[];
 }
 
 /** Every built-in tool, one factory each. The registry sorts them (P1). */
@@ -50,7 +52,7 @@ export function createToolset(options: ToolsetOptions): AnyToolDefinition[] {
     createTodoWriteTool(options.todos),
     createMemorySearchTool(options.memory ? { userMemoryFile: options.memory.paths.user } : {}),
     ...(options.memory ? [createMemoryTool(options.memory)] : []),
-    createTaskTool(),
+    createTaskTool(options.agentKinds),
     ...(options.skills ? [createSkillTool(options.skills, { inContext: options.skillInContext })] : []),
     ...(options.mcp
       ? [createMcpSearchTool(options.mcp.manager), createMcpCallTool(options.mcp.manager, options.mcp.port)]

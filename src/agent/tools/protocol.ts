@@ -83,7 +83,8 @@ export interface ToolContext {
 export interface SubagentRequest {
   readonly description: string;
   readonly prompt: string;
-  readonly mode: 'explore' | 'general';
+  /** `explore`, `general`, or the name of a custom agent (agent files). */
+  readonly mode: string;
 }
 
 export interface SubagentPort {

@@ -5,17 +5,35 @@ import { fail, type ToolContext, type ToolDefinition, type ToolResult } from './
 // Task: hand a self-contained job to a sub-agent (seed 000 §7). The sub-agent's reads and searches
 // stay in its own context; only its structured answer comes back.
 
-const inputSchema = lazy(() =>
+/** A custom agent offered as a sub-agent kind: only its name and one line reach this tool (an index, P3). */
+export interface TaskAgentKind {
+  readonly name: string;
+  readonly description: string;
+}
+
+const inputSchemaFor = (kinds: readonly TaskAgentKind[]) =>
   z.object({
     description: z.string().min(1).max(80),
     prompt: z.string().min(1),
-    mode: z.enum(['explore', 'general']).default('explore'),
-  }),
-);
-export type TaskInput = z.infer<ReturnType<typeof inputSchema>>;
+    mode: z.enum(['explore', 'general', ...kinds.map((k) => k.name)]).default('explore'),
+  });
+const defaultSchema = lazy(() => inputSchemaFor([]));
+export interface TaskInput {
+  readonly description: string;
+  readonly prompt: string;
+  /** `explore`, `general`, or a custom agent's name. */
+  readonly mode: string;
+}
 
 const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns, keeping your context small. Several calls in one reply run in parallel. Mode "general" may also edit and run commands. Not for one known file (Read) or one search (Grep).
 Example: {"description":"Find auth checks","prompt":"Where are tokens validated?"}`;
+
+/** The description with the custom agents' one-liners (their prompts stay in their own prefix). */
+function describe(kinds: readonly TaskAgentKind[]): string {
+  if (kinds.length === 0) return DESCRIPTION;
+  const lines = kinds.map((k) => `- "${k.name}": ${k.description.replace(/\s+/g, ' ').slice(0, 200)}`);
+  return `${DESCRIPTION}\nCustom agents (the repository's or the user's agent files), as modes:\n${lines.join('\n')}`;
+}
 
 async function execute(input: TaskInput, ctx: ToolContext): Promise<ToolResult> {
   if (!ctx.subagents) {
@@ -29,12 +47,17 @@ async function execute(input: TaskInput, ctx: ToolContext): Promise<ToolResult> 
   return ctx.subagents.run({ description: input.description, prompt: input.prompt, mode: input.mode }, ctx);
 }
 
-export function createTaskTool(): ToolDefinition<TaskInput, unknown> {
+/**
+ * `kinds`: the session's custom agents, snapshotted at session start like the skill index (P1). With
+ * none, the tool is byte-identical to a session without agent files.
+ */
+export function createTaskTool(kinds: readonly TaskAgentKind[] = []): ToolDefinition<TaskInput, unknown> {
+  const schema = kinds.length === 0 ? defaultSchema : lazy(() => inputSchemaFor(kinds));
   return {
     name: 'Task',
-    description: DESCRIPTION,
+    description: describe(kinds),
     get inputSchema() {
-      return inputSchema();
+      return schema() as unknown as z.ZodType<TaskInput>;
     },
     readOnly: true,
     concurrent: true,

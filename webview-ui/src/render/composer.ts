@@ -1,8 +1,15 @@
 import { button, h, setDisabled } from '../dom.ts';
-import { insertMention, type MentionQuery, mentionAt, mentionsInText } from '../mentions.ts';
+import {
+  insertMention,
+  insertSlash,
+  type MentionQuery,
+  mentionAt,
+  mentionsInText,
+  slashAt,
+} from '../mentions.ts';
 
 // The message input: Enter sends, Shift+Enter is a newline, '@' opens a keyboard-navigable file
-// list (the host answers `requestFileCompletions`). While the agent runs, a sent message steers it.
+// list and '/' as the first word a list of slash commands (the host answers `requestFileCompletions`). While the agent runs, a sent message steers it.
 
 export interface ComposerOptions {
   submit(text: string, mentions: string[]): void;
@@ -10,6 +17,8 @@ export interface ComposerOptions {
   requestCompletions(query: string): void;
   /** Draft changed (persisted so a re-shown panel keeps it). */
   changed(draft: { text: string; mentions: string[] }): void;
+  /** The mode picker changed: the main agent of the next chat (null = Keel's own). */
+  setMode(mode: string | null): void;
 }
 
 export interface Composer {
@@ -17,6 +26,8 @@ export interface Composer {
   setRunning(running: boolean): void;
   showCompletions(query: string, items: readonly string[]): void;
   setInput(text: string, mentions: readonly string[]): void;
+  /** The mode picker's choices (plan, custom agents) and the current one. */
+  setModes(modes: readonly { name: string; description: string }[], current: string | null): void;
   /** What is typed in the input now. */
   text(): string;
   focus(): void;
@@ -33,7 +44,7 @@ export function createComposer(options: ComposerOptions): Composer {
     'aria-label': 'Message Keel',
     'aria-autocomplete': 'list',
     'aria-controls': listId,
-    placeholder: 'Ask Keel — @ to mention a file, Enter to send, Shift+Enter for a new line',
+    placeholder: 'Ask Keel — @ to mention a file, / for commands, Enter to send, Shift+Enter for a new line',
   });
   const listbox = h('ul', {
     id: listId,
@@ -48,12 +59,27 @@ export function createComposer(options: ComposerOptions): Composer {
     secondary: true,
     className: 'stop',
   });
+  // Which agent the next chat runs as: Keel's own, plan mode (read-only, ends with a plan), or an agent file.
+  const modePicker = h('select', {
+    class: 'mode-picker',
+    'aria-label': 'Mode',
+    title: 'Mode (starts a new chat)',
+  });
+  modePicker.addEventListener('change', () => options.setMode(modePicker.value || null));
   const element = h(
     'div',
     { class: 'composer' },
     listbox,
     textarea,
-    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }), stop, send),
+    h(
+      'div',
+      { class: 'composer-actions' },
+      h('span', { class: 'hint', id: 'composer-hint' }),
+      stop,
+      send,
+      // Last in the tab order (Tab from the input reaches Stop, then Send); shown first (CSS order).
+      modePicker,
+    ),
   );
   textarea.setAttribute('aria-describedby', 'composer-hint');
 
@@ -113,10 +139,13 @@ export function createComposer(options: ComposerOptions): Composer {
   function choose(i: number): void {
     const path = items[i];
     if (!mention || path === undefined) return;
-    const next = insertMention(textarea.value, mention, textarea.selectionStart, path);
+    const slash = mention.query.startsWith('/');
+    const next = slash
+      ? insertSlash(textarea.value, textarea.selectionStart, path)
+      : insertMention(textarea.value, mention, textarea.selectionStart, path);
     textarea.value = next.text;
     textarea.setSelectionRange(next.caret, next.caret);
-    if (!chosen.includes(path)) chosen.push(path);
+    if (!slash && !chosen.includes(path)) chosen.push(path);
     closeList();
     changed();
   }
@@ -139,7 +168,8 @@ export function createComposer(options: ComposerOptions): Composer {
   }
 
   textarea.addEventListener('input', () => {
-    mention = mentionAt(textarea.value, textarea.selectionStart);
+    mention =
+      slashAt(textarea.value, textarea.selectionStart) ?? mentionAt(textarea.value, textarea.selectionStart);
     if (mention) {
       const query = mention.query;
       clearTimeout(timer);
@@ -183,7 +213,9 @@ export function createComposer(options: ComposerOptions): Composer {
     },
     showCompletions(query, paths) {
       // Ignore stale answers: only the query still being typed counts.
-      const current = mentionAt(textarea.value, textarea.selectionStart);
+      const current =
+        slashAt(textarea.value, textarea.selectionStart) ??
+        mentionAt(textarea.value, textarea.selectionStart);
       if (!current || current.query !== query) return;
       mention = current;
       items = paths.slice(0, MAX_OPTIONS);
@@ -196,6 +228,17 @@ export function createComposer(options: ComposerOptions): Composer {
       textarea.setSelectionRange(text.length, text.length);
       changed();
       textarea.focus();
+    },
+    setModes(modes, current) {
+      const option = (value: string, label: string, title: string) => {
+        const o = h('option', { value, title }, label);
+        o.selected = value === (current ?? '');
+        return o;
+      };
+      modePicker.replaceChildren(
+        option('', 'Agent', "Keel's own agent"),
+        ...modes.map((m) => option(m.name, m.name === 'plan' ? 'Plan' : m.name, m.description)),
+      );
     },
     text: () => textarea.value,
     focus() {

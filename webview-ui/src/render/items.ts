@@ -2,7 +2,7 @@ import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
 import { button, h, icon } from '../dom.ts';
 import type { FileRef } from '../fileLinks.ts';
 import { renderMarkdown } from '../markdown.ts';
-import type { AssistantItem, ErrorItem, Item, MemoryItem, NoticeItem, UserItem } from '../model.ts';
+import type { AssistantItem, ErrorItem, Item, MemoryItem, NoticeItem, PlanItem, UserItem } from '../model.ts';
 import { renderToolCard } from './toolCard.ts';
 
 export interface RenderContext {
@@ -205,6 +205,42 @@ function renderMemory(item: MemoryItem, ctx: RenderContext): HTMLElement {
   );
 }
 
+/** Plan mode's plan, editable; Start hands the edited text to the default agent (its steps become the todos). */
+function renderPlan(item: PlanItem, ctx: RenderContext): HTMLElement {
+  const text = h('textarea', {
+    class: 'plan-text',
+    rows: Math.min(16, item.text.split('\n').length + 1),
+    'aria-label': 'Plan',
+  });
+  text.value = item.text;
+  const start = button('Start', () => ctx.post({ type: 'startPlan', text: text.value }), {
+    icon: 'play',
+    className: 'plan-start',
+  });
+  return h(
+    'div',
+    { class: 'plan-card', 'data-id': item.id, role: 'group', 'aria-label': 'Plan' },
+    h(
+      'div',
+      { class: 'plan-title' },
+      icon('checklist'),
+      `Plan (${item.steps.length} steps)`,
+      item.file ? h('span', { class: 'plan-file' }, item.file) : '',
+    ),
+    text,
+    h(
+      'div',
+      { class: 'plan-actions' },
+      h(
+        'span',
+        { class: 'hint' },
+        'Edit the plan if you like; Start carries it out with the steps as the todo list.',
+      ),
+      start,
+    ),
+  );
+}
+
 export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
   switch (item.kind) {
     case 'user':
@@ -219,5 +255,7 @@ export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
       return renderError(item, item.id);
     case 'memory':
       return renderMemory(item, ctx);
+    case 'plan':
+      return renderPlan(item, ctx);
   }
 }
