@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
-import type { AgentEvent, AgentEventBody, Listener } from '../events.ts';
+import type { AgentEventBody } from '../events.ts';
 import { backgroundWait, jobReminders } from '../jobs/backgroundWait.ts';
 import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
@@ -24,6 +24,7 @@ import { createToolRegistry } from '../tools/registry.ts';
 import { loadProjectRules, withScopedRules } from '../projectRules/index.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
 import { withPrefixLog } from './prefixLog.ts';
+import { createSessionEvents } from './sessionEvents.ts';
 import {
   agentTools,
   compactNow,
@@ -69,18 +70,12 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     );
   }
   const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
-  const listeners = new Set<Listener>();
   const opened = openSessionLog(base, options, now());
   const { id, log, events, loggedPrefixHash } = opened;
   const transcript = opened.transcript;
   // A plan being carried out starts with its steps as the todo list (shown with the first prompt).
   let seedTodos = opened.todos.length === 0 && (options.initialTodos?.length ?? 0) > 0;
   let todos = seedTodos ? options.initialTodos! : opened.todos;
-  let seq = opened.seq;
-  // Notices raised while the session is being built (small window, skill problems) reach every
-  // subscriber, however late it subscribes: no host can subscribe before the factory returns.
-  const startupNotices: AgentEvent[] = [];
-  let constructing = true;
 
   // Per-prompt checkpoints see every write the tools make and every command's effect on the files.
   const promptsSoFar = events.filter((e) => e.type === 'agent_start').length;
@@ -89,20 +84,15 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     ? { ...base, workspace: recorder.wrapWorkspace(base.workspace), shell: recorder.wrapShell(base.shell) }
     : base;
 
-  const emit = (body: AgentEventBody): AgentEvent => {
-    const event = { ...body, sessionId: id, seq: ++seq, ts: now() } as AgentEvent;
-    log.append(event); // written and flushed before anyone sees it
-    if (event.type !== 'message_delta' && event.type !== 'tool_update') events.push(event);
-    if (constructing && event.type === 'notice') startupNotices.push(event);
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        host.log?.('error', `event listener failed: ${String(error)}`);
-      }
-    }
-    return event;
-  };
+  const bus = createSessionEvents({
+    sessionId: id,
+    firstSeq: opened.seq,
+    now,
+    append: (event) => log.append(event), // written and flushed before anyone sees it
+    kept: events,
+    ...(host.log ? { log: host.log } : {}),
+  });
+  const emit = bus.emit;
   const append = (message: AgentMessage) => {
     transcript.push(message);
     emit({ type: 'message_appended', message });
@@ -248,7 +238,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const prefixLogged = withPrefixLog(engine, loggedPrefixHash, (prefix) => {
     const record: PrefixRecord = {
       type: 'prefix',
-      seq: ++seq,
+      seq: bus.nextSeq(),
       sessionId: id,
       ts: now(),
       hash: prefix.prefixHash,
@@ -398,11 +388,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     compact: async () => !current && (await compactNow(loggedEngine, transcript, now(), append)),
     logPath: log.path,
     ...(mcp ? { mcp: mcp.manager } : {}),
-    subscribe(listener) {
-      listeners.add(listener);
-      for (const notice of startupNotices) listener(notice);
-      return { dispose: () => listeners.delete(listener) };
-    },
+    subscribe: (listener) => bus.subscribe(listener),
     prompt(text, opts) {
       if (opts?.idempotencyKey) {
         const seen = byKey.get(opts.idempotencyKey);
@@ -454,11 +440,11 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     dispose() {
       controller?.abort('disposed');
       void jobs.stopAll();
-      listeners.clear();
+      bus.clear();
       void mcp?.manager.shutdown();
       recorder?.dispose();
     },
   };
-  constructing = false;
+  bus.built();
   return session;
 }
