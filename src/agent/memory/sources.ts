@@ -98,7 +98,13 @@ export function searchableText(message: AgentMessage): string | undefined {
     case 'assistant':
       return message.content
         .map((b) =>
-          b.type === 'text' ? b.text : b.type === 'tool_use' ? `${b.name} ${JSON.stringify(b.input)}` : '',
+          b.type === 'text'
+            ? b.text
+            : // A MemorySearch call holds exactly the words of every later search for the same thing:
+              // indexed, the asking call itself would be the best hit. Its result is indexed.
+              b.type === 'tool_use' && b.name !== 'MemorySearch'
+              ? `${b.name} ${JSON.stringify(b.input)}`
+              : '',
         )
         .filter((t) => t.length > 0)
         .join('\n');
