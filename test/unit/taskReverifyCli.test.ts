@@ -141,6 +141,18 @@ describe('keel task re-verifies', () => {
     );
     assert.match(progress, /Re-verified at start: 2 re-verified; failing again: F1/);
     assert.equal(git(ws, 'status', '--porcelain').trim(), '', 'everything is committed');
+    const status = await runKeel(['task', 'status', '--workspace', ws, '--json'], cliEnv(emu.url));
+    const features = (
+      JSON.parse(status.stdout) as { features: { id: string; passes: boolean; passedBy?: string }[] }
+    ).features;
+    assert.deepEqual(
+      features.map((f) => [f.id, f.passes, f.passedBy !== undefined]),
+      [
+        ['F1', false, false],
+        ['F2', true, true],
+        ['F3', false, false],
+      ],
+    );
 
     // The human-readable run says it too.
     emu.setScenario({ replies: [say('Still on F1.')] });
@@ -216,5 +228,17 @@ describe('keel task re-verifies', () => {
     assert.ok(fs.existsSync(path.join(ws, 'inside-proof')), 'the changed verify script ran at the start');
     assert.ok(!fs.existsSync(path.join(outside, 'pwned')), 'but could not write outside the workspace');
     assert.ok(!fs.existsSync(path.join(outside, 'planted')), 'the planted verify command never ran');
+    const audit = fs
+      .readFileSync(path.join(ws, '.keel/audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; tool?: string; command?: string; sandboxed?: boolean });
+    assert.ok(
+      audit.some(
+        (e) =>
+          e.type === 'command' && e.tool === 'keel task' && e.command === 'sh check.sh one' && e.sandboxed,
+      ),
+      'the re-verification is in the audit log, sandboxed',
+    );
   });
 });

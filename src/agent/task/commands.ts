@@ -1,4 +1,6 @@
 import * as os from 'node:os';
+import * as path from 'node:path';
+import { createAuditLog } from '../safety/audit.ts';
 import type { AgentSession, RunOutcome } from '../session/types.ts';
 import { scrubEnvironment } from '../tools/bash.ts';
 import { INIT_SCRIPT } from './featureList.ts';
@@ -28,7 +30,12 @@ export async function runHarnessCommand(
   timeoutMs: number,
 ): Promise<CommandRun> {
   const { workspace, host, signal } = deps;
-  const notRun = (why: string): CommandRun => ({ ran: false, exitCode: null, timedOut: false, summary: why });
+  // Audited like a Bash call (design §5: every approval and every command), tagged as the harness's.
+  const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), () => host.clock.now());
+  const notRun = (why: string): CommandRun => {
+    audit.write({ type: 'policy_block', tool: 'keel task', command, reason: why });
+    return { ran: false, exitCode: null, timedOut: false, summary: why };
+  };
   const sandbox = host.shell.sandbox?.info;
   const sandboxed = sandbox?.tier === 'bwrap';
   if (sandbox?.tier === 'none' && sandbox.failIfUnavailable)
@@ -48,6 +55,7 @@ export async function runHarnessCommand(
       },
       signal,
     );
+    audit.write({ type: 'approval_decision', tool: 'keel task', command, decision });
     if (decision === 'deny') return notRun('Not run: the user denied it.');
   }
   const result = await host.shell.run({
@@ -57,6 +65,16 @@ export async function runHarnessCommand(
     timeoutMs,
     sandbox: verdict.decision === 'ask' && verdict.approvalKind === 'network' ? 'network' : 'on',
     ...(signal ? { signal } : {}),
+  });
+  audit.write({
+    type: 'command',
+    tool: 'keel task',
+    command,
+    exit_code: result.exitCode,
+    duration_ms: result.durationMs,
+    timed_out: result.timedOut,
+    aborted: result.aborted,
+    sandboxed: result.sandboxed === true,
   });
   const output = clip(`${result.stdout}${result.stderr ? `\n${result.stderr}` : ''}`, 1500);
   const status = result.timedOut ? 'timed out' : `exit code ${result.exitCode}`;
