@@ -13,7 +13,7 @@ export const featureDoneInputSchema = z.object({
 export type FeatureDoneInput = z.infer<typeof featureDoneInputSchema>;
 
 const DESCRIPTION = `Mark a long-task feature as passing. Runs the feature's "verify" command from keel-task/feature_list.json; only if it exits 0 is "passes" set to true. On failure you get the command's output: fix the code and call again.
-Call it once the feature works end to end; never edit feature_list.json yourself (refused).
+Call it once the feature works end to end, for the feature this session was given only (others are refused); never edit feature_list.json yourself (refused).
 Example: {"id":"F2"}`;
 
 export interface FeatureDoneOptions {
