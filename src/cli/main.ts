@@ -133,7 +133,8 @@ function makeHost(
   const host = createNodeHost({
     workspace,
     approvals,
-    ripgrepPath: rgPath,
+    // KEEL_RIPGREP_PATH: another ripgrep (a system one), or '' for none (Grep's plain scan answers).
+    ripgrepPath: process.env.KEEL_RIPGREP_PATH ?? rgPath,
     sandbox: sandboxSettings(sandbox, process.env, allowDomains),
   });
   return mcp ? { ...host, mcp } : host;

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { Host } from '../agent/host.ts';
 import type { AgentSession, AgentSessionOptions } from '../agent/session/types.ts';
 import { initTask, runTask, type SessionReport, type TaskDeps, taskStatus } from '../agent/task/harness.ts';
+import { parseReverifyPolicy } from '../agent/task/reverify.ts';
 import type { TaskArgs } from './args.ts';
 import { progressLine } from './render.ts';
 import { onSignals, STOP_SIGNALS, signalExitCode } from './signals.ts';
@@ -17,8 +18,9 @@ export interface TaskCliDeps {
 
 function sessionLine(r: SessionReport): string {
   const passed = r.passed.length > 0 ? ` passed: ${r.passed.join(', ')}` : '';
+  const regressed = r.regressed.length > 0 ? ` — failing again at its start: ${r.regressed.join(', ')}` : '';
   const reverted = r.reverted ? ' — feature list REVERTED (changed outside FeatureDone)' : '';
-  return `keel task: session ${r.session} on ${r.feature ?? '(none)'}: ${r.outcome}${passed}${reverted}${r.commit ? ` [${r.commit}]` : ''}`;
+  return `keel task: session ${r.session} on ${r.feature ?? '(none)'}: ${r.outcome}${regressed}${passed}${reverted}${r.commit ? ` [${r.commit}]` : ''}`;
 }
 
 export async function runTaskCommand(args: TaskArgs, deps: TaskCliDeps): Promise<number> {
@@ -62,6 +64,8 @@ async function runTaskAction(args: TaskArgs, deps: TaskCliDeps, signal: AbortSig
     host: deps.host,
     newSession: (extra) => deps.createSession(extra),
     signal,
+    // The user's environment, never the workspace's files: the sample decides what is re-checked.
+    reverify: parseReverifyPolicy(process.env.KEEL_TASK_REVERIFY),
     onSessionStart: (session, feature) => {
       process.stderr.write(
         `keel: session ${session.id}${feature ? ` on ${feature.id}` : ''} (log: ${path.relative(process.cwd(), session.logPath) || session.logPath})\n`,

@@ -361,6 +361,18 @@ describe('Glob', () => {
 // ---------- Grep ----------
 
 describe('Grep', () => {
+  // Grep lists newest files first; one mtime for all leaves name order (grepFallback.test.ts: by mtime).
+  const pinned = (f: Fixture): Fixture => {
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const abs = path.join(dir, e.name);
+        if (e.isDirectory()) walk(abs);
+        else if (e.isFile()) fs.utimesSync(abs, 1_700_000_000, 1_700_000_000);
+      }
+    };
+    walk(f.root);
+    return f;
+  };
   const tree = {
     '.gitignore': 'ignored/\n',
     'src/b.ts': 'import x from "y";\nfunction load() {}\nconst a = load();\n',
@@ -371,7 +383,7 @@ describe('Grep', () => {
   };
 
   test('files_with_matches is the default: sorted paths, gitignored files skipped, dotfiles searched', async () => {
-    const f = fixture(tree);
+    const f = pinned(fixture(tree));
     const r = await call(grep, { pattern: 'load' }, f.ctx());
     assert.equal(r.status, 'success');
     assert.deepEqual(r.data.files, ['.config/settings.json', 'src/a.ts', 'src/b.ts', 'src/c.md']);
@@ -379,7 +391,7 @@ describe('Grep', () => {
   });
 
   test('content mode gives line numbers, context and separators, in a stable order', async () => {
-    const f = fixture(tree);
+    const f = pinned(fixture(tree));
     const input = { pattern: 'load\\(', output_mode: 'content', context: 1, glob: '*.ts' };
     const r = await call(grep, input, f.ctx());
     assert.equal(
@@ -406,7 +418,7 @@ describe('Grep', () => {
   });
 
   test('case-insensitive, count mode and head_limit', async () => {
-    const f = fixture(tree);
+    const f = pinned(fixture(tree));
     const r = await call(grep, { pattern: 'LOAD', case_insensitive: true, output_mode: 'count' }, f.ctx());
     assert.deepEqual(r.data.counts, [
       { path: '.config/settings.json', count: 1 },
@@ -422,13 +434,13 @@ describe('Grep', () => {
   });
 
   test('searching one file works, even a gitignored one named explicitly', async () => {
-    const f = fixture(tree);
+    const f = pinned(fixture(tree));
     const r = await call(grep, { pattern: 'load', path: 'ignored/z.ts', output_mode: 'content' }, f.ctx());
     assert.equal(r.text, 'ignored/z.ts\n1:function load() {}\n\n[1 matching line in 1 file.]');
   });
 
   test('nothing found is success with an empty list and a text that says so', async () => {
-    const f = fixture(tree);
+    const f = pinned(fixture(tree));
     const r = await call(grep, { pattern: 'zebra', output_mode: 'content' }, f.ctx());
     assert.equal(r.status, 'success');
     assert.deepEqual(r.data.files, []);
@@ -437,7 +449,7 @@ describe('Grep', () => {
   });
 
   test('bad regexes are INVALID_PARAM; look-around falls back to PCRE2', async () => {
-    const f = fixture(tree);
+    const f = pinned(fixture(tree));
     const bad = await call(grep, { pattern: 'load(' }, f.ctx());
     assert.equal(bad.error?.code, 'INVALID_PARAM');
     assert.match(bad.error?.message ?? '', /regex parse error/);
@@ -446,12 +458,13 @@ describe('Grep', () => {
     assert.deepEqual(look.data.files, ['src/b.ts']);
   });
 
-  test('missing ripgrep is UNAVAILABLE with a pointer to Glob + Read; a bad path is an error', async () => {
-    const f = fixture(tree);
+  test('without a ripgrep that starts, a plain scan answers (and says so); a bad path is an error', async () => {
+    const f = pinned(fixture(tree));
     for (const rg of [null, path.join(f.root, 'no-such-rg')]) {
       const r = await call(grep, { pattern: 'load' }, f.ctx({ rg }));
-      assert.equal(r.error?.code, 'UNAVAILABLE');
-      assert.match(r.error?.suggestion ?? '', /Glob.*Read/);
+      assert.equal(r.status, 'success');
+      assert.deepEqual(r.data.files, ['.config/settings.json', 'src/a.ts', 'src/b.ts', 'src/c.md']);
+      assert.match(r.text, /a plain scan with a JavaScript regex answered/);
     }
     assert.equal((await call(grep, { pattern: 'x', path: 'nope' }, f.ctx())).error?.code, 'NOT_FOUND');
   });

@@ -20,7 +20,8 @@ import {
 // append-only, so each update reads only the bytes added since the last one. Hits store where their
 // message is (file, offset, length), not its text: the index stays small and a hit can be shown in full.
 
-const INDEX_VERSION = 2;
+// 3: tabs and other control characters split words (see TOKEN_SEPARATORS); MemorySearch calls not indexed.
+const INDEX_VERSION = 3;
 /**
  * Rewriting a large index costs far more than indexing a few new lines, so an ordinary save waits until
  * this much new text is unsaved; the next process re-reads the unsaved tail of the logs (cheap).
@@ -63,8 +64,17 @@ const STOP_WORDS = new Set(
   ),
 );
 
+/**
+ * Where words split: spaces, punctuation, and control characters too. MiniSearch's default leaves out
+ * the tab, and Read shows every line as `   3\tfirst word …`: a fact at the start of a line was indexed
+ * as "3\tfirst" and never found by its own first word — while the session's own MemorySearch call,
+ * holding every query word, was (issue 23: "finds only its own current call").
+ */
+const TOKEN_SEPARATORS = /[\p{Z}\p{P}\p{Cc}]+/u;
+
 const OPTIONS = {
   fields: ['text'],
+  tokenize: (text: string) => text.split(TOKEN_SEPARATORS),
   processTerm: (term: string) => {
     const t = term.toLowerCase();
     return t.length < 2 || STOP_WORDS.has(t) ? null : t;

@@ -3,10 +3,11 @@ import { workspaceMemoryTrusted } from '../trust/memoryTrust.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentMessage } from '../messages.ts';
+import { DAY_LOG_NAME, ownDayLog } from './dailyLog.ts';
 import { parseEntries } from './document.ts';
 
 // What episodic memory searches: every session log of the workspace (`.keel/sessions/*.jsonl`), the
-// compaction archives (`.keel/archive/*.jsonl`) and the MEMORY.md files. Only Keel's own regular files:
+// compaction archives (`.keel/archive/*.jsonl`), the MEMORY.md files and the day logs next to them. Only Keel's own regular files:
 // a log that is a link (or sits under one) could point anywhere, and a FIFO would block.
 
 export type SourceKind = 'log' | 'archive' | 'memory';
@@ -88,7 +89,24 @@ export function listSources(
     }
     out.push({ kind: 'memory', ...m, session: '' });
   }
+  // The day logs next to MEMORY.md (dailyLog.ts), in a version Keel wrote only.
+  const memoryDir = path.join(stateDir, 'memory');
+  for (const name of safeList(memoryDir)
+    .filter((n) => DAY_LOG_NAME.test(n))
+    .sort()) {
+    const abs = path.join(memoryDir, name);
+    if (isOwnFile(abs) && ownDayLog(stateDir, abs) !== undefined)
+      out.push({ kind: 'memory', key: `.keel/memory/${name}`, abs, session: '' });
+  }
   return out;
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 export function searchableText(message: AgentMessage): string | undefined {
@@ -98,7 +116,13 @@ export function searchableText(message: AgentMessage): string | undefined {
     case 'assistant':
       return message.content
         .map((b) =>
-          b.type === 'text' ? b.text : b.type === 'tool_use' ? `${b.name} ${JSON.stringify(b.input)}` : '',
+          b.type === 'text'
+            ? b.text
+            : // A MemorySearch call holds exactly the words of every later search for the same thing:
+              // indexed, the asking call itself would be the best hit. Its result is indexed.
+              b.type === 'tool_use' && b.name !== 'MemorySearch'
+              ? `${b.name} ${JSON.stringify(b.input)}`
+              : '',
         )
         .filter((t) => t.length > 0)
         .join('\n');

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { ledgerForStateDir, sha256 } from '../trust/ledger.ts';
 import { keelHome } from '../trust/paths.ts';
 import { workspaceMemoryTrusted } from '../trust/memoryTrust.ts';
+import { appendDayLog } from './dailyLog.ts';
 
 // Semantic memory (seed 000 §5): MEMORY.md files of short dated bullets under headings, one per
 // workspace (`.keel/memory/MEMORY.md`) and one per user (`~/.keel/MEMORY.md`). Every change first
@@ -184,7 +185,7 @@ export function writeMemory(
     if (scope === 'workspace') ledger.recordFile(rel(paths, file), next);
     fs.renameSync(tmp, file);
   }
-  return {
+  const change: MemoryChange = {
     id,
     scope,
     file,
@@ -195,6 +196,8 @@ export function writeMemory(
     ts: meta.now,
     ...(meta.undoes ? { undoes: meta.undoes } : {}),
   };
+  appendDayLog(paths, change);
+  return change;
 }
 
 function backupContent(paths: MemoryPaths, line: JournalLine): string | null {

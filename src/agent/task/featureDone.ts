@@ -13,12 +13,14 @@ export const featureDoneInputSchema = z.object({
 export type FeatureDoneInput = z.infer<typeof featureDoneInputSchema>;
 
 const DESCRIPTION = `Mark a long-task feature as passing. Runs the feature's "verify" command from keel-task/feature_list.json; only if it exits 0 is "passes" set to true. On failure you get the command's output: fix the code and call again.
-Call it once the feature works end to end; never edit feature_list.json yourself (refused).
+Call it once the feature works end to end, for the feature this session was given only (others are refused); never edit feature_list.json yourself (refused).
 Example: {"id":"F2"}`;
 
 export interface FeatureDoneOptions {
   /** The list as the harness holds it (committed list + this session's flips). */
   readonly current: () => FeatureList;
+  /** The one feature this session was given: FeatureDone refuses any other (one feature per session). */
+  readonly assigned: string | undefined;
   /** Records a flip; the harness writes the file. */
   readonly flip: (id: string) => void;
 }
@@ -40,6 +42,17 @@ export function createFeatureDoneTool(
           'NOT_FOUND',
           `No feature with id ${JSON.stringify(input.id)}.`,
           `Use one of: ${list.features.map((f) => f.id).join(', ')}.`,
+        );
+      }
+      // Seed 003's "one feature per session", by code: a session that wanders off to flip others
+      // (or all of them) gets a refusal naming the feature it was given.
+      if (feature.id !== options.assigned) {
+        return fail(
+          'BLOCKED_BY_POLICY',
+          `This session was given ${options.assigned ?? 'no feature'}; FeatureDone accepts only that one, not ${feature.id}.`,
+          options.assigned
+            ? `Finish ${options.assigned} and call FeatureDone {"id":"${options.assigned}"}. Leave ${feature.id} to a later session (say so in your final message).`
+            : 'Every feature passes; there is nothing to mark.',
         );
       }
       if (feature.passes) return ok({ id: feature.id, passes: true }, `${feature.id} already passes.`);

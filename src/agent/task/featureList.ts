@@ -17,6 +17,8 @@ export const featureSchema = z.strictObject({
   description: z.string().min(1),
   steps: z.array(z.string().min(1)),
   verify: z.string().min(1, 'verify: a shell command that exits 0 when the feature works'),
+  // Lower runs first (1 = most important), like P1/P2; features without one follow, in list order.
+  priority: z.number().int().min(0).max(1_000_000).optional(),
   passes: z.boolean(),
 });
 export type Feature = z.infer<typeof featureSchema>;
@@ -60,6 +62,7 @@ export function serializeFeatureList(list: FeatureList): string {
     description: f.description,
     steps: f.steps,
     verify: f.verify,
+    ...(f.priority !== undefined ? { priority: f.priority } : {}),
     passes: f.passes,
   }));
   return `${JSON.stringify({ features }, null, 2)}\n`;
@@ -69,8 +72,22 @@ export function withFlips(list: FeatureList, passed: ReadonlySet<string>): Featu
   return { features: list.features.map((f) => (passed.has(f.id) ? { ...f, passes: true } : f)) };
 }
 
+/** The features in work order: by priority (lower first; none = last), then as listed. */
+export function inWorkOrder(list: FeatureList): Feature[] {
+  const rank = (f: Feature) => f.priority ?? Number.POSITIVE_INFINITY;
+  return list.features
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+    .map(({ f }) => f);
+}
+
 export function nextFailing(list: FeatureList): Feature | undefined {
-  return list.features.find((f) => !f.passes);
+  return inWorkOrder(list).find((f) => !f.passes);
+}
+
+/** The list with these features back to failing (a re-verification found them broken). */
+export function withRegressions(list: FeatureList, failed: ReadonlySet<string>): FeatureList {
+  return { features: list.features.map((f) => (failed.has(f.id) ? { ...f, passes: false } : f)) };
 }
 
 export function countPassing(list: FeatureList): number {

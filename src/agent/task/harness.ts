@@ -1,10 +1,9 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Host } from '../host.ts';
 import type { AgentSession, RunOutcome } from '../session/types.ts';
-import { scrubEnvironment } from '../tools/bash.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
+import { promptUnlessStopped, runInitScript } from './commands.ts';
 import { createFeatureDoneTool } from './featureDone.ts';
 import {
   countPassing,
@@ -18,10 +17,18 @@ import {
   SESSIONS_LOG,
   serializeFeatureList,
   withFlips,
+  withRegressions,
 } from './featureList.ts';
 import { commitAll, ensureRepository, logOneline, statusShort } from './git.ts';
 import { protectFeatureList } from './guard.ts';
 import { initializerPrompt, orientationPrompt } from './prompts.ts';
+import {
+  type ReverifyPolicy,
+  type ReverifyResult,
+  reverifyLine,
+  reverifyPassing,
+  reverifyProgress,
+} from './reverify.ts';
 import {
   appendLine,
   appendProgress,
@@ -58,6 +65,10 @@ export interface TaskDeps {
   /** Called once a session exists (so a host can subscribe to its events). */
   readonly onSessionStart?: (session: AgentSession, feature: Feature | undefined) => void;
   readonly initTimeoutMs?: number;
+  /** Per verify command when passing features are re-verified at a session start. */
+  readonly verifyTimeoutMs?: number;
+  /** Which passing features each session start re-verifies (default 'all'; see reverify.ts). */
+  readonly reverify?: ReverifyPolicy;
   /** Stops the task: the session at work is aborted and no further session starts. */
   readonly signal?: AbortSignal;
 }
@@ -73,6 +84,8 @@ export interface SessionReport {
   readonly outcome: SessionOutcome;
   readonly status: RunOutcome['status'] | 'crashed';
   readonly passed: string[];
+  /** Features that passed but failed their re-verification at this session's start. */
+  readonly regressed: string[];
   readonly reverted: boolean;
   readonly commit: string | undefined;
   readonly finalText: string;
@@ -142,41 +155,6 @@ export async function initTask(deps: TaskDeps, spec: string): Promise<InitReport
   };
 }
 
-// ---------- init.sh ----------
-
-async function runInitScript(deps: TaskDeps, signal?: AbortSignal): Promise<string> {
-  const { workspace, host } = deps;
-  if (read(workspace, INIT_SCRIPT) === undefined) return `${INIT_SCRIPT} does not exist.`;
-  const command = `sh ${INIT_SCRIPT}`;
-  // The same policy as the Bash tool: a workspace script runs only as a command Keel would run.
-  // Loaded here, as the Bash tool does, so `keel run` loads the command rules on the first command only.
-  const { classifyCommand } = await import('../safety/commandPolicy.ts');
-  const verdict = classifyCommand(command, { workspaceRoot: workspace, home: os.homedir() });
-  if (verdict.decision === 'block' || verdict.decision === 'refuse') return `Not run (${verdict.reason}).`;
-  if (verdict.decision === 'ask') {
-    const decision = await host.approvals.ask(
-      {
-        kind: 'command',
-        title: `Run ${INIT_SCRIPT} (long task setup)`,
-        detail: `${command}\n\nNeeds approval because: ${verdict.reason}`,
-        risk: verdict.risk,
-      },
-      signal,
-    );
-    if (decision === 'deny') return 'Not run: the user denied it.';
-  }
-  const result = await host.shell.run({
-    command,
-    cwd: workspace,
-    env: scrubEnvironment(process.env),
-    timeoutMs: deps.initTimeoutMs ?? 120_000,
-    ...(signal ? { signal } : {}),
-  });
-  const output = clip(`${result.stdout}${result.stderr ? `\n${result.stderr}` : ''}`, 1500);
-  const status = result.timedOut ? 'timed out' : `exit code ${result.exitCode}`;
-  return `${status}${output ? `\n${output}` : ''}`;
-}
-
 // ---------- sessions ----------
 
 /** A session whose start line has no end line crashed or was killed: close it and keep its verified flips. */
@@ -221,39 +199,56 @@ function recoverCrashed(deps: TaskDeps): SessionReport | undefined {
     outcome: 'crashed',
     status: 'crashed',
     passed: [...flips],
+    regressed: [],
     reverted: false,
     commit,
     finalText: '',
   };
 }
 
-/** The session's prompt, aborted when the task is stopped (also if that happened before it began). */
-async function promptUnlessStopped(
-  session: AgentSession,
-  prompt: string,
-  signal: AbortSignal | undefined,
-): Promise<RunOutcome> {
-  if (signal?.aborted) return { status: 'aborted', finalText: '', error: 'the task was stopped' };
-  const onAbort = () => session.abort('the task was stopped');
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await session.prompt(prompt);
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-  }
+/** What a session start establishes before any new work: init.sh ran, passing features re-verified. */
+interface SessionStart {
+  readonly committed: FeatureList;
+  /** The committed list with the features that failed their re-verification back to failing. */
+  readonly base: FeatureList;
+  readonly initOutput: string;
+  readonly check: ReverifyResult;
 }
 
-async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined): Promise<SessionReport> {
+async function startChecks(deps: TaskDeps): Promise<SessionStart> {
   const { workspace } = deps;
   const committed = committedList(workspace);
-  const feature = nextFailing(committed);
+  const initOutput = await runInitScript(deps); // first: the verify commands may need what it starts
+  const check = await reverifyPassing(deps, committed, deps.reverify ?? 'all');
+  const base = withRegressions(committed, new Set(check.failed.map((f) => f.id)));
+  // Written (and recorded as Keel's) now, committed with the session: a crash before that loses
+  // nothing, the next start re-verifies from the committed list again.
+  if (check.failed.length > 0) writeOwnTaskFile(workspace, FEATURE_LIST, serializeFeatureList(base));
+  const notes = reverifyProgress(committed, check);
+  if (notes.length > 0)
+    appendProgress(workspace, [
+      `## ${stamp(deps.host.clock.now())} — passing features re-verified before new work`,
+      ...notes,
+    ]);
+  return { committed, base, initOutput, check };
+}
+
+async function runOneSession(
+  deps: TaskDeps,
+  start: SessionStart,
+  crashed: SessionReport | undefined,
+): Promise<SessionReport> {
+  const { workspace } = deps;
+  const { base, check } = start;
+  const feature = nextFailing(base);
   const flipped = new Set<string>();
-  const listNow = () => withFlips(committed, flipped);
+  const listNow = () => withFlips(base, flipped);
   const real = fs.realpathSync(workspace);
   const guarded = [FEATURE_LIST, SESSIONS_LOG].map((rel) => path.join(real, ...rel.split('/')));
   let sessionId = '';
   const featureDone = createFeatureDoneTool({
     current: listNow,
+    assigned: feature?.id,
     flip: (id) => {
       flipped.add(id);
       writeOwnTaskFile(workspace, FEATURE_LIST, serializeFeatureList(listNow()));
@@ -277,13 +272,13 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
     ...(feature ? { feature: feature.id } : {}),
     ts: deps.host.clock.now(),
   });
-  const initOutput = await runInitScript(deps, deps.signal);
   const prompt = orientationPrompt({
-    list: committed,
+    list: base,
     feature,
     progressTail: read(workspace, PROGRESS) ?? '',
     gitLog: logOneline(workspace, 20),
-    initOutput,
+    initOutput: start.initOutput,
+    regressed: check.failed,
     crashed: crashed
       ? { session: crashed.session, feature: crashed.feature, left: statusShort(workspace) }
       : undefined,
@@ -325,6 +320,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
   appendProgress(workspace, [
     `## ${stamp(now)} — session ${session.id}`,
     `- Feature: ${featureLabel(feature)}`,
+    `- Re-verified at start: ${reverifyLine(check)}`,
     `- Outcome: ${result}${passed.length > 0 ? ` (passing now: ${passed.join(', ')})` : ''}; run ${outcome.status}${outcome.error ? ` — ${clip(outcome.error, 200)}` : ''}`,
     `- Features passing: ${countPassing(after)}/${after.features.length}`,
     `- Left (the session's final message): ${clip(outcome.finalText || '(no final message)', 600).replace(/\n+/g, ' ')}`,
@@ -350,6 +346,7 @@ async function runOneSession(deps: TaskDeps, crashed: SessionReport | undefined)
     outcome: result,
     status: outcome.status,
     passed,
+    regressed: check.failed.map((f) => f.id),
     reverted,
     commit,
     finalText: outcome.finalText,
@@ -377,8 +374,11 @@ export async function runTask(
     options.onReport?.(crashed);
   }
   for (let i = 0; i < options.sessions; i++) {
-    if (deps.signal?.aborted || !nextFailing(committedList(workspace))) break;
-    const report = await runOneSession(deps, i === 0 ? crashed : undefined);
+    if (deps.signal?.aborted) break;
+    // Even when the list says every feature passes: that is what the re-verification checks.
+    const start = await startChecks(deps);
+    if (deps.signal?.aborted || !nextFailing(start.base)) break;
+    const report = await runOneSession(deps, start, i === 0 ? crashed : undefined);
     reports.push(report);
     options.onReport?.(report);
     if (report.status === 'aborted') break;

@@ -34,7 +34,7 @@ export function taskStatus(workspace: string): TaskStatus {
   }
   const lines = readSessionsLog(read(workspace, SESSIONS_LOG));
   const passedBy = new Map<string, string>();
-  for (const l of lines) if (l.type === 'flip' && !passedBy.has(l.id)) passedBy.set(l.id, l.session);
+  for (const l of lines) if (l.type === 'flip') passedBy.set(l.id, l.session);
   const last = [...lines]
     .reverse()
     .find(
@@ -58,7 +58,8 @@ export function taskStatus(workspace: string): TaskStatus {
       category: f.category,
       description: f.description,
       passes: f.passes,
-      ...(passedBy.has(f.id) ? { passedBy: passedBy.get(f.id) } : {}),
+      // A feature that failed its re-verification passed once; "passed by" names who made it pass now.
+      ...(f.passes && passedBy.has(f.id) ? { passedBy: passedBy.get(f.id) } : {}),
     })),
   };
 }

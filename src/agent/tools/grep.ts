@@ -13,6 +13,7 @@ import {
   inStateDir,
 } from './fs/common.ts';
 import { type RgFile, type RgRun, runRipgrep } from './fs/ripgrep.ts';
+import { byMtimeNewestFirst, scanGrep } from './grepScan.ts';
 import { limitOutput } from './output.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './protocol.ts';
 import { ok, partial } from './protocol.ts';
@@ -50,7 +51,7 @@ export interface GrepData {
   readonly pattern: string;
   readonly path: string;
   readonly mode: GrepInput['output_mode'];
-  /** Files with at least one match, sorted (before head_limit). */
+  /** Files with at least one match, newest first (mtime), then by name (before head_limit). */
   readonly files: string[];
   /** content mode: matching (and context) lines, in file then line order (after head_limit). */
   readonly lines?: GrepLine[];
@@ -58,9 +59,11 @@ export interface GrepData {
   readonly counts?: Array<{ readonly path: string; readonly count: number }>;
   /** The search stopped early (too many matches or timeout); results are incomplete. */
   readonly truncated: boolean;
+  /** Why ripgrep was not used, when the plain scan answered instead. */
+  readonly fallback?: string;
 }
 
-const DESCRIPTION = `Search file contents with a ripgrep regex; skips gitignored and binary files.
+const DESCRIPTION = `Search file contents with a ripgrep regex; skips gitignored and binary files; newest files first.
 Use for definitions, usages, strings. Names: Glob. Never Bash grep/rg.
 Example: {"pattern":"TODO","glob":"*.ts","output_mode":"content","context":2}`;
 
@@ -127,7 +130,8 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
       `Grep is unavailable: ripgrep ${detail}.`,
       'Use Glob to find candidate files and Read to inspect them.',
     );
-  if (!rgPath) unavailable('is not installed or not configured');
+  // Without a ripgrep that starts, a plain scan answers (grepScan.ts): slower, same result shape.
+  let fallback = rgPath ? undefined : 'ripgrep is not installed or not configured';
   const target = resolvePath(ctx, input.path);
   // The glob filter is matched below the search path by ripgrep and cannot widen the search, but a
   // filter that names a place outside is an escape attempt and is answered as one.
@@ -155,6 +159,23 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
   // Keel's own state dir (spill files) is searched even though it ignores itself.
   const noIgnore = inStateDir(ctx, target.path);
 
+  const scan = (): Promise<RgRun> =>
+    scanGrep({
+      target: target.path,
+      isFile: stat.type === 'file',
+      root: target.root,
+      pattern: input.pattern,
+      glob: input.glob,
+      caseInsensitive: input.case_insensitive,
+      multiline: input.multiline,
+      mode: input.output_mode,
+      context: input.context ?? 0,
+      noIgnore,
+      signal: ctx.signal,
+      timeoutMs: GREP_TIMEOUT_MS,
+      maxLines: GREP_MAX_MATCH_LINES,
+      maxLineBytes: LONG_LINE_KEEP_BYTES,
+    });
   const run = (pcre: boolean): Promise<RgRun> =>
     runRipgrep({
       rgPath: rgPath!,
@@ -166,11 +187,14 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
       maxLines: GREP_MAX_MATCH_LINES,
       ...(input.multiline ? {} : { maxLineBytes: LONG_LINE_KEEP_BYTES }),
     });
-  let result = await run(false);
-  if (result.exitCode === 2 && result.files.size === 0 && NEEDS_PCRE.test(result.stderr))
+  let result = fallback ? await scan() : await run(false);
+  if (!fallback && result.exitCode === 2 && result.files.size === 0 && NEEDS_PCRE.test(result.stderr))
     result = await run(true);
-
-  if (result.spawnError) unavailable(`could not be started (${result.spawnError})`);
+  if (!fallback && result.spawnError) {
+    fallback = `ripgrep could not be started (${result.spawnError})`;
+    result = await scan();
+  }
+  if (result.spawnError) unavailable(`could not be started, nor the plain scan (${result.spawnError})`);
   if (result.stoppedBy === 'abort' || ctx.signal.aborted)
     failure('ABORTED', 'The call was aborted.', 'Wait for the user.');
   // Killed by a signal we did not send (e.g. its memory cap, see ripgrep.ts): say so, not "no matches".
@@ -199,19 +223,31 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
     if (abs !== target.path && !abs.startsWith(`${target.path}${path.sep}`)) result.files.delete(p);
   }
   const display = (p: string) => shownPath.get(p) ?? ctx.guard.display(p);
-  const files = [...result.files.values()]
-    .filter((f) => f.matchedLines > 0 || f.lines.some((l) => l.match))
-    .sort((a, b) => compareStrings(display(a.path), display(b.path)));
+  // Newest first (seed 001 ch.3): what changed last is likeliest what the search is after. Stable
+  // for one state of the tree: ties (and equal mtimes) go by name.
+  const files = byMtimeNewestFirst(
+    [...result.files.values()]
+      .filter((f) => f.matchedLines > 0 || f.lines.some((l) => l.match))
+      .sort((a, b) => compareStrings(display(a.path), display(b.path))),
+    (f) => path.resolve(target.root, f.path),
+  );
   const truncated = result.stoppedBy !== undefined;
   const head = input.head_limit;
-  const base = { pattern: input.pattern, path: target.display, mode: input.output_mode, truncated };
+  const base = {
+    pattern: input.pattern,
+    path: target.display,
+    mode: input.output_mode,
+    truncated,
+    ...(fallback ? { fallback } : {}),
+  };
+  const scanned = fallback ? ` (${fallback}: a plain scan with a JavaScript regex answered)` : '';
   const fileNames = files.map((f) => display(f.path));
   const where = target.display === '.' ? 'the workspace' : target.display;
 
   if (files.length === 0) {
     const data: GrepData = { ...base, files: [], ...(input.output_mode === 'content' ? { lines: [] } : {}) };
     const note = truncated ? ' (the search timed out before finishing)' : '';
-    const text = `No matches for ${JSON.stringify(input.pattern)} in ${where}${input.glob ? ` (glob ${JSON.stringify(input.glob)})` : ''}${note}. Gitignored files are not searched.`;
+    const text = `No matches for ${JSON.stringify(input.pattern)} in ${where}${input.glob ? ` (glob ${JSON.stringify(input.glob)})` : ''}${note}. Gitignored files are not searched.${scanned}`;
     return truncated ? partial(data, text, { files: 0 }) : ok(data, text, { files: 0 });
   }
 
@@ -255,6 +291,7 @@ async function grep(input: GrepInput, ctx: ToolContext): Promise<ToolResult<Grep
   }
   if (result.stoppedBy === 'timeout')
     notes.push(`timed out after ${GREP_TIMEOUT_MS / 1000} s; results are incomplete`);
+  if (fallback) notes.push(`${fallback}: a plain scan with a JavaScript regex answered`);
   const text = `${body}\n\n[${summary}${notes.length ? `; ${notes.join('; ')}` : ''}.]`;
   const limited = limitOutput(text, { host: ctx.host, label: 'grep', toolUseId: ctx.toolUseId });
   const stats =

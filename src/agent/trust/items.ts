@@ -189,7 +189,9 @@ function taskItems(root: string, ledger: StateLedger): SteeringItem[] {
     );
   }
   if (texts[1] !== undefined)
-    grants.push("its feature list's verify commands run when a long-task session checks a feature");
+    grants.push(
+      "its feature list's verify commands run when a session checks a feature and, for passing ones, at each session start",
+    );
   return [
     {
       id: 'task:keel-task',

@@ -79,7 +79,7 @@ describe('Keel extension in VS Code', () => {
     assert.deepEqual(pkg.activationEvents, ['workspaceContains:.keel/review']);
   });
 
-  it('without any ripgrep (the .vsix ships none), Grep answers UNAVAILABLE and points at Glob/Read', async () => {
+  it('without any ripgrep (the .vsix ships none), Grep answers with its plain scan and says so', async () => {
     assert.equal(findRipgrep('/nonexistent-app-root', '/nonexistent-extension'), undefined);
     const h = createHarness();
     try {
@@ -94,10 +94,9 @@ describe('Keel extension in VS Code', () => {
         },
         h.context(),
       );
-      assert.equal(result.status, 'error');
-      assert.equal(result.error?.code, 'UNAVAILABLE', result.text);
-      assert.match(result.text, /ripgrep/);
-      assert.match(result.error?.suggestion ?? '', /Glob/);
+      assert.equal(result.status, 'success', result.text);
+      assert.match(result.text, /ripgrep is not installed or not configured[^\n]*plain scan/);
+      assert.match((result.data as { fallback?: string }).fallback ?? '', /ripgrep/);
     } finally {
       await h.dispose();
     }
