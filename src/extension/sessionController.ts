@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { AgentEvent, ModelCallRecord } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
+import { mentionReminders } from './contextMentions.ts';
 import { closeInterruptedRun, holdSession } from './interruptedRun.ts';
 import { type Usage, usageFrom } from './usage.ts';
 import type { KeelSettings } from './settings.ts';
@@ -251,6 +252,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
           suggestion: 'Check the Keel settings (model, base URL, context window).',
         };
       }
+      // @problems / @changes: what the editor knows now, as reminders delivered with this message.
+      for (const note of await mentionReminders(text, submitOptions?.mentions ?? [], options.host()))
+        s.notify(note, 'mention');
       const outcome = s.prompt(text, {
         ...(submitOptions?.mentions?.length ? { mentions: submitOptions.mentions } : {}),
         ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),

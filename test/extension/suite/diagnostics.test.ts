@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -28,7 +29,7 @@ const prefixOf = (request: { body: unknown }) => {
   return JSON.stringify([body.system, body.tools]);
 };
 
-describe('Diagnostics after edits', () => {
+describe('Editor context: diagnostics after edits', () => {
   let connection: Awaited<ReturnType<typeof connectToEmulator>>;
   let emulator: Emulator;
   let h: Harness;
@@ -72,9 +73,12 @@ describe('Diagnostics after edits', () => {
     // When the error shows up, measured from the moment the agent's edit reaches the document.
     let edited: number | undefined;
     let reported: number | undefined;
+    const changes: number[] = [];
     const watchers = [
       vscode.workspace.onDidChangeTextDocument((e) => {
-        if (e.document.uri.fsPath === p && edited === undefined) edited = Date.now();
+        if (e.document.uri.fsPath !== p || e.contentChanges.length === 0) return;
+        changes.push(Date.now());
+        edited ??= Date.now();
       }),
       vscode.languages.onDidChangeDiagnostics(() => {
         if (reported !== undefined || edited === undefined) return;
@@ -136,5 +140,79 @@ describe('Diagnostics after edits', () => {
     assert.equal(new Set(sent.map(prefixOf)).size, 1);
     assert.ok(edited !== undefined && reported !== undefined, 'the error was reported in VS Code');
     console.log(`[keel] the type error reached VS Code's diagnostics ${reported - edited} ms after the edit`);
+    const [first, second] = changes;
+    assert.ok(first !== undefined && second !== undefined, `${changes.length} content changes`);
+    // Bounded: between the breaking Edit reaching the document and the fixing Edit reaching it lie
+    // the first Edit's wait (2 s cap), one model round trip and the second Edit's checks.
+    assert.ok(second - first < 5000, `${second - first} ms`);
+    console.log(`[keel] breaking Edit applied → fixing Edit applied: ${second - first} ms`);
+  });
+});
+
+describe('Editor context: @problems and @changes', () => {
+  let connection: Awaited<ReturnType<typeof connectToEmulator>>;
+  let emulator: Emulator;
+  let h: Harness;
+  let git: (...args: string[]) => string;
+  before(async () => {
+    connection = await connectToEmulator();
+    emulator = connection.emulator;
+  });
+  after(async () => {
+    await connection.disconnect();
+  });
+  beforeEach(() => {
+    h = createHarness();
+    git = (...args) => execFileSync('git', args, { cwd: h.root, encoding: 'utf8' });
+  });
+  afterEach(async () => {
+    await waitFor('the run to end', () => !connection.api.controller.current?.running, 30_000);
+    await h.dispose();
+    fs.rmSync(path.join(h.root, '.git'), { recursive: true, force: true });
+  });
+
+  it('reach the request as reminders: the editor problems and the working-tree diff', async function () {
+    this.timeout(180_000);
+    // A repository with one committed file, then changed; and a TS file with a type error.
+    git('init', '-q');
+    const tracked = h.file('tracked.txt');
+    fs.writeFileSync(tracked, 'committed line\n');
+    git('add', path.relative(h.root, tracked));
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'base');
+    fs.writeFileSync(tracked, 'committed line\nchanged in the working tree\n');
+    const broken = h.file('broken.ts');
+    fs.writeFileSync(broken, 'export const n: number = "nope";\n');
+    const uri = vscode.Uri.file(broken);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: false });
+    await waitFor(
+      'the TypeScript error',
+      () => vscode.languages.getDiagnostics(uri).length > 0 || undefined,
+      120_000,
+    );
+
+    emulator.setScenario({
+      replies: [{ content: [{ type: 'text', text: 'Seen.' }] }],
+      onExhausted: 'repeat_last',
+    });
+    const start = emulator.requests.length;
+    const result = await connection.api.controller.submit('What is wrong? @problems @changes', {
+      idempotencyKey: `mentions-${Date.now()}`,
+    });
+    assert.ok(result.ok && result.outcome, result.error);
+    assert.equal((await result.outcome).status, 'finished');
+    const [sent] = emulator.requests.slice(start);
+    assert.ok(sent);
+    const messages = (sent.body as { messages: { role: string; content: unknown }[] }).messages;
+    const last = JSON.stringify(messages);
+    const rel = (p: string) => path.relative(h.root, p);
+    assert.match(last, /The user mentioned @problems/);
+    assert.ok(last.includes(`${rel(broken)}:1:14 error`) && last.includes('[ts 2322]'), last);
+    assert.match(last, /The user mentioned @changes/);
+    assert.ok(last.includes('+changed in the working tree'), last);
+    assert.ok(last.includes(`- ${rel(broken)}`), 'the untracked file is listed');
+    assert.ok(last.includes('What is wrong? @problems @changes'), 'the user text itself is unchanged');
+    // The system prompt and tools do not carry any of it (P1).
+    const body = sent.body as { system?: unknown; tools?: unknown };
+    assert.doesNotMatch(JSON.stringify([body.system, body.tools]), /changed in the working tree|nope/);
   });
 });
