@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -5,6 +6,7 @@ import {
   changesReminder,
   contextMentionsIn,
   type FileProblems,
+  isContextMention,
   problemsReminder,
   type WorkingTreeChanges,
 } from '../agent/context/mentionContext.ts';
@@ -73,6 +75,14 @@ export async function workingTreeChanges(host: Host, signal?: AbortSignal): Prom
   if (diffs.length === 0)
     return { diff: '', untracked: [], unavailable: failures[0]?.slice(0, 300) || 'git failed' };
   return { diff: diffs.join(''), untracked };
+}
+
+/**
+ * The panel's completion puts a chosen `@problems` into the message's mentions like a file; it is one
+ * only when the workspace really has a file of that name (then it stays a file mention).
+ */
+export function fileMentions(mentions: readonly string[], roots: readonly string[]): string[] {
+  return mentions.filter((m) => !isContextMention(m) || roots.some((r) => fs.existsSync(path.join(r, m))));
 }
 
 /** The reminders for the context mentions in `text`; a failure becomes a reminder saying so. */

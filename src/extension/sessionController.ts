@@ -2,7 +2,6 @@ import * as vscode from 'vscode';
 import type { AgentEvent, ModelCallRecord } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
-import { mentionReminders } from './contextMentions.ts';
 import { closeInterruptedRun, holdSession } from './interruptedRun.ts';
 import { type Usage, usageFrom } from './usage.ts';
 import type { KeelSettings } from './settings.ts';
@@ -253,10 +252,12 @@ export function createSessionController(options: SessionControllerOptions): Sess
         };
       }
       // @problems / @changes: what the editor knows now, as reminders delivered with this message.
-      for (const note of await mentionReminders(text, submitOptions?.mentions ?? [], options.host()))
-        s.notify(note, 'mention');
+      // Loaded on first submit, like the session itself: activation stays small.
+      const { fileMentions, mentionReminders } = await import('./contextMentions.ts');
+      const mentions = fileMentions(submitOptions?.mentions ?? [], options.host().workspace.roots);
+      for (const note of await mentionReminders(text, mentions, options.host())) s.notify(note, 'mention');
       const outcome = s.prompt(text, {
-        ...(submitOptions?.mentions?.length ? { mentions: submitOptions.mentions } : {}),
+        ...(mentions.length ? { mentions } : {}),
         ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),
       });
       lastRun = outcome;

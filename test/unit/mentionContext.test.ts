@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   changesReminder,
+  contextMentionCompletions,
   contextMentionsIn,
   MAX_DIFF_LINES,
   problemsReminder,
@@ -16,6 +17,9 @@ test('@problems and @changes are found as words of their own; a picked file of t
   assert.deepEqual(contextMentionsIn('@problems/x.ts and me@changes'), []);
   assert.deepEqual(contextMentionsIn('see @problems', ['problems']), []);
   assert.deepEqual(contextMentionsIn('@problems, please'), ['problems']);
+  assert.deepEqual(contextMentionCompletions(''), ['problems', 'changes']);
+  assert.deepEqual(contextMentionCompletions('Pro'), ['problems']);
+  assert.deepEqual(contextMentionCompletions('src'), []);
 });
 
 const p = (line: number, severity: Problem['severity'], message: string): Problem => ({

@@ -7,7 +7,17 @@ import { formatProblem } from '../tools/editing/problems.ts';
 // next to that message (P3: dynamic context after the last breakpoint, never in the prefix). The
 // host gathers; this module decides the words and the caps, so every host says the same thing.
 
-export type ContextMention = 'problems' | 'changes';
+export const CONTEXT_MENTIONS = ['problems', 'changes'] as const;
+export type ContextMention = (typeof CONTEXT_MENTIONS)[number];
+
+export function isContextMention(name: string): name is ContextMention {
+  return (CONTEXT_MENTIONS as readonly string[]).includes(name);
+}
+
+/** The context mentions offered when the user has typed `@query` (before the file names). */
+export function contextMentionCompletions(query: string): string[] {
+  return CONTEXT_MENTIONS.filter((name) => name.startsWith(query.toLowerCase()));
+}
 
 /** At most this many problem lines in an @problems reminder. */
 export const MAX_MENTION_PROBLEMS = 50;
@@ -21,7 +31,7 @@ export const MAX_DIFF_CHARS = 20_000;
  */
 export function contextMentionsIn(text: string, files: readonly string[] = []): ContextMention[] {
   const found: ContextMention[] = [];
-  for (const name of ['problems', 'changes'] as const) {
+  for (const name of CONTEXT_MENTIONS) {
     if (files.includes(name)) continue;
     if (new RegExp(`(^|\\s)@${name}(?![\\w./-])`).test(text)) found.push(name);
   }

@@ -195,7 +195,9 @@ describe('Editor context: @problems and @changes', () => {
       onExhausted: 'repeat_last',
     });
     const start = emulator.requests.length;
+    // As the panel sends it after @problems was chosen from the completion list.
     const result = await connection.api.controller.submit('What is wrong? @problems @changes', {
+      mentions: ['problems'],
       idempotencyKey: `mentions-${Date.now()}`,
     });
     assert.ok(result.ok && result.outcome, result.error);
@@ -211,6 +213,7 @@ describe('Editor context: @problems and @changes', () => {
     assert.ok(last.includes('+changed in the working tree'), last);
     assert.ok(last.includes(`- ${rel(broken)}`), 'the untracked file is listed');
     assert.ok(last.includes('What is wrong? @problems @changes'), 'the user text itself is unchanged');
+    assert.ok(!last.includes('referenced these files'), 'a chosen @problems is not a file to read');
     // The system prompt and tools do not carry any of it (P1).
     const body = sent.body as { system?: unknown; tools?: unknown };
     assert.doesNotMatch(JSON.stringify([body.system, body.tools]), /changed in the working tree|nope/);
