@@ -15,7 +15,7 @@ import { findOpenDocument } from './editReview/fileOps.ts';
 // 0.5-0.6 s after the edit. TypeScript checks only files open in a tab, so an edited file that is
 // not in one is shown in a preview tab (the review mode "afterApply" shows it anyway).
 
-/** Longest wait after the write, in ms. */
+/** Longest wait after the write, in ms (the default of keel.edits.diagnosticsWaitMs). */
 export const SETTLE_CAP_MS = 2000;
 /** The file's diagnostics are settled when they have not changed for this long, in ms. */
 export const QUIET_MS = 300;
@@ -57,19 +57,28 @@ function inTab(uri: vscode.Uri): boolean {
 
 const NONE: DiagnosticsWatch = { baseline: [], settle: async () => [], dispose: () => undefined };
 
+/** `keel.edits.diagnosticsWaitMs`: a whole number of ms up to 10 s; 0 turns the feature off. */
+export function waitSetting(raw: unknown): number {
+  if (typeof raw !== 'number' || !Number.isFinite(raw) || raw < 0) return SETTLE_CAP_MS;
+  return Math.min(Math.round(raw), 10_000);
+}
+
 export interface VscodeDiagnosticsOptions {
   /** Paths not worth watching (Keel's own state under .keel/). */
   readonly skip?: (path: string) => boolean;
+  /** Default: the setting, read at each edit. */
   readonly capMs?: number;
   readonly quietMs?: number;
 }
 
 export function createVscodeDiagnostics(options: VscodeDiagnosticsOptions = {}): DiagnosticsPort {
-  const capMs = options.capMs ?? SETTLE_CAP_MS;
   const quietMs = options.quietMs ?? QUIET_MS;
   return {
     begin(path) {
-      if (options.skip?.(path)) return NONE;
+      const capMs =
+        options.capMs ??
+        waitSetting(vscode.workspace.getConfiguration('keel').get('edits.diagnosticsWaitMs'));
+      if (capMs === 0 || options.skip?.(path)) return NONE;
       const uri = vscode.Uri.file(path);
       const current = () => toProblems(vscode.languages.getDiagnostics(uri));
       const baseline = current();
