@@ -6,14 +6,13 @@ import { findOpenDocument } from './editReview/fileOps.ts';
 // ESLint, Pylance…) report for a file Keel just edited. The core diffs it against the baseline.
 //
 // The wait is bounded: at most SETTLE_CAP_MS after the write, and it ends early once the file's
-// diagnostics have changed and then stayed quiet for QUIET_MS. Servers publish in bursts (TypeScript:
-// syntax, then semantic, then suggestions, each a change event) a few hundred ms after the edit, so
-// "quiet for 300 ms after the first change" catches the whole burst. A server that reports nothing
-// new sends no event at all (TypeScript only publishes changed diagnostics), so an edit that changes
-// nothing costs the full cap; an edit of a plain-text file (no server) costs nothing. Measured in the
-// extension test (test/extension/suite/diagnostics.test.ts): TypeScript's error reaches VS Code
-// 0.5-0.6 s after the edit. TypeScript checks only files open in a tab, so an edited file that is
-// not in one is shown in a preview tab (the review mode "afterApply" shows it anyway).
+// errors and warnings have changed and then stayed quiet for QUIET_MS. Servers publish in bursts
+// (TypeScript: syntax, then semantic, then suggestions, each a change event) a few hundred ms after
+// the edit, so "quiet for 300 ms after the first change" catches the whole burst. An edit that changes
+// no error or warning gives no such change, so it costs the full cap; an edit of a plain-text file
+// (no server) costs nothing. Measured in the extension test (test/extension/suite/diagnostics.test.ts):
+// TypeScript's error reaches VS Code 0.4-0.6 s after the edit. TypeScript checks only files open in a
+// tab, so an edited file that is not in one is shown in a preview tab ("afterApply" shows it anyway).
 
 /** Longest wait after the write, in ms (the default of keel.edits.diagnosticsWaitMs). */
 export const SETTLE_CAP_MS = 2000;
@@ -55,6 +54,8 @@ function inTab(uri: vscode.Uri): boolean {
   );
 }
 
+const signature = (problems: readonly Problem[]) => JSON.stringify(problems);
+
 const NONE: DiagnosticsWatch = { baseline: [], settle: async () => [], dispose: () => undefined };
 
 /** `keel.edits.diagnosticsWaitMs`: a whole number of ms up to 10 s; 0 turns the feature off. */
@@ -84,9 +85,15 @@ export function createVscodeDiagnostics(options: VscodeDiagnosticsOptions = {}):
       const baseline = current();
       let lastChange: number | undefined;
       let wake: (() => void) | undefined;
+      // Only a change of the errors and warnings counts: TypeScript's last burst (suggestions, hints)
+      // for the previous edit can land in this edit's window, and must not end its wait early.
+      let known = signature(baseline);
       // Listening starts before the write: a fast server may answer before settle() is called.
       const listener = vscode.languages.onDidChangeDiagnostics((e) => {
         if (!e.uris.some((u) => u.scheme === 'file' && u.fsPath === uri.fsPath)) return;
+        const now = signature(current());
+        if (now === known) return;
+        known = now;
         lastChange = Date.now();
         wake?.();
       });
