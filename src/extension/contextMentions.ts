@@ -43,7 +43,8 @@ export function workspaceProblems(host: Host): FileProblems[] {
 const GIT = 'git -c core.fsmonitor=false -c core.untrackedCache=false --no-pager';
 const CHANGES_COMMAND = [
   `base=$(${GIT} rev-parse -q --verify HEAD || echo 4b825dc642cb6eb9a060e54bf8d69288fbee4904)`,
-  `${GIT} diff "$base" --no-color --no-ext-diff --no-textconv`,
+  // --relative: this folder's changes only, with paths as the model uses them (workspace-relative).
+  `${GIT} diff "$base" --relative --no-color --no-ext-diff --no-textconv`,
   "printf '\\0'",
   `${GIT} ls-files --others --exclude-standard`,
 ].join(' && ');
