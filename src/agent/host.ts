@@ -207,6 +207,40 @@ export interface Host {
   readonly log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
   /** MCP servers (src/agent/mcp/). Absent = the host offers none. */
   readonly mcp?: McpPort;
+  /** What the language servers say about files Keel edits. Absent = none (the CLI). */
+  readonly diagnostics?: DiagnosticsPort;
+}
+
+/** One diagnostic as the core sees it: positions are 1-based, only errors and warnings. */
+export interface Problem {
+  readonly line: number;
+  readonly column: number;
+  readonly severity: 'error' | 'warning';
+  readonly message: string;
+  /** Who reported it ("ts", "eslint"), and its code, when the language server says. */
+  readonly source?: string;
+  readonly code?: string;
+}
+
+/**
+ * Diagnostics around one edit: `begin` right before the write (the baseline, and listening starts so
+ * the language servers' answer to the write is not missed), `settle` after it. The edit tools turn
+ * the difference into "new problems introduced" in their result; the prefix never sees any of it.
+ */
+export interface DiagnosticsPort {
+  begin(path: string): DiagnosticsWatch;
+}
+
+export interface DiagnosticsWatch {
+  /** The file's problems just before the write. */
+  readonly baseline: readonly Problem[];
+  /**
+   * After the write: waits a short, bounded time for the file's diagnostics to settle and returns
+   * them (whatever is known at the deadline, or at once when `signal` aborts). Disposes the watch.
+   */
+  settle(signal: AbortSignal): Promise<readonly Problem[]>;
+  /** The write failed: stop listening. */
+  dispose(): void;
 }
 
 /** A workspace-defined MCP server asks to start: the exact command line (or URL) it would run. */

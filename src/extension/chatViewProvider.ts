@@ -1,6 +1,7 @@
 import { commandCompletions, modesMessage } from './slashPanel.ts';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { contextMentionCompletions } from '../agent/context/mentionContext.ts';
 import type { SandboxInfo } from '../agent/host.ts';
 import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
 import { enterSafeItems } from './approvalButtons.ts';
@@ -44,9 +45,11 @@ async function fileCompletions(query: string, roots: readonly string[]): Promise
   const safe = query.replace(/[[\]{}()*?!\\]/g, '');
   const pattern = safe ? `**/*${safe}*` : '**/*';
   const uris = await vscode.workspace.findFiles(pattern, '{**/node_modules/**,**/.git/**,**/.keel/**}', 50);
-  return uris
+  const files = uris
     .map((u) => relativeTo(roots, u.fsPath))
     .sort((a, b) => a.length - b.length || a.localeCompare(b));
+  // @problems and @changes first: chosen, they become reminders (contextMentions.ts), not files.
+  return [...contextMentionCompletions(query), ...files];
 }
 
 export function createChatView(deps: ChatViewDeps): ChatView {

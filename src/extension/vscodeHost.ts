@@ -11,6 +11,7 @@ import {
 import { createNodeShell } from '../agent/node/nodeShell.ts';
 import { createSandbox } from '../agent/safety/sandbox/sandbox.ts';
 import { createTrustRoom } from '../agent/trust/room.ts';
+import { createVscodeDiagnostics } from './diagnostics.ts';
 import { HOW_TO_APPROVE } from './workspaceTrust.ts';
 import { defaultProbeCacheFile } from '../agent/safety/sandbox/probeCache.ts';
 import type { SandboxSettingsInput } from '../agent/safety/sandbox/settings.ts';
@@ -219,6 +220,8 @@ export function createVscodeHost(options: VscodeHostOptions): Host {
     storage: createNodeStorage(),
     stateDir,
     trust,
+    // Edits report the problems they introduce; Keel's own files are nobody's concern.
+    diagnostics: createVscodeDiagnostics({ skip: (p) => isInside(stateDir, p) }),
     ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}),
     ...(options.log ? { log: options.log } : {}),
   };

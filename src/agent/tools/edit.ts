@@ -59,16 +59,18 @@ export function createEditTool(
         const loaded = decodeLoaded(target, await loadExisting(ctx, target, stat.mode));
         const applied = applyEdit(loaded.text, loaded.format.eol, input, target.display);
         const bytes = encodeOrFail(target, applied.text, loaded.format);
-        await commit(ctx, { tool: 'Edit', target, gate, before: loaded, bytes });
-        return editResult({
-          verb: 'Edited',
-          display: target.display,
-          action: 'modify',
-          before: loaded.text,
-          after: applied.text,
-          lines: applied.lines,
-          levels: [applied.level],
-        });
+        const finish = await commit(ctx, { tool: 'Edit', target, gate, before: loaded, bytes });
+        return finish(
+          editResult({
+            verb: 'Edited',
+            display: target.display,
+            action: 'modify',
+            before: loaded.text,
+            after: applied.text,
+            lines: applied.lines,
+            levels: [applied.level],
+          }),
+        );
       }),
   };
 }

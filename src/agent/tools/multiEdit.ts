@@ -82,17 +82,19 @@ export function createMultiEditTool(
           );
         }
         const bytes = encodeOrFail(target, text, loaded.format);
-        await commit(ctx, { tool: 'MultiEdit', target, gate, before: loaded, bytes });
-        return editResult({
-          verb: 'Edited',
-          display: target.display,
-          action: 'modify',
-          before: loaded.text,
-          after: text,
-          lines,
-          levels,
-          edits: input.edits.length,
-        });
+        const finish = await commit(ctx, { tool: 'MultiEdit', target, gate, before: loaded, bytes });
+        return finish(
+          editResult({
+            verb: 'Edited',
+            display: target.display,
+            action: 'modify',
+            before: loaded.text,
+            after: text,
+            lines,
+            levels,
+            edits: input.edits.length,
+          }),
+        );
       }),
   };
 }

@@ -69,16 +69,18 @@ export function createWriteTool(
             'No write is needed; continue with the next step.',
           );
         }
-        await commit(ctx, { tool: 'Write', target, gate, before, bytes });
-        return editResult({
-          verb: before ? 'Wrote' : 'Created',
-          display: target.display,
-          action: before ? 'modify' : 'create',
-          before: beforeText,
-          after: content,
-          lines: [],
-          levels: [],
-        });
+        const finish = await commit(ctx, { tool: 'Write', target, gate, before, bytes });
+        return finish(
+          editResult({
+            verb: before ? 'Wrote' : 'Created',
+            display: target.display,
+            action: before ? 'modify' : 'create',
+            before: beforeText,
+            after: content,
+            lines: [],
+            levels: [],
+          }),
+        );
       }),
   };
 }

@@ -4,6 +4,7 @@ import { recordHostWrite } from '../../safety/sandbox/hostWrites.ts';
 import { fail, type ToolContext, ToolFailure, type ToolResult } from '../protocol.ts';
 import { decodeText, encodeText, type TextFormat } from './codec.ts';
 import { aborted, type WriteGate } from './gate.ts';
+import { type ResultFinisher, watchProblems } from './problems.ts';
 
 // The I/O half of every edit tool: resolve → stat → read-before-edit + optimistic lock → (caller
 // computes new text) → approval → abort check → lock re-check → atomic write → ledger → audit.
@@ -174,7 +175,11 @@ export interface CommitOptions {
   readonly bytes: Uint8Array;
 }
 
-export async function commit(ctx: ToolContext, options: CommitOptions): Promise<void> {
+/**
+ * Writes the file. Returns what the caller passes its success result through: it waits (bounded)
+ * for the language servers and adds the problems this write introduced (host.diagnostics).
+ */
+export async function commit(ctx: ToolContext, options: CommitOptions): Promise<ResultFinisher> {
   const { target, before, bytes, tool } = options;
   const action = before ? 'modify' : 'create';
   await options.gate.authorize(ctx, target, action, tool);
@@ -205,11 +210,18 @@ export async function commit(ctx: ToolContext, options: CommitOptions): Promise<
   }
   if (ctx.signal.aborted) throw aborted();
 
-  await ctx.host.workspace.writeFile(
-    target.canonical,
-    bytes,
-    before?.mode !== undefined ? { mode: before.mode } : {},
-  );
+  // The baseline is taken now, after the approval wait, so it is the file as the write finds it.
+  const problems = watchProblems(ctx, target);
+  try {
+    await ctx.host.workspace.writeFile(
+      target.canonical,
+      bytes,
+      before?.mode !== undefined ? { mode: before.mode } : {},
+    );
+  } catch (error) {
+    problems.dispose();
+    throw error;
+  }
   const written = sha256Hex(bytes);
   ctx.ledger.recordWrite(target.canonical, written);
   // A sandboxed job still running must not take this file for one it planted (see hostWrites.ts).
@@ -222,6 +234,7 @@ export async function commit(ctx: ToolContext, options: CommitOptions): Promise<
     bytes_after: bytes.length,
     tool,
   });
+  return problems.finish;
 }
 
 const ERRNO: Record<string, { code: 'ACCESS_DENIED' | 'INVALID_PARAM' | 'UNAVAILABLE'; suggestion: string }> =
