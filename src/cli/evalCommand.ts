@@ -140,6 +140,10 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
       ...(args.trials ? { trials: args.trials } : {}),
       ...(args.filter ? { filter: args.filter } : {}),
       ...(args.model ? { model: args.model } : suite.defaults.model ? { model: suite.defaults.model } : {}),
+      // The trials' `keel run` falls back to KEEL_MODEL too; the judge follows the same model.
+      ...(process.env.KEEL_MODEL
+        ? { judgeModel: args.model ?? suite.defaults.model ?? process.env.KEEL_MODEL }
+        : {}),
       ...(provider ? { provider } : {}),
       signal: controller.signal,
       onTrial: (r, done, total) =>
