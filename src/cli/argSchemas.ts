@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseShard } from '../agent/eval/shard.ts';
 import { lazy } from '../agent/lazy.ts';
 import { MIN_CONTEXT_WINDOW } from '../agent/model/pricing.ts';
 
@@ -182,6 +183,18 @@ export const evalSchema = lazy(() =>
     /** `--from-session ID`: `suite` is then the OUT-DIR to write the task into. */
     fromSession: z.string().min(1).optional(),
     workspace: z.string().min(1).optional(),
+    /** `--shard I/N`: this machine runs its share of the trials (eval/shard.ts). */
+    shard: z
+      .string()
+      .transform((text, ctx) => {
+        const shard = parseShard(text);
+        if (typeof shard !== 'string') return shard;
+        ctx.addIssue({ code: 'custom', message: shard });
+        return z.NEVER;
+      })
+      .optional(),
+    /** `keel eval merge REPORT…`: the shard reports to merge (`suite` is then "merge"). */
+    merge: z.array(z.string().min(1)).min(1).optional(),
   }),
 );
 export type EvalArgs = z.infer<ReturnType<typeof evalSchema>>;

@@ -64,8 +64,25 @@ function parseEval(rest: readonly string[]): EvalArgs {
     emulator: { type: 'boolean' },
     'from-session': { type: 'string' },
     workspace: { type: 'string' },
+    shard: { type: 'string' },
   });
   const v = parsed.values as Record<string, string | boolean | undefined>;
+  // `keel eval merge REPORT…`: a suite directory named "merge" is still reachable as ./merge.
+  if (parsed.positionals[0] === 'merge') {
+    const extra = Object.keys(v).filter((k) => v[k] !== undefined && k !== 'json' && k !== 'html');
+    if (extra.length > 0)
+      throw new UsageError(`keel eval merge takes only --json and --html, not --${extra.join(', --')}`);
+    if (parsed.positionals.length < 2)
+      throw new UsageError('keel eval merge takes the REPORT.json files of the shards (one or more)');
+    return check(evalSchema(), {
+      command: 'eval',
+      suite: 'merge',
+      merge: parsed.positionals.slice(1),
+      json: v.json,
+      html: v.html,
+      emulator: false,
+    });
+  }
   if (v['from-session'] !== undefined && parsed.positionals.length !== 1)
     throw new UsageError(
       'keel eval --from-session SESSION-ID takes one OUT-DIR (the suite to write the task into)',
@@ -85,6 +102,7 @@ function parseEval(rest: readonly string[]): EvalArgs {
     emulator: v.emulator === true,
     fromSession: v['from-session'],
     workspace: v.workspace,
+    shard: v.shard,
   });
 }
 

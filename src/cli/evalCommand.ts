@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GraderShell } from '../agent/eval/graderShell.ts';
 import { renderReportHtml, formatSummary } from '../agent/eval/report.ts';
-import { runEval } from '../agent/eval/runner.ts';
+import { type EvalReport, runEval } from '../agent/eval/runner.ts';
 import { loadSuite, SuiteError } from '../agent/eval/schema.ts';
 import type { ModelProvider } from '../agent/eval/trial.ts';
 import type { EvalArgs } from './args.ts';
@@ -89,7 +89,37 @@ async function fromSessionCommand(args: EvalArgs & { fromSession: string }): Pro
   }
 }
 
+/** `keel eval merge REPORT… [--json FILE] [--html FILE]`: the shards' reports as one run's. */
+async function mergeCommand(files: readonly string[], args: EvalArgs): Promise<number> {
+  const { mergeReportFiles, MergeError } = await import('../agent/eval/merge.ts');
+  let report: ReturnType<typeof mergeReportFiles>;
+  try {
+    report = mergeReportFiles(files, path.dirname(path.resolve(args.json ?? args.html ?? 'report.json')));
+  } catch (error) {
+    if (error instanceof MergeError) {
+      process.stderr.write(`keel: eval merge: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  process.stdout.write(`${formatSummary(report)}\n`);
+  writeReports(report, args);
+  return 0;
+}
+
+function writeReports(report: EvalReport, args: EvalArgs): void {
+  if (args.json) {
+    fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
+    fs.writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
+  }
+  if (args.html) {
+    fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
+    fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
+  }
+}
+
 export async function evalCommand(args: EvalArgs): Promise<number> {
+  if (args.merge !== undefined) return mergeCommand(args.merge, args);
   if (args.fromSession !== undefined) return fromSessionCommand({ ...args, fromSession: args.fromSession });
   let suite: ReturnType<typeof loadSuite>;
   let provider: ModelProvider | undefined;
@@ -139,6 +169,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
       retryInfra: args.retryInfra ?? 0,
       ...(args.trials ? { trials: args.trials } : {}),
       ...(args.filter ? { filter: args.filter } : {}),
+      ...(args.shard ? { shard: args.shard } : {}),
       ...(args.model ? { model: args.model } : suite.defaults.model ? { model: suite.defaults.model } : {}),
       // The trials' `keel run` falls back to KEEL_MODEL too; the judge follows the same model.
       ...(process.env.KEEL_MODEL
@@ -152,14 +183,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
         ),
     });
     process.stdout.write(`${formatSummary(report)}\n`);
-    if (args.json) {
-      fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
-      fs.writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
-    }
-    if (args.html) {
-      fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
-      fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
-    }
+    writeReports(report, args);
     return stoppedBy ? signalExitCode(stoppedBy) : 0;
   } finally {
     stopListening();

@@ -7,7 +7,8 @@ export const USAGE = `Usage:
   keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
   keel eval --from-session SESSION-ID OUT-DIR [--workspace DIR]
   keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
-           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator]
+           [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator] [--shard I/N]
+  keel eval merge REPORT.json... [--json FILE] [--html FILE]   (the --shard runs' reports as one)
   keel doctor [--sandbox on|off|required]
   keel sessions [--workspace DIR] [--json]   (past sessions, newest first: the IDs --resume takes)
   keel trust [--workspace DIR] [--yes | --revoke] [--json]   (what the workspace supplies that would
