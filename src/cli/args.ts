@@ -67,6 +67,20 @@ function parseEval(rest: readonly string[]): EvalArgs {
     shard: { type: 'string' },
   });
   const v = parsed.values as Record<string, string | boolean | undefined>;
+  // `keel eval calibrate SET.json`: the judge against hand-labelled trials (eval/calibrate.ts).
+  if (parsed.positionals[0] === 'calibrate') {
+    const extra = Object.keys(v).filter((k) => v[k] !== undefined && k !== 'json' && k !== 'model');
+    if (extra.length > 0 || parsed.positionals.length !== 2)
+      throw new UsageError('keel eval calibrate takes one SET.json and only --model and --json');
+    return check(evalSchema(), {
+      command: 'eval',
+      suite: 'calibrate',
+      calibrate: parsed.positionals[1],
+      model: v.model,
+      json: v.json,
+      emulator: false,
+    });
+  }
   // `keel eval merge REPORT…`: a suite directory named "merge" is still reachable as ./merge.
   if (parsed.positionals[0] === 'merge') {
     const extra = Object.keys(v).filter((k) => v[k] !== undefined && k !== 'json' && k !== 'html');

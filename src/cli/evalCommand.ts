@@ -118,7 +118,48 @@ function writeReports(report: EvalReport, args: EvalArgs): void {
   }
 }
 
+/** `keel eval calibrate SET.json [--model ID] [--json FILE]`: the judge's agreement with people. */
+async function calibrateCommand(file: string, args: EvalArgs): Promise<number> {
+  const { loadCalibrationSet, runCalibration, formatCalibration } = await import(
+    '../agent/eval/calibrate.ts'
+  );
+  const { DEFAULT_JUDGE_MODEL, judgeClient } = await import('../agent/eval/judge.ts');
+  let set: ReturnType<typeof loadCalibrationSet>;
+  try {
+    set = loadCalibrationSet(file);
+  } catch (error) {
+    process.stderr.write(`keel: eval calibrate: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (!process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_BASE_URL) {
+    process.stderr.write('keel: eval calibrate calls the judge model: set ANTHROPIC_API_KEY\n');
+    return 2;
+  }
+  const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_JUDGE_MODEL;
+  const controller = new AbortController();
+  const stopListening = onSignals(['SIGINT', 'SIGTERM'], () => controller.abort());
+  try {
+    const result = await runCalibration(
+      set,
+      judgeClient({
+        model,
+        ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),
+      }),
+      controller.signal,
+    );
+    process.stdout.write(`${formatCalibration(result, model)}\n`);
+    if (args.json) {
+      fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
+      fs.writeFileSync(args.json, `${JSON.stringify({ model, ...result }, null, 2)}\n`);
+    }
+    return 0;
+  } finally {
+    stopListening();
+  }
+}
+
 export async function evalCommand(args: EvalArgs): Promise<number> {
+  if (args.calibrate !== undefined) return calibrateCommand(args.calibrate, args);
   if (args.merge !== undefined) return mergeCommand(args.merge, args);
   if (args.fromSession !== undefined) return fromSessionCommand({ ...args, fromSession: args.fromSession });
   let suite: ReturnType<typeof loadSuite>;

@@ -9,6 +9,7 @@ export const USAGE = `Usage:
   keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
            [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator] [--shard I/N]
   keel eval merge REPORT.json... [--json FILE] [--html FILE]   (the --shard runs' reports as one)
+  keel eval calibrate SET.json [--model ID] [--json FILE]   (the judge grader against labelled trials)
   keel doctor [--sandbox on|off|required]
   keel sessions [--workspace DIR] [--json]   (past sessions, newest first: the IDs --resume takes)
   keel trust [--workspace DIR] [--yes | --revoke] [--json]   (what the workspace supplies that would
