@@ -195,6 +195,8 @@ export const evalSchema = lazy(() =>
       .optional(),
     /** `keel eval merge REPORT…`: the shard reports to merge (`suite` is then "merge"). */
     merge: z.array(z.string().min(1)).min(1).optional(),
+    /** `--from-feedback`: `suite` is the OUT-DIR for draft tasks from thumbs-down sessions. */
+    fromFeedback: z.literal(true).optional(),
     /** `keel eval calibrate SET.json`: the labelled set to run the judge over (`suite` is "calibrate"). */
     calibrate: z.string().min(1).optional(),
   }),

@@ -65,6 +65,7 @@ function parseEval(rest: readonly string[]): EvalArgs {
     'from-session': { type: 'string' },
     workspace: { type: 'string' },
     shard: { type: 'string' },
+    'from-feedback': { type: 'boolean' },
   });
   const v = parsed.values as Record<string, string | boolean | undefined>;
   // `keel eval calibrate SET.json`: the judge against hand-labelled trials (eval/calibrate.ts).
@@ -101,6 +102,10 @@ function parseEval(rest: readonly string[]): EvalArgs {
     throw new UsageError(
       'keel eval --from-session SESSION-ID takes one OUT-DIR (the suite to write the task into)',
     );
+  if (v['from-feedback'] === true && (parsed.positionals.length !== 1 || v['from-session'] !== undefined))
+    throw new UsageError(
+      'keel eval --from-feedback takes one OUT-DIR (the suite to write the draft tasks into)',
+    );
   if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
   return check(evalSchema(), {
     command: 'eval',
@@ -117,6 +122,7 @@ function parseEval(rest: readonly string[]): EvalArgs {
     fromSession: v['from-session'],
     workspace: v.workspace,
     shard: v.shard,
+    fromFeedback: v['from-feedback'] === true ? true : undefined,
   });
 }
 

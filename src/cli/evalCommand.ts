@@ -158,7 +158,30 @@ async function calibrateCommand(file: string, args: EvalArgs): Promise<number> {
   }
 }
 
+/** `keel eval --from-feedback OUT-DIR`: a draft task per thumbs-down session; the user writes the graders. */
+async function fromFeedbackCommand(args: EvalArgs): Promise<number> {
+  const { tasksFromFeedback } = await import('../agent/eval/feedback.ts');
+  const root = fs.realpathSync(path.resolve(args.workspace ?? process.cwd()));
+  const r = tasksFromFeedback({ root, stateDir: path.join(root, '.keel'), outDir: args.suite });
+  for (const m of r.made) {
+    process.stdout.write(`Wrote ${m.taskFile} (session ${m.session})\n`);
+    for (const w of m.warnings) process.stderr.write(`keel: warning: ${m.session}: ${w}\n`);
+  }
+  for (const s of r.skipped) process.stderr.write(`keel: skipped session ${s.session}: ${s.reason}\n`);
+  if (r.unreadable > 0)
+    process.stderr.write(
+      `keel: warning: ${r.unreadable} unreadable feedback record(s) in .keel/feedback/ ignored\n`,
+    );
+  process.stdout.write(
+    r.made.length === 0
+      ? 'No new thumbs-down session to turn into a task.\n'
+      : `Next: replace each draft's placeholder command grader (marked TODO), then: keel eval ${args.suite}\n`,
+  );
+  return 0;
+}
+
 export async function evalCommand(args: EvalArgs): Promise<number> {
+  if (args.fromFeedback) return fromFeedbackCommand(args);
   if (args.calibrate !== undefined) return calibrateCommand(args.calibrate, args);
   if (args.merge !== undefined) return mergeCommand(args.merge, args);
   if (args.fromSession !== undefined) return fromSessionCommand({ ...args, fromSession: args.fromSession });
