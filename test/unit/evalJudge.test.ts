@@ -219,6 +219,11 @@ test('keel eval --emulator: judge graders pass, fail and error as their scripted
   assert.deepEqual([byId.broken!.passed, byId.broken!.failed, byId.broken!.infra_errors], [0, 0, 2]);
   const mixed = byId.mixed!.results.find((r) => r.trial === 1)!;
   assert.equal(mixed.graders[0]!.score, 0.4);
+  // The judging is paid for and counted: the task's cost is its trials' plus its judges'.
+  const judged = byId.mixed!.results.reduce((a, r) => a + (r.graders[0]!.cost_usd ?? 0), 0);
+  const trials = byId.mixed!.results.reduce((a, r) => a + (r.facts?.costUsd ?? 0), 0);
+  assert.ok(judged > 0);
+  assert.ok(Math.abs(byId.mixed!.cost_usd - (judged + trials)) < 1e-6);
   assert.match(mixed.reason, /judge: score 0\.4 < threshold 0\.7/);
   assert.match(byId.broken!.results[0]!.reason, /judge: grader error .*not a JSON verdict/);
 });

@@ -59,9 +59,11 @@ export function summarize(results: readonly TrialResult[], K: number) {
         : null,
     tokens,
     cache_hit_ratio: prompt > 0 ? round(tokens.cache_read / prompt, 4) : null,
+    // The trials' model calls and their judges' (a judged suite costs its judging too).
     cost_usd:
       round(
-        sum((f) => f.costUsd),
+        sum((f) => f.costUsd) +
+          results.reduce((a, r) => a + r.graders.reduce((b, g) => b + (g.cost_usd ?? 0), 0), 0),
         6,
       ) ?? 0,
   };

@@ -19,6 +19,8 @@ export interface GraderResult {
   readonly error?: true;
   /** A judge's score. */
   readonly score?: number;
+  /** What a judge's model call cost (counted in the report's cost_usd). */
+  readonly cost_usd?: number;
 }
 
 /** What a judge grader needs beyond the workspace: the trial's run and where the judge model is. */
@@ -125,6 +127,7 @@ export async function runGrader(
         type: 'judge',
         pass,
         score,
+        cost_usd: outcome.costUsd,
         detail: `score ${score} ${pass ? '>=' : '<'} threshold ${grader.threshold} (${model}): ${tail(reasons, 800)}`,
       };
     }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { askText } from '../model/ask.ts';
+import { replyText } from '../model/ask.ts';
 import { createModelClient, type ModelClient } from '../model/client.ts';
 import { ModelError } from '../model/errors.ts';
+import { costUsd } from '../model/pricing.ts';
 import { wrapUntrusted } from '../safety/untrusted.ts';
 
 // The judge grader: a separate model call, with a fresh context of its own, that reads the rubric,
@@ -109,9 +110,10 @@ export function judgeClient(endpoint: JudgeEndpoint): ModelClient {
   });
 }
 
+/** The call's cost rides along either way: a judge that answered badly was still paid for. */
 export type JudgeOutcome =
-  | { readonly ok: true; readonly verdict: Verdict }
-  | { readonly ok: false; readonly error: string };
+  | { readonly ok: true; readonly verdict: Verdict; readonly costUsd: number }
+  | { readonly ok: false; readonly error: string; readonly costUsd: number };
 
 /** One judge call. Failures (the API, a malformed reply) come back as errors, never as a score. */
 export async function judge(
@@ -119,21 +121,28 @@ export async function judge(
   input: JudgeInput,
   signal?: AbortSignal,
 ): Promise<JudgeOutcome> {
-  let reply: string;
+  let text: string;
+  let cost: number;
   try {
-    reply = await askText(
-      client,
-      { system: JUDGE_SYSTEM, prompt: judgePrompt(input), maxTokens: 1024 },
+    const reply = await client.stream(
+      {
+        system: [{ type: 'text', text: JUDGE_SYSTEM }],
+        tools: [],
+        messages: [{ role: 'user', content: judgePrompt(input) }],
+        maxTokens: 1024,
+      },
       signal ?? new AbortController().signal,
     );
+    text = replyText(reply);
+    cost = costUsd(reply.model, reply.usage);
   } catch (error) {
     const why = error instanceof ModelError ? `${error.kind}: ${error.message}` : String(error);
-    return { ok: false, error: `the judge model call failed (${why})` };
+    return { ok: false, error: `the judge model call failed (${why})`, costUsd: 0 };
   }
   try {
-    return { ok: true, verdict: parseVerdict(reply) };
+    return { ok: true, verdict: parseVerdict(text), costUsd: cost };
   } catch (error) {
-    if (error instanceof JudgeReplyError) return { ok: false, error: error.message };
+    if (error instanceof JudgeReplyError) return { ok: false, error: error.message, costUsd: cost };
     throw error;
   }
 }
