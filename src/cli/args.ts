@@ -14,6 +14,7 @@ import {
   type CliArgs,
   type EvalArgs,
 } from './argSchemas.ts';
+import { evalSubcommand } from './evalSubcommands.ts';
 
 export type {
   CliArgs,
@@ -68,43 +69,12 @@ function parseEval(rest: readonly string[]): EvalArgs {
     'from-feedback': { type: 'boolean' },
   });
   const v = parsed.values as Record<string, string | boolean | undefined>;
-  // `keel eval calibrate SET.json`: the judge against hand-labelled trials (eval/calibrate.ts).
-  if (parsed.positionals[0] === 'calibrate') {
-    const extra = Object.keys(v).filter((k) => v[k] !== undefined && k !== 'json' && k !== 'model');
-    if (extra.length > 0 || parsed.positionals.length !== 2)
-      throw new UsageError('keel eval calibrate takes one SET.json and only --model and --json');
-    return check(evalSchema(), {
-      command: 'eval',
-      suite: 'calibrate',
-      calibrate: parsed.positionals[1],
-      model: v.model,
-      json: v.json,
-      emulator: false,
-    });
-  }
-  // `keel eval merge REPORT…`: a suite directory named "merge" is still reachable as ./merge.
-  if (parsed.positionals[0] === 'merge') {
-    const extra = Object.keys(v).filter((k) => v[k] !== undefined && k !== 'json' && k !== 'html');
-    if (extra.length > 0)
-      throw new UsageError(`keel eval merge takes only --json and --html, not --${extra.join(', --')}`);
-    if (parsed.positionals.length < 2)
-      throw new UsageError('keel eval merge takes the REPORT.json files of the shards (one or more)');
-    return check(evalSchema(), {
-      command: 'eval',
-      suite: 'merge',
-      merge: parsed.positionals.slice(1),
-      json: v.json,
-      html: v.html,
-      emulator: false,
-    });
-  }
+  const sub = evalSubcommand(parsed.positionals, v);
+  if (sub && 'usage' in sub) throw new UsageError(sub.usage);
+  if (sub) return check(evalSchema(), sub.fields);
   if (v['from-session'] !== undefined && parsed.positionals.length !== 1)
     throw new UsageError(
       'keel eval --from-session SESSION-ID takes one OUT-DIR (the suite to write the task into)',
-    );
-  if (v['from-feedback'] === true && (parsed.positionals.length !== 1 || v['from-session'] !== undefined))
-    throw new UsageError(
-      'keel eval --from-feedback takes one OUT-DIR (the suite to write the draft tasks into)',
     );
   if (parsed.positionals.length !== 1) throw new UsageError('keel eval takes one SUITE directory');
   return check(evalSchema(), {
