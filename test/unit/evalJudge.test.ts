@@ -179,6 +179,7 @@ test('a passing verdict passes; a malformed reply is a grader error, never a pas
   const bad = await judged('Great job, 10/10!', { 'add.js': 'module.exports = (a, b) => a + b;\n' });
   assert.equal(bad.result.pass, false);
   assert.equal(bad.result.error, true);
+  assert.ok((bad.result.cost_usd ?? 0) > 0, 'a malformed reply was still paid for');
   assert.match(
     bad.result.detail,
     /grader error \(claude-judge-test\): the judge's reply is not a JSON verdict: "Great job, 10\/10!"/,
@@ -226,4 +227,36 @@ test('keel eval --emulator: judge graders pass, fail and error as their scripted
   assert.ok(Math.abs(byId.mixed!.cost_usd - (judged + trials)) < 1e-6);
   assert.match(mixed.reason, /judge: score 0\.4 < threshold 0\.7/);
   assert.match(byId.broken!.results[0]!.reason, /judge: grader error .*not a JSON verdict/);
+});
+
+test('a judge whose API keeps failing is a grader error naming the failure, never a verdict', async () => {
+  const emulator = await startEmulator({
+    scenario: { respond: () => ({ fault: { type: 'overloaded' } }) },
+  });
+  try {
+    const fixture = dir({ 'add.js': 'module.exports = (a, b) => a - b;\n' });
+    const result = await runGrader(
+      { type: 'judge', rubric: 'Pass only if add.js adds.', threshold: 0.5, model: 'claude-judge-x' },
+      {
+        workspace: fixture,
+        facts: transcriptFacts(EVENTS),
+        shell: noShell,
+        judge: {
+          prompt: 'Fix add.js',
+          fixtureDir: fixture,
+          events: EVENTS,
+          endpoint: { defaultModel: 'unused', apiKey: 'emulator', baseURL: emulator.url, retryBaseMs: 1 },
+        },
+      },
+    );
+    assert.equal(result.pass, false);
+    assert.equal(result.error, true);
+    assert.match(
+      result.detail,
+      /^grader error \(claude-judge-x\): the judge model call failed \(exhausted: .*overloaded/i,
+    );
+    assert.equal(result.cost_usd, 0);
+  } finally {
+    await emulator.close();
+  }
 });

@@ -119,6 +119,7 @@ export async function runGrader(
           type: 'judge',
           pass: false,
           error: true,
+          cost_usd: outcome.costUsd,
           detail: `grader error (${model}): ${outcome.error}`,
         };
       const { score, reasons } = outcome.verdict;
