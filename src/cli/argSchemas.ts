@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseShard } from '../agent/eval/shard.ts';
 import { lazy } from '../agent/lazy.ts';
 import { EFFORTS } from '../agent/model/models.ts';
 import { MIN_CONTEXT_WINDOW } from '../agent/model/pricing.ts';
@@ -207,6 +208,22 @@ export const evalSchema = lazy(() =>
     fromSession: z.string().min(1).optional(),
     workspace: z.string().min(1).optional(),
     ...thinking(),
+    /** `--shard I/N`: this machine runs its share of the trials (eval/shard.ts). */
+    shard: z
+      .string()
+      .transform((text, ctx) => {
+        const shard = parseShard(text);
+        if (typeof shard !== 'string') return shard;
+        ctx.addIssue({ code: 'custom', message: shard });
+        return z.NEVER;
+      })
+      .optional(),
+    /** `keel eval merge REPORT…`: the shard reports to merge (`suite` is then "merge"). */
+    merge: z.array(z.string().min(1)).min(1).optional(),
+    /** `--from-feedback`: `suite` is the OUT-DIR for draft tasks from thumbs-down sessions. */
+    fromFeedback: z.literal(true).optional(),
+    /** `keel eval calibrate SET.json`: the labelled set to run the judge over (`suite` is "calibrate"). */
+    calibrate: z.string().min(1).optional(),
   }),
 );
 export type EvalArgs = z.infer<ReturnType<typeof evalSchema>>;

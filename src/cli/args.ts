@@ -15,6 +15,7 @@ import {
   type CliArgs,
   type EvalArgs,
 } from './argSchemas.ts';
+import { evalSubcommand } from './evalSubcommands.ts';
 
 export type {
   CliArgs,
@@ -68,8 +69,13 @@ function parseEval(rest: readonly string[]): EvalArgs {
     workspace: { type: 'string' },
     effort: { type: 'string' },
     'no-thinking': { type: 'boolean' },
+    shard: { type: 'string' },
+    'from-feedback': { type: 'boolean' },
   });
   const v = parsed.values as Record<string, string | boolean | undefined>;
+  const sub = evalSubcommand(parsed.positionals, v);
+  if (sub && 'usage' in sub) throw new UsageError(sub.usage);
+  if (sub) return check(evalSchema(), sub.fields);
   if (v['from-session'] !== undefined && parsed.positionals.length !== 1)
     throw new UsageError(
       'keel eval --from-session SESSION-ID takes one OUT-DIR (the suite to write the task into)',
@@ -90,6 +96,8 @@ function parseEval(rest: readonly string[]): EvalArgs {
     fromSession: v['from-session'],
     workspace: v.workspace,
     ...thinkingFlags(v),
+    shard: v.shard,
+    fromFeedback: v['from-feedback'] === true ? true : undefined,
   });
 }
 

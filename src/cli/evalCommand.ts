@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GraderShell } from '../agent/eval/graderShell.ts';
 import { renderReportHtml, formatSummary } from '../agent/eval/report.ts';
-import { runEval } from '../agent/eval/runner.ts';
+import { type EvalReport, runEval } from '../agent/eval/runner.ts';
 import { loadSuite, SuiteError } from '../agent/eval/schema.ts';
 import type { ModelProvider } from '../agent/eval/trial.ts';
 import type { EvalArgs } from './args.ts';
@@ -90,7 +90,101 @@ async function fromSessionCommand(args: EvalArgs & { fromSession: string }): Pro
   }
 }
 
+/** `keel eval merge REPORT… [--json FILE] [--html FILE]`: the shards' reports as one run's. */
+async function mergeCommand(files: readonly string[], args: EvalArgs): Promise<number> {
+  const { mergeReportFiles, MergeError } = await import('../agent/eval/merge.ts');
+  let report: ReturnType<typeof mergeReportFiles>;
+  try {
+    report = mergeReportFiles(files, path.dirname(path.resolve(args.json ?? args.html ?? 'report.json')));
+  } catch (error) {
+    if (error instanceof MergeError) {
+      process.stderr.write(`keel: eval merge: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  process.stdout.write(`${formatSummary(report)}\n`);
+  writeReports(report, args);
+  return 0;
+}
+
+function writeReports(report: EvalReport, args: EvalArgs): void {
+  if (args.json) {
+    fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
+    fs.writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
+  }
+  if (args.html) {
+    fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
+    fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
+  }
+}
+
+/** `keel eval calibrate SET.json [--model ID] [--json FILE]`: the judge's agreement with people. */
+async function calibrateCommand(file: string, args: EvalArgs): Promise<number> {
+  const { loadCalibrationSet, runCalibration, formatCalibration } = await import(
+    '../agent/eval/calibrate.ts'
+  );
+  const { DEFAULT_JUDGE_MODEL, judgeClient } = await import('../agent/eval/judge.ts');
+  let set: ReturnType<typeof loadCalibrationSet>;
+  try {
+    set = loadCalibrationSet(file);
+  } catch (error) {
+    process.stderr.write(`keel: eval calibrate: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (!process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_BASE_URL) {
+    process.stderr.write('keel: eval calibrate calls the judge model: set ANTHROPIC_API_KEY\n');
+    return 2;
+  }
+  const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_JUDGE_MODEL;
+  const controller = new AbortController();
+  const stopListening = onSignals(['SIGINT', 'SIGTERM'], () => controller.abort());
+  try {
+    const result = await runCalibration(
+      set,
+      judgeClient({
+        model,
+        ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),
+      }),
+      controller.signal,
+    );
+    process.stdout.write(`${formatCalibration(result, model)}\n`);
+    if (args.json) {
+      fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
+      fs.writeFileSync(args.json, `${JSON.stringify({ model, ...result }, null, 2)}\n`);
+    }
+    return 0;
+  } finally {
+    stopListening();
+  }
+}
+
+/** `keel eval --from-feedback OUT-DIR`: a draft task per thumbs-down session; the user writes the graders. */
+async function fromFeedbackCommand(args: EvalArgs): Promise<number> {
+  const { tasksFromFeedback } = await import('../agent/eval/feedback.ts');
+  const root = fs.realpathSync(path.resolve(args.workspace ?? process.cwd()));
+  const r = tasksFromFeedback({ root, stateDir: path.join(root, '.keel'), outDir: args.suite });
+  for (const m of r.made) {
+    process.stdout.write(`Wrote ${m.taskFile} (session ${m.session})\n`);
+    for (const w of m.warnings) process.stderr.write(`keel: warning: ${m.session}: ${w}\n`);
+  }
+  for (const s of r.skipped) process.stderr.write(`keel: skipped session ${s.session}: ${s.reason}\n`);
+  if (r.unreadable > 0)
+    process.stderr.write(
+      `keel: warning: ${r.unreadable} unreadable feedback record(s) in .keel/feedback/ ignored\n`,
+    );
+  process.stdout.write(
+    r.made.length === 0
+      ? 'No new thumbs-down session to turn into a task.\n'
+      : `Next: replace each draft's placeholder command grader (marked TODO), then: keel eval ${args.suite}\n`,
+  );
+  return 0;
+}
+
 export async function evalCommand(args: EvalArgs): Promise<number> {
+  if (args.fromFeedback) return fromFeedbackCommand(args);
+  if (args.calibrate !== undefined) return calibrateCommand(args.calibrate, args);
+  if (args.merge !== undefined) return mergeCommand(args.merge, args);
   if (args.fromSession !== undefined) return fromSessionCommand({ ...args, fromSession: args.fromSession });
   let suite: ReturnType<typeof loadSuite>;
   let provider: ModelProvider | undefined;
@@ -140,7 +234,12 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
       retryInfra: args.retryInfra ?? 0,
       ...(args.trials ? { trials: args.trials } : {}),
       ...(args.filter ? { filter: args.filter } : {}),
+      ...(args.shard ? { shard: args.shard } : {}),
       ...(args.model ? { model: args.model } : suite.defaults.model ? { model: suite.defaults.model } : {}),
+      // The trials' `keel run` falls back to KEEL_MODEL too; the judge follows the same model.
+      ...(process.env.KEEL_MODEL
+        ? { judgeModel: args.model ?? suite.defaults.model ?? process.env.KEEL_MODEL }
+        : {}),
       ...(provider ? { provider } : {}),
       ...effortOption(args),
       signal: controller.signal,
@@ -150,14 +249,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
         ),
     });
     process.stdout.write(`${formatSummary(report)}\n`);
-    if (args.json) {
-      fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
-      fs.writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
-    }
-    if (args.html) {
-      fs.mkdirSync(path.dirname(path.resolve(args.html)), { recursive: true });
-      fs.writeFileSync(args.html, renderReportHtml(report, path.dirname(path.resolve(args.html))));
-    }
+    writeReports(report, args);
     return stoppedBy ? signalExitCode(stoppedBy) : 0;
   } finally {
     stopListening();

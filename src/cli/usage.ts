@@ -11,8 +11,12 @@ export const USAGE = `Usage:
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
   keel eval --from-session SESSION-ID OUT-DIR [--workspace DIR]
+  keel eval --from-feedback OUT-DIR [--workspace DIR]   (draft tasks from thumbs-down sessions)
   keel eval SUITE [--trials K] [--concurrency N] [--model ID] [--json FILE] [--html FILE]
            [--filter GLOB] [--retry-infra R] [--out DIR] [--emulator] [--effort LEVEL | --no-thinking]
+           [--shard I/N]
+  keel eval merge REPORT.json... [--json FILE] [--html FILE]   (the --shard runs' reports as one)
+  keel eval calibrate SET.json [--model ID] [--json FILE]   (the judge grader against labelled trials)
   keel doctor [--sandbox on|off|required]
   keel sessions [--workspace DIR] [--json]   (past sessions, newest first: the IDs --resume takes)
   keel trust [--workspace DIR] [--yes | --revoke] [--json]   (what the workspace supplies that would

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JUDGE_MARKER } from '../../src/agent/eval/judge.ts';
 import type { Scenario, ScriptedBlock, ScriptedReply } from './types.ts';
 
 // Scripted model behaviours for eval suites (`keel eval --emulator`): each policy plays one kind of
@@ -18,23 +19,30 @@ const step = z.union([
 export type PolicyStep = z.infer<typeof step>;
 
 const say = z.string().min(1).optional();
+/**
+ * What the scripted judge answers a judge grader's call (eval/judge.ts), verbatim: one reply for
+ * every trial, or one per trial index (the last repeats). Absent: a judge call gets the echo reply,
+ * which is no verdict.
+ */
+const judge = z.union([z.string(), z.array(z.string()).min(1)]).optional();
 export const policyPlanSchema = z.discriminatedUnion('policy', [
-  z.strictObject({ policy: z.literal('succeeds'), steps: z.array(step), say }),
+  z.strictObject({ policy: z.literal('succeeds'), steps: z.array(step), say, judge }),
   z.strictObject({
     policy: z.literal('flaky'),
     steps: z.array(step),
     /** 0-based trial indexes on which the model gives up instead. */
     fail_trials: z.array(z.number().int().nonnegative()),
     say,
+    judge,
   }),
-  z.strictObject({ policy: z.literal('gives_up'), say }),
+  z.strictObject({ policy: z.literal('gives_up'), say, judge }),
   z.strictObject({
     policy: z.literal('loops'),
     tool: z.string().min(1),
     input: z.record(z.string(), z.unknown()),
   }),
-  z.strictObject({ policy: z.literal('edits_without_reading'), steps: z.array(step), say }),
-  z.strictObject({ policy: z.literal('forbidden_command'), command: z.string().min(1), say }),
+  z.strictObject({ policy: z.literal('edits_without_reading'), steps: z.array(step), say, judge }),
+  z.strictObject({ policy: z.literal('forbidden_command'), command: z.string().min(1), say, judge }),
   z.strictObject({
     policy: z.literal('api_fault'),
     fault: z.enum(['overloaded', 'rate_limit', 'server_error']).default('overloaded'),
@@ -72,10 +80,23 @@ function toolUse(s: PolicyStep, trial: number): ScriptedBlock {
   return { type: 'tool_use', name: s.tool, input: s.input };
 }
 
-function scripted(steps: readonly PolicyStep[], trial: number, text: string): Scenario {
+function scripted(
+  steps: readonly PolicyStep[],
+  trial: number,
+  text: string,
+  judgeReply?: string | readonly string[],
+): Scenario {
   const replies: ScriptedReply[] = steps.map((s) => ({ content: [toolUse(s, trial)] }));
   replies.push({ content: [{ type: 'text', text }] });
-  return { name: 'policy', replies, onExhausted: 'echo' };
+  if (judgeReply === undefined) return { name: 'policy', replies, onExhausted: 'echo' };
+  const verdict = typeof judgeReply === 'string' ? judgeReply : (judgeReply[trial] ?? judgeReply.at(-1)!);
+  // The judge's call is a conversation of its own, told apart by the marker its request opens with.
+  return {
+    name: 'policy',
+    replies,
+    onExhausted: 'echo',
+    threads: [{ firstUserContains: JUDGE_MARKER, replies: [{ content: [{ type: 'text', text: verdict }] }] }],
+  };
 }
 
 const GIVE_UP = "I couldn't complete this task.";
@@ -84,13 +105,13 @@ const GIVE_UP = "I couldn't complete this task.";
 export function policyScenario(plan: PolicyPlan, trial: number): Scenario {
   switch (plan.policy) {
     case 'succeeds':
-      return scripted(plan.steps, trial, plan.say ?? 'Done.');
+      return scripted(plan.steps, trial, plan.say ?? 'Done.', plan.judge);
     case 'flaky':
       return plan.fail_trials.includes(trial)
-        ? scripted([], trial, GIVE_UP)
-        : scripted(plan.steps, trial, plan.say ?? 'Done.');
+        ? scripted([], trial, GIVE_UP, plan.judge)
+        : scripted(plan.steps, trial, plan.say ?? 'Done.', plan.judge);
     case 'gives_up':
-      return scripted([], trial, plan.say ?? GIVE_UP);
+      return scripted([], trial, plan.say ?? GIVE_UP, plan.judge);
     case 'loops':
       return {
         name: 'policy:loops',
@@ -101,9 +122,10 @@ export function policyScenario(plan: PolicyPlan, trial: number): Scenario {
         plan.steps.filter((s) => !('read' in s)),
         trial,
         plan.say ?? 'Done.',
+        plan.judge,
       );
     case 'forbidden_command':
-      return scripted([{ bash: plan.command }], trial, plan.say ?? 'Done.');
+      return scripted([{ bash: plan.command }], trial, plan.say ?? 'Done.', plan.judge);
     case 'api_fault':
       return { name: 'policy:api_fault', respond: () => ({ fault: { type: plan.fault } }) };
   }

@@ -1,17 +1,35 @@
 import * as fs from 'node:fs';
 import type { AgentEvent } from '../events.ts';
 import type { TrialGraderShell } from './graderShell.ts';
+import { type JudgeEndpoint, judge, judgeClient } from './judge.ts';
+import { condenseTranscript, workspaceDiff } from './judgeInput.ts';
 import type { Grader } from './schema.ts';
 import { containedInWorkspace } from './suitePaths.ts';
 
 // Graders judge a finished trial: `command` runs in the trial's copy (in the OS sandbox, see
 // graderShell.ts), `file` reads it (never through a link out of it), `transcript` reads the trial's
-// session log. Each returns pass/fail with the evidence a reader needs.
+// session log, `judge` asks a judge model (judge.ts). Each returns pass/fail with the evidence a
+// reader needs.
 
 export interface GraderResult {
   readonly type: Grader['type'];
   readonly pass: boolean;
   readonly detail: string;
+  /** The grader itself failed (a judge that did not answer with a verdict): the trial is not judged. */
+  readonly error?: true;
+  /** A judge's score. */
+  readonly score?: number;
+  /** What a judge's model call cost (counted in the report's cost_usd). */
+  readonly cost_usd?: number;
+}
+
+/** What a judge grader needs beyond the workspace: the trial's run and where the judge model is. */
+export interface JudgeContext {
+  readonly prompt: string;
+  readonly fixtureDir: string;
+  readonly events: readonly AgentEvent[];
+  /** The judge's endpoint, its model left to the grader (its own `model`, else this default). */
+  readonly endpoint: Omit<JudgeEndpoint, 'model'> & { readonly defaultModel: string };
 }
 
 export interface TranscriptFacts {
@@ -72,9 +90,48 @@ const tail = (s: string, n = 600) => (s.length > n ? `…${s.slice(-n)}` : s);
 
 export async function runGrader(
   grader: Grader,
-  trial: { workspace: string; facts: TranscriptFacts; shell: TrialGraderShell; signal?: AbortSignal },
+  trial: {
+    workspace: string;
+    facts: TranscriptFacts;
+    shell: TrialGraderShell;
+    judge?: JudgeContext;
+    signal?: AbortSignal;
+  },
 ): Promise<GraderResult> {
   switch (grader.type) {
+    case 'judge': {
+      const ctx = trial.judge;
+      if (!ctx) return { type: 'judge', pass: false, error: true, detail: 'no judge model is configured' };
+      const { defaultModel, ...endpoint } = ctx.endpoint;
+      const model = grader.model ?? defaultModel;
+      const outcome = await judge(
+        judgeClient({ ...endpoint, model }),
+        {
+          rubric: grader.rubric,
+          prompt: ctx.prompt,
+          transcript: condenseTranscript(ctx.events),
+          diff: workspaceDiff(ctx.fixtureDir, trial.workspace),
+        },
+        trial.signal,
+      );
+      if (!outcome.ok)
+        return {
+          type: 'judge',
+          pass: false,
+          error: true,
+          cost_usd: outcome.costUsd,
+          detail: `grader error (${model}): ${outcome.error}`,
+        };
+      const { score, reasons } = outcome.verdict;
+      const pass = score >= grader.threshold;
+      return {
+        type: 'judge',
+        pass,
+        score,
+        cost_usd: outcome.costUsd,
+        detail: `score ${score} ${pass ? '>=' : '<'} threshold ${grader.threshold} (${model}): ${tail(reasons, 800)}`,
+      };
+    }
     case 'command': {
       const r = await trial.shell.run(grader.run, {
         timeoutMs: grader.timeout_s * 1000,

@@ -6,8 +6,13 @@ import type { EvalReport, TaskReport } from './runner.ts';
 const pct = (x: number | null) => (x === null ? '  -  ' : `${(x * 100).toFixed(1).padStart(5)}%`);
 
 export function formatSummary(report: EvalReport): string {
+  const part = report.shard
+    ? ` (shard ${report.shard.index}/${report.shard.count})`
+    : report.merged_from
+      ? ` (merged from ${report.merged_from.length} report(s))`
+      : '';
   const lines = [
-    `Suite ${report.suite}: ${report.overall.tasks} task(s), ${report.overall.trials} trial(s) in ${(report.durationMs / 1000).toFixed(1)} s`,
+    `Suite ${report.suite}${part}: ${report.overall.tasks} task(s), ${report.overall.trials} trial(s) in ${(report.durationMs / 1000).toFixed(1)} s`,
     '',
     `${'task'.padEnd(32)} trials pass fail infra  pass@1  pass@K  pass^K  turns   cost   (K = the task's trials)`,
   ];
@@ -21,7 +26,9 @@ export function formatSummary(report: EvalReport): string {
   lines.push(
     '',
     `tokens: input ${o.tokens.input}, output ${o.tokens.output}, cache read ${o.tokens.cache_read}, cache write ${o.tokens.cache_write}; cache-hit ratio ${o.cache_hit_ratio ?? '-'}`,
-    `report and trial logs: ${report.outDir}`,
+    report.merged_from
+      ? `trial logs: in each shard's --out directory (${report.merged_from.map((m) => m.outDir).join(', ')})`
+      : `report and trial logs: ${report.outDir}`,
   );
   return lines.join('\n');
 }
@@ -32,7 +39,8 @@ const esc = (s: string) =>
 /** `htmlDir`: where the page is written, so links to the trials' trace pages are relative to it. */
 export function renderReportHtml(report: EvalReport, htmlDir = report.outDir): string {
   const traceLink = (log: string) => {
-    const rel = path.relative(htmlDir, path.join(report.outDir, path.dirname(log), 'trace.html'));
+    // A merged report's logs are absolute (each in its shard's --out directory).
+    const rel = path.relative(htmlDir, path.resolve(report.outDir, path.dirname(log), 'trace.html'));
     return ` · <a href="${esc(rel.split(path.sep).join('/'))}">trace</a>`;
   };
   const K = Object.keys(report.overall.pass_at_k).length;

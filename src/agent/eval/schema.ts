@@ -52,7 +52,21 @@ const transcriptGrader = z
         'a transcript grader needs at least one of max_tool_calls, forbid_tools, must_call, max_cost_usd',
     },
   );
-export const graderSchema = z.discriminatedUnion('type', [commandGrader, fileGrader, transcriptGrader]);
+/** An LLM judge reads the rubric, the task, the transcript and the diff (judge.ts). */
+const judgeGrader = z.strictObject({
+  type: z.literal('judge'),
+  rubric: z.string().trim().min(1),
+  /** The grader passes when the judge's score is at least this. */
+  threshold: z.number().min(0).max(1),
+  /** The judge's model; default: the run's model. */
+  model: z.string().min(1).optional(),
+});
+export const graderSchema = z.discriminatedUnion('type', [
+  commandGrader,
+  fileGrader,
+  transcriptGrader,
+  judgeGrader,
+]);
 export type Grader = z.infer<typeof graderSchema>;
 
 /**

@@ -7,6 +7,7 @@ import { loadSession } from '../session/log.ts';
 import { traceHtml } from '../trace/html.ts';
 import { type GraderResult, runGrader, type TranscriptFacts, transcriptFacts } from './graders.ts';
 import type { GraderShell, TrialGraderShell } from './graderShell.ts';
+import { DEFAULT_JUDGE_MODEL } from './judge.ts';
 import type { EvalTask } from './schema.ts';
 
 // One trial: a fresh copy of the fixture (git-initialised when it is not a repo), one `keel run` in
@@ -66,6 +67,8 @@ export interface TrialOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly keepWorkspaces?: boolean;
   readonly signal?: AbortSignal;
+  /** The judge graders' model when a grader names none (default: the run's model). */
+  readonly judgeModel?: string;
 }
 
 function git(cwd: string, args: string[]): void {
@@ -258,7 +261,8 @@ export async function runTrial(
         exitCode: proc.code,
       });
     }
-    const facts = transcriptFacts(loadSession(path.join(options.outDir, logRel)).events);
+    const events = loadSession(path.join(options.outDir, logRel)).events;
+    const facts = transcriptFacts(events);
     // The trial's trace page next to its log: every figure in the report can be opened and checked.
     try {
       fs.writeFileSync(path.join(trialDir, 'trace.html'), await traceHtml(path.join(options.outDir, logRel)));
@@ -282,6 +286,20 @@ export async function runTrial(
     }
     // The graders never see `env` (Keel's, with the key): only the allow-list graderShell builds.
     graderShell = options.graders.forTrial({ workspace, home, task: task.id, trial, declared: task.env });
+    // The judge calls the model from this process, where the trial's model went (its emulator, or
+    // the API this process was given).
+    const modelEnv = { ...(options.env ?? process.env), ...provider?.env };
+    const judge = {
+      prompt: task.prompt,
+      fixtureDir: task.fixtureDir,
+      events,
+      endpoint: {
+        defaultModel: options.judgeModel ?? options.model ?? DEFAULT_JUDGE_MODEL,
+        ...(modelEnv.ANTHROPIC_API_KEY ? { apiKey: modelEnv.ANTHROPIC_API_KEY } : {}),
+        ...(modelEnv.ANTHROPIC_BASE_URL ? { baseURL: modelEnv.ANTHROPIC_BASE_URL } : {}),
+        ...(modelEnv.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(modelEnv.KEEL_RETRY_BASE_MS) } : {}),
+      },
+    };
     const graders: GraderResult[] = [];
     for (const grader of task.graders)
       graders.push(
@@ -289,9 +307,20 @@ export async function runTrial(
           workspace,
           facts,
           shell: graderShell,
+          judge,
           ...(options.signal ? { signal: options.signal } : {}),
         }),
       );
+    // A grader that could not judge (a judge without a verdict) leaves the trial unjudged: neither
+    // a pass nor the model's failure, so it stays out of pass@k like any infrastructure error.
+    const broken = graders.filter((g) => g.error);
+    if (broken.length > 0)
+      return result({
+        ...common,
+        status: 'infra_error',
+        reason: broken.map((g) => `${g.type}: ${g.detail.split('\n')[0]}`).join('; '),
+        graders,
+      });
     const failed = graders.filter((g) => !g.pass);
     return result({
       ...common,

@@ -1,0 +1,126 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { isValidSessionId } from '../session/log.ts';
+import { createTaskFromSession, FromSessionError } from './fromSession.ts';
+
+// Evals from real use. A thumbs up or down (with an optional note) on an answer is kept with its
+// session, in `.keel/feedback/<session>.jsonl` — beside the session log rather than inside it, so a
+// rating given after the session ended never rewrites the append-only log. `keel eval --from-feedback
+// OUT-DIR` turns every session whose latest rating of some answer is "down" into a draft task (the
+// `--from-session` machinery: first prompt, pre-session fixture, a placeholder grader `keel eval`
+// refuses until a person writes the real check), with the notes in the task's description. The
+// records are data read back from disk (a repository can ship a `.keel/` too): validated, and they
+// can only ever produce drafts.
+
+export const feedbackSchema = z.strictObject({
+  v: z.literal(1),
+  ts: z.number(),
+  session: z.string().refine(isValidSessionId, 'not a session id'),
+  /** The answer rated (the assistant message's id); absent: the session as a whole. */
+  message: z.string().min(1).max(200).optional(),
+  rating: z.enum(['up', 'down']),
+  note: z.string().max(4000).optional(),
+});
+export type Feedback = z.infer<typeof feedbackSchema>;
+
+export function feedbackDir(stateDir: string): string {
+  return path.join(stateDir, 'feedback');
+}
+
+/** Appends one rating. The panel calls this; a later rating of the same answer replaces it. */
+export function recordFeedback(
+  stateDir: string,
+  entry: Omit<Feedback, 'v' | 'ts'> & { ts?: number },
+): Feedback {
+  const record = feedbackSchema.parse({ ...entry, v: 1, ts: entry.ts ?? Date.now() });
+  fs.mkdirSync(feedbackDir(stateDir), { recursive: true });
+  fs.appendFileSync(
+    path.join(feedbackDir(stateDir), `${record.session}.jsonl`),
+    `${JSON.stringify(record)}\n`,
+  );
+  return record;
+}
+
+export interface DownSession {
+  readonly session: string;
+  /** The notes of its thumbs-down ratings, oldest first. */
+  readonly notes: readonly string[];
+}
+
+/** Sessions with an answer whose latest rating is "down"; unreadable lines are skipped and counted. */
+export function thumbsDownSessions(stateDir: string): { sessions: DownSession[]; skipped: number } {
+  const dir = feedbackDir(stateDir);
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
+  } catch {
+    return { sessions: [], skipped: 0 };
+  }
+  let skipped = 0;
+  const sessions: DownSession[] = [];
+  for (const name of names.sort()) {
+    const latest = new Map<string, Feedback>();
+    const file = path.join(dir, name);
+    if (!fs.lstatSync(file).isFile()) continue;
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      let parsed: ReturnType<typeof feedbackSchema.safeParse>;
+      try {
+        parsed = feedbackSchema.safeParse(JSON.parse(line));
+      } catch {
+        skipped++;
+        continue;
+      }
+      // A record filed under another session's name is not that session's.
+      if (!parsed.success || `${parsed.data.session}.jsonl` !== name) {
+        skipped++;
+        continue;
+      }
+      const key = parsed.data.message ?? '';
+      const before = latest.get(key);
+      if (!before || before.ts <= parsed.data.ts) latest.set(key, parsed.data);
+    }
+    const downs = [...latest.values()].filter((f) => f.rating === 'down').sort((a, b) => a.ts - b.ts);
+    if (downs.length > 0)
+      sessions.push({
+        session: downs[0]!.session,
+        notes: downs.flatMap((f) => (f.note?.trim() ? [f.note.trim()] : [])),
+      });
+  }
+  return { sessions, skipped };
+}
+
+export interface FromFeedbackResult {
+  readonly made: readonly { session: string; taskFile: string; warnings: readonly string[] }[];
+  /** Sessions not turned into a task, and why (already drafted, log missing…). */
+  readonly skipped: readonly { session: string; reason: string }[];
+  readonly unreadable: number;
+}
+
+/** `keel eval --from-feedback OUT-DIR`: one draft task per thumbs-down session not drafted yet. */
+export function tasksFromFeedback(options: {
+  root: string;
+  stateDir: string;
+  outDir: string;
+}): FromFeedbackResult {
+  const { sessions, skipped: unreadable } = thumbsDownSessions(options.stateDir);
+  const made: { session: string; taskFile: string; warnings: readonly string[] }[] = [];
+  const skipped: { session: string; reason: string }[] = [];
+  for (const { session, notes } of sessions) {
+    try {
+      const r = createTaskFromSession({ ...options, session });
+      if (notes.length > 0) {
+        // The user's own words about what went wrong: the first thing the grader's author needs.
+        const task = JSON.parse(fs.readFileSync(r.taskFile, 'utf8')) as { description?: string };
+        task.description = `Thumbs down: ${notes.map((n) => JSON.stringify(n)).join('; ')}. ${task.description ?? ''}`;
+        fs.writeFileSync(r.taskFile, `${JSON.stringify(task, null, 2)}\n`);
+      }
+      made.push({ session, taskFile: r.taskFile, warnings: r.warnings });
+    } catch (error) {
+      if (!(error instanceof FromSessionError)) throw error;
+      skipped.push({ session, reason: error.message });
+    }
+  }
+  return { made, skipped, unreadable };
+}
