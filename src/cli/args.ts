@@ -75,7 +75,8 @@ function parseEval(rest: readonly string[]): EvalArgs {
   const v = parsed.values as Record<string, string | boolean | undefined>;
   const sub = evalSubcommand(parsed.positionals, v);
   if (sub && 'usage' in sub) throw new UsageError(sub.usage);
-  if (sub) return check(evalSchema(), sub.fields);
+  // merge / calibrate make no agent runs: thinking flags do not apply to them.
+  if (sub) return check(evalSchema(), { noThinking: false, ...sub.fields });
   if (v['from-session'] !== undefined && parsed.positionals.length !== 1)
     throw new UsageError(
       'keel eval --from-session SESSION-ID takes one OUT-DIR (the suite to write the task into)',
