@@ -134,7 +134,11 @@ test('@file mentions become a reminder to read the file, not its content', async
 
 test('circuit breaker: 3 failures open the circuit for 300 s, then a trial call closes it', async () => {
   const ws = tempWorkspace({ 'x.ts': 'const needle = 1;\n' });
+  // A ripgrep that starts and dies at once (a resource limit): Grep is UNAVAILABLE, no fallback hides it.
   const fakeRg = `${ws}/.keel/bin-rg`;
+  const fs = await import('node:fs');
+  fs.mkdirSync(`${ws}/.keel`, { recursive: true });
+  fs.writeFileSync(fakeRg, '#!/bin/sh\nkill -KILL $$\n', { mode: 0o755 });
   let clock = 1_000_000;
   const base = createNodeHost({
     workspace: ws,
@@ -168,8 +172,8 @@ test('circuit breaker: 3 failures open the circuit for 300 s, then a trial call 
   emu.setScenario({ replies: [grep('needle'), { content: [{ type: 'text', text: 'still paused' }] }] });
   await s.prompt('again');
   assert.deepEqual(codesOf(seen), ['CIRCUIT_OPEN']);
-  const { symlinkSync } = await import('node:fs');
-  symlinkSync(rgPath, fakeRg);
+  fs.rmSync(fakeRg);
+  fs.symlinkSync(rgPath, fakeRg);
   clock += 300_000;
   seen.length = 0;
   emu.setScenario({

@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import { createContextEngine } from '../context/engine.ts';
-import type { AgentEventBody } from '../events.ts';
 import { backgroundWait, jobReminders } from '../jobs/backgroundWait.ts';
 import { createJobManager } from '../jobs/manager.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
 import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths } from '../memory/store.ts';
-import { DEFAULT_EFFORT, outputLimitFor } from '../model/models.ts';
-import { contextWindowFor, MIN_CONTEXT_WINDOW, WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
+import { WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
@@ -21,9 +18,8 @@ import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
-import { loadProjectRules, withScopedRules } from '../projectRules/index.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
-import { withPrefixLog } from './prefixLog.ts';
+import { createSessionEngine } from './sessionEngine.ts';
 import { createSessionEvents } from './sessionEvents.ts';
 import {
   agentTools,
@@ -35,18 +31,17 @@ import {
   turnLimit,
 } from './sessionAgent.ts';
 import { gateRegistry, type ToolLimit } from './toolGate.ts';
-import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
-import type { PrefixRecord } from './log.ts';
 import {
   interruptedResults,
   openSessionLog,
-  SessionConfigError,
   sessionApprovals,
   sessionCheckpoints,
   sessionModelClient,
   sessionSkillsAndMcp,
   newUserMessage,
   sessionTrust,
+  sessionJobControls,
+  sessionLimits,
 } from './sessionStart.ts';
 
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
@@ -59,16 +54,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const { approvals, waitMs: approvalWaitMs } = sessionApprovals(options.host);
   const base = { ...options.host, approvals };
   const now = () => base.clock.now();
-  const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
-  // The model's real output limit: a long Write fits in one reply (a fixed 8192 cut them off).
-  const maxTokens = options.maxTokens ?? outputLimitFor(options.model);
-  const chosenEffort = options.effort ?? DEFAULT_EFFORT;
-  const effort = chosenEffort === 'off' ? undefined : chosenEffort;
-  if (contextWindow < MIN_CONTEXT_WINDOW) {
-    throw new SessionConfigError(
-      `The context window (${contextWindow} tokens) is below the minimum of ${MIN_CONTEXT_WINDOW}; Keel refuses to run with so little room.`,
-    );
-  }
+  const { contextWindow, maxTokens, effort } = sessionLimits(options);
   const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
   const opened = openSessionLog(base, options, now());
   const { id, log, events, loggedPrefixHash } = opened;
@@ -98,29 +84,18 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     emit({ type: 'message_appended', message });
   };
   for (const result of interruptedResults(transcript, () => newId('res'), now())) append(result);
-  if (contextWindow < WARN_CONTEXT_WINDOW) {
-    emit({
-      type: 'notice',
-      level: 'warn',
-      text: `Small context window (${contextWindow} tokens): long tasks will be compacted often.`,
-    });
-  }
-
+  const warn = (text: string) => emit({ type: 'notice', level: 'warn', text });
+  if (contextWindow < WARN_CONTEXT_WINDOW)
+    warn(`Small context window (${contextWindow} tokens): long tasks will be compacted often.`);
   const guard = createPathGuard({ roots: host.workspace.roots, stateDir: host.stateDir });
   const ledger = createReadLedger();
   const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), now);
   const loopDetector = createLoopDetector();
   const circuitBreaker = createCircuitBreaker({ now });
-  const main = sessionAgent(
-    host,
-    options,
-    (t) => emit({ type: 'notice', level: 'warn', text: t }),
-    opened.agentName,
-  );
+  const main = sessionAgent(host, options, warn, opened.agentName);
   // Plan mode is read-only as an untrusted workspace is: only tools that change nothing are offered.
   const readOnly = options.readOnly === true || !host.workspace.isTrusted() || main.agent?.readOnly === true;
   const root = host.workspace.roots[0] ?? '';
-  const warn = (text: string) => emit({ type: 'notice', level: 'warn', text });
   const trust = sessionTrust(host, warn);
   const hooks = createSessionHooks({
     host,
@@ -175,12 +150,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const model = sessionModel(options, main.agent, events, (m) =>
     sessionModelClient({ ...options, model: m }, now),
   );
-  // Every rules file, read once now (P1); path-scoped ones come later as reminders (projectRules/).
-  const projectRules = loadProjectRules({ guard, disabled: options.rulesDisabled ?? [] });
-  for (const problem of projectRules.problems) {
-    emit({ type: 'notice', level: 'warn', text: `Rules file ${problem.rel}: ${problem.message}.` });
-  }
-  const engine = createContextEngine({
+  const { engine, logged: loggedEngine } = createSessionEngine(options, {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
@@ -192,16 +162,16 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     writeText: (p, text) => host.storage.writeText(p, text),
     getTodos: () => todos,
     newId: () => newId('ctx'),
-    rulesText: projectRules.prefixText,
     ...(memorySnapshot ? { memory: memorySnapshot } : {}),
     ...(main.prompt ? { agentPrompt: main.prompt } : {}),
-    summarize: hooks.beforeCompact((prompt, signal) =>
-      askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
-    ),
-    // The same conversation the agent's calls cache, the instruction at the end: read from cache.
-    summarizeInContext: hooks.beforeCompact(async (request, signal) =>
-      replyText(await model.stream({ ...request, maxTokens: 4096 }, signal)),
-    ),
+    guard,
+    model,
+    hooks,
+    emit,
+    loggedPrefixHash,
+    writePrefix: (record) => log.append({ ...record, seq: bus.nextSeq() }),
+    now,
+    newReminderId: () => newId('rem'),
   });
 
   const subagents = createSubagentRunner({
@@ -235,21 +205,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   );
   jobs.onChange((job) => emit({ type: 'job', job }));
   let runId: string | undefined;
-  const prefixLogged = withPrefixLog(engine, loggedPrefixHash, (prefix) => {
-    const record: PrefixRecord = {
-      type: 'prefix',
-      seq: bus.nextSeq(),
-      sessionId: id,
-      ts: now(),
-      hash: prefix.prefixHash,
-      system: prefix.system,
-      tools: prefix.tools,
-    };
-    log.append(record);
-  });
-  const loggedEngine = projectRules.scoped
-    ? withScopedRules(prefixLogged, projectRules.scoped, () => newId('rem'))
-    : prefixLogged;
 
   let controller: AbortController | undefined;
   let current: Promise<RunOutcome> | undefined;
@@ -365,6 +320,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     notify: (text, source) => session.notify(text, source),
   });
   const session: AgentSession = {
+    ...sessionJobControls(jobs, () => runId),
+    get jobs() {
+      return jobs.list();
+    },
     get id() {
       return id;
     },
@@ -425,15 +384,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
     consolidateMemory: () => memoryOps.consolidateMemory(),
     undoMemoryChange: (changeId) => memoryOps.undoMemoryChange(changeId),
-    get jobs() {
-      return jobs.list();
-    },
-    async stopJob(jobId) {
-      if (jobs.get(jobId)?.status !== 'running') return false;
-      await jobs.kill(jobId);
-      return true;
-    },
-    stopJobs: (currentRunOnly) => jobs.stopAll(currentRunOnly ? (runId ?? '\0none') : undefined),
     notice(level, text) {
       emit({ type: 'notice', level, text });
     },

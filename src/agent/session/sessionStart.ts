@@ -8,6 +8,9 @@ import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import type { AgentMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
 import { createModelClient, type ModelClient } from '../model/client.ts';
+import { DEFAULT_EFFORT, type Effort, outputLimitFor } from '../model/models.ts';
+import { contextWindowFor, MIN_CONTEXT_WINDOW } from '../model/pricing.ts';
+import type { JobManager } from '../jobs/manager.ts';
 import { withSessionMemory } from '../safety/approvals.ts';
 import { defaultBundledSkillsDir, discoverSkills, formatSkillProblems } from '../skills/discover.ts';
 import { createTrustRoom, type TrustRoom } from '../trust/room.ts';
@@ -218,4 +221,34 @@ export function sessionModelClient(options: AgentSessionOptions, now: () => numb
     ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),
     now,
   });
+}
+
+/** The session's window, output limit and thinking effort; a window too small to work in is refused. */
+export function sessionLimits(options: AgentSessionOptions): {
+  contextWindow: number;
+  maxTokens: number;
+  effort: Exclude<Effort, 'off'> | undefined;
+} {
+  const contextWindow = options.contextWindow ?? contextWindowFor(options.model);
+  if (contextWindow < MIN_CONTEXT_WINDOW) {
+    throw new SessionConfigError(
+      `The context window (${contextWindow} tokens) is below the minimum of ${MIN_CONTEXT_WINDOW}; Keel refuses to run with so little room.`,
+    );
+  }
+  const effort = options.effort ?? DEFAULT_EFFORT;
+  // The model's real output limit: a long Write fits in one reply (a fixed 8192 cut them off).
+  const maxTokens = options.maxTokens ?? outputLimitFor(options.model);
+  return { contextWindow, maxTokens, effort: effort === 'off' ? undefined : effort };
+}
+
+/** Stopping the session's jobs (the panel's job list, Stop). */
+export function sessionJobControls(jobs: JobManager, runId: () => string | undefined) {
+  return {
+    async stopJob(jobId: string) {
+      if (jobs.get(jobId)?.status !== 'running') return false;
+      await jobs.kill(jobId);
+      return true;
+    },
+    stopJobs: (currentRunOnly?: boolean) => jobs.stopAll(currentRunOnly ? (runId() ?? '\0none') : undefined),
+  };
 }
