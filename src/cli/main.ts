@@ -1,13 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rgPath } from '@vscode/ripgrep';
 import { z } from 'zod';
-import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
-import { createNodeHost } from '../agent/node/nodeHost.ts';
 import { DEMO_MODEL } from '../agent/model/pricing.ts';
-import { createPolicyApprovals } from '../agent/safety/approvals.ts';
-import { parseDisabledSources, RULE_SOURCES, type RuleSourceName } from '../agent/projectRules/sources.ts';
 import type { RunOutcome } from '../agent/session/types.ts';
 import {
   type CliArgs,
@@ -18,14 +13,22 @@ import {
   USAGE,
   UsageError,
 } from './args.ts';
+import {
+  approvalsFor,
+  bundledSkillsDir,
+  checkpointBudget,
+  makeHost,
+  rulesSettings,
+  workspaceDir,
+} from './cliHost.ts';
+import { isStdoutGone, out, setOnStdoutGone, watchOutput } from './cliOutput.ts';
 import { demoFailures, startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { effortOption } from './effort.ts';
 import { mentionedFiles } from './mentions.ts';
 import { progressLine } from './render.ts';
-import { doctorReport, type SandboxFlag, sandboxNotice, sandboxSettings } from './sandboxCli.ts';
+import { doctorReport, sandboxNotice } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
 import { listTools, runToolOnce } from './toolCommand.ts';
-import { createTtyApprovals } from './ttyApprovals.ts';
 
 // Cold start: each command imports what only it needs (sessions and the model SDK for run/task, the
 // checkpoint store for restore, …) with `await import()`, which the CLI build puts in separate chunks.
@@ -34,31 +37,6 @@ import { createTtyApprovals } from './ttyApprovals.ts';
 z.config({ jitless: true });
 
 const EXIT = { finished: 0, failed: 1, usage: 2, aborted: 130 } as const;
-
-// `keel … | head -n 1`: once the reader has gone, stdout's EPIPE ends the run quietly (exit 0, as
-// other Unix tools do) — the session is aborted so its processes stop and its log is closed.
-// stderr (progress, notices) may go first (`keel run 2>&1 | head`): its EPIPE must not crash keel
-// before its clean-up runs (jobs, the demo's scratch repo); the run goes on, stdout decides.
-let stdoutGone = false;
-let onStdoutGone: (() => void) | undefined;
-let watchingOutput = false;
-const readerGone = (error: NodeJS.ErrnoException) =>
-  error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED';
-function watchOutput(): void {
-  if (watchingOutput) return;
-  watchingOutput = true;
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (!readerGone(error)) throw error;
-    stdoutGone = true;
-    onStdoutGone?.();
-  });
-  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
-    if (!readerGone(error)) throw error;
-  });
-}
-function out(text: string): void {
-  if (!stdoutGone) process.stdout.write(text);
-}
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 const DEFAULT_JOB_WAIT_S = 30;
 
@@ -74,70 +52,6 @@ function keelVersion(): string {
     }
   }
   return 'unknown (no package.json next to the CLI)';
-}
-
-/** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
-function bundledSkillsDir(): string | undefined {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  return [path.join(here, '..', 'skills'), path.join(here, '..', '..', 'skills')].find((d) =>
-    fs.existsSync(d),
-  );
-}
-
-function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
-  if (policy) return createPolicyApprovals(policy);
-  if (process.stdin.isTTY) return createTtyApprovals();
-  // Said to the model and printed with the refusal: the user was never asked, and this is how to allow.
-  return createPolicyApprovals(
-    'never',
-    'keel has no terminal to ask on (stdin is not a TTY), so every approval request is refused; run it on a terminal to be asked, or pass --approve all to allow what asks (the never-run list stays blocked)',
-  );
-}
-
-function workspaceDir(dir: string | undefined): string {
-  const resolved = path.resolve(dir ?? process.cwd());
-  if (!fs.existsSync(resolved) || !fs.statSync(resolved).isDirectory())
-    throw new UsageError(`Workspace is not a directory: ${resolved}`);
-  return resolved;
-}
-
-/** KEEL_CHECKPOINT_BUDGET_MB caps the disk use of per-prompt checkpoints (default 512 MB). */
-function checkpointBudget(): { checkpoints?: { budgetBytes: number } } {
-  const mb = Number(process.env.KEEL_CHECKPOINT_BUDGET_MB);
-  return Number.isFinite(mb) && mb > 0 ? { checkpoints: { budgetBytes: mb * 1024 * 1024 } } : {};
-}
-
-/**
- * KEEL_RULES_DISABLED=claude,cursor: rules-file sources not read (the CLI's `keel.rules.disabled`).
- * An unknown name is a warning, not an error: a typo must not stop a CI run.
- */
-function rulesSettings(): { rulesDisabled?: RuleSourceName[] } {
-  const raw = process.env.KEEL_RULES_DISABLED;
-  if (!raw) return {};
-  const { disabled, unknown } = parseDisabledSources(raw);
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `keel: warning: KEEL_RULES_DISABLED names unknown sources (${unknown.join(', ')}); known: ${RULE_SOURCES.join(', ')}\n`,
-    );
-  }
-  return { rulesDisabled: disabled };
-}
-
-function makeHost(
-  workspace: string,
-  approvals: ApprovalsPort,
-  sandbox?: SandboxFlag,
-  mcp?: McpPort,
-  allowDomains: readonly string[] = [],
-): Host {
-  const host = createNodeHost({
-    workspace,
-    approvals,
-    // KEEL_RIPGREP_PATH: another ripgrep (a system one), or '' for none (Grep's plain scan answers).
-    ripgrepPath: process.env.KEEL_RIPGREP_PATH ?? rgPath,
-    sandbox: sandboxSettings(sandbox, process.env, allowDomains),
-  });
-  return mcp ? { ...host, mcp } : host;
 }
 
 async function run(args: RunArgs): Promise<number> {
@@ -233,7 +147,7 @@ async function run(args: RunArgs): Promise<number> {
       setTimeout(() => process.exit(signalExitCode(signal)), 5000).unref();
     };
     const stopListening = onSignals(['SIGTERM', 'SIGHUP'], onTerminate);
-    onStdoutGone = () => session.abort('stdout was closed');
+    setOnStdoutGone(() => session.abort('stdout was closed'));
     const mentions = mentionedFiles(prompt, workspace);
     let outcome: RunOutcome = { status: 'finished', finalText: '' };
     try {
@@ -253,9 +167,9 @@ async function run(args: RunArgs): Promise<number> {
     process.off('SIGINT', onSigint);
     stopListening();
     await flushTelemetry();
-    onStdoutGone = undefined;
+    setOnStdoutGone(undefined);
     if (terminatedBy) return signalExitCode(terminatedBy);
-    if (stdoutGone) return EXIT.finished;
+    if (isStdoutGone()) return EXIT.finished;
     if (!args.json && outcome.finalText) out(`${outcome.finalText}\n`);
     if (demo && !args.workspace && !args.json) {
       // The scratch workspace goes away with the run: show what the demo changed in it.
@@ -343,7 +257,7 @@ async function writeTraceHtml(sessionLog: string, out: string): Promise<number> 
 export async function main(argv: readonly string[]): Promise<number> {
   watchOutput();
   const code = await dispatch(argv);
-  return stdoutGone ? EXIT.finished : code;
+  return isStdoutGone() ? EXIT.finished : code;
 }
 
 async function dispatch(argv: readonly string[]): Promise<number> {

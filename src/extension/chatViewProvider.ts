@@ -3,12 +3,13 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { contextMentionCompletions } from '../agent/context/mentionContext.ts';
 import type { SandboxInfo } from '../agent/host.ts';
-import type { HostMessage, ReviewFile, WebviewMessage } from '../shared/webviewProtocol.ts';
+import type { HostMessage, WebviewMessage } from '../shared/webviewProtocol.ts';
 import { enterSafeItems } from './approvalButtons.ts';
 import { chatHtml } from './chatHtml.ts';
 import { openWorkspaceFile } from './openFile.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
-import { FILE_HUNK, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import { type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import { decideReviewChange, reviewMessage } from './chatReview.ts';
 import type { Proposals } from './editReview/proposals.ts';
 import { RUN_OUTSIDE, runOutsideDialog, sandboxNotice } from './sandboxUi.ts';
 import type { SessionController } from './sessionController.ts';
@@ -18,7 +19,7 @@ import type { SessionController } from './sessionController.ts';
 // No retainContextWhenHidden: a re-shown webview sends `ready {afterSeq}` and catches up.
 
 export const CHAT_VIEW_ID = 'keel.chatView';
-export const PROPOSAL_HUNK = 'proposal';
+export { PROPOSAL_HUNK } from './chatReview.ts';
 
 export interface ChatViewDeps {
   readonly extensionUri: vscode.Uri;
@@ -67,40 +68,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
     void view.webview.postMessage(message).then(undefined, () => undefined);
   };
 
-  const reviewState = async (): Promise<ReviewFile[]> => {
-    const files: ReviewFile[] = [];
-    for (const file of deps.review.pending()) {
-      const hunks = await deps.review.hunks(file.path);
-      files.push({
-        path: relativeTo(deps.roots(), file.path),
-        hunks: hunks.map((h) => ({ id: h.id, startLine: h.line + 1, added: h.added, removed: h.removed })),
-      });
-    }
-    for (const proposal of deps.proposals.pending()) {
-      files.push({
-        path: relativeTo(deps.roots(), proposal.path),
-        hunks: [
-          {
-            id: PROPOSAL_HUNK,
-            startLine: 1,
-            added: proposal.after.split('\n').length,
-            removed: proposal.before ? proposal.before.split('\n').length : 0,
-          },
-        ],
-      });
-    }
-    return files;
-  };
-  const postReview = async () =>
-    post({
-      type: 'review',
-      files: await reviewState(),
-      settled: [...deps.review.decisions()].map(([p, d]) => ({
-        path: relativeTo(deps.roots(), p),
-        accepted: d.accepted,
-        rejected: d.rejected,
-      })),
-    });
+  const postReview = async () => post(await reviewMessage(deps));
   const postSessions = async () => {
     const items = await deps.controller.list();
     post({
@@ -139,22 +107,6 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       sessionCacheHitPct: clampPct(usage.sessionCacheHitPct),
       stage: Math.max(0, Math.trunc(usage.stage)),
     });
-  };
-
-  const decide = async (accept: boolean, rel: string, hunkId?: string) => {
-    const p = abs(rel);
-    if (
-      hunkId === PROPOSAL_HUNK ||
-      (!deps.review.get(p) && deps.proposals.pending().some((x) => x.path === p))
-    ) {
-      deps.proposals.decide(p, accept);
-      return;
-    }
-    const id = hunkId ?? FILE_HUNK;
-    const done = accept
-      ? await deps.review.accept(p, id === FILE_HUNK ? undefined : id)
-      : await deps.review.reject(p, id === FILE_HUNK ? undefined : id);
-    if (!done) void vscode.window.showWarningMessage(`Keel: that change to ${rel} is no longer pending.`);
   };
 
   const submits = new Map<string, ReturnType<SessionController['submit']>>();
@@ -246,7 +198,13 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         return;
       case 'accept':
       case 'reject':
-        await decide(message.type === 'accept', message.path, message.hunkId);
+        await decideReviewChange(
+          deps,
+          message.type === 'accept',
+          abs(message.path),
+          message.path,
+          message.hunkId,
+        );
         return;
       case 'acceptAll':
         await vscode.commands.executeCommand('keel.acceptAllEdits');

@@ -1,0 +1,78 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { rgPath } from '@vscode/ripgrep';
+import type { ApprovalsPort, Host, McpPort } from '../agent/host.ts';
+import { createNodeHost } from '../agent/node/nodeHost.ts';
+import { parseDisabledSources, RULE_SOURCES, type RuleSourceName } from '../agent/projectRules/sources.ts';
+import { createPolicyApprovals } from '../agent/safety/approvals.ts';
+import { type RunArgs, UsageError } from './args.ts';
+import { type SandboxFlag, sandboxSettings } from './sandboxCli.ts';
+import { createTtyApprovals } from './ttyApprovals.ts';
+
+// What the CLI's commands build a host and a session from: the workspace folder, who answers
+// approval requests, the bundled skills, and the settings that come from the environment.
+
+/** dist/cli.mjs sits one level below the repository (or package) root that holds skills/. */
+export function bundledSkillsDir(): string | undefined {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return [path.join(here, '..', 'skills'), path.join(here, '..', '..', 'skills')].find((d) =>
+    fs.existsSync(d),
+  );
+}
+
+export function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
+  if (policy) return createPolicyApprovals(policy);
+  if (process.stdin.isTTY) return createTtyApprovals();
+  // Said to the model and printed with the refusal: the user was never asked, and this is how to allow.
+  return createPolicyApprovals(
+    'never',
+    'keel has no terminal to ask on (stdin is not a TTY), so every approval request is refused; run it on a terminal to be asked, or pass --approve all to allow what asks (the never-run list stays blocked)',
+  );
+}
+
+export function workspaceDir(dir: string | undefined): string {
+  const resolved = path.resolve(dir ?? process.cwd());
+  if (!fs.existsSync(resolved) || !fs.statSync(resolved).isDirectory())
+    throw new UsageError(`Workspace is not a directory: ${resolved}`);
+  return resolved;
+}
+
+/** KEEL_CHECKPOINT_BUDGET_MB caps the disk use of per-prompt checkpoints (default 512 MB). */
+export function checkpointBudget(): { checkpoints?: { budgetBytes: number } } {
+  const mb = Number(process.env.KEEL_CHECKPOINT_BUDGET_MB);
+  return Number.isFinite(mb) && mb > 0 ? { checkpoints: { budgetBytes: mb * 1024 * 1024 } } : {};
+}
+
+/**
+ * KEEL_RULES_DISABLED=claude,cursor: rules-file sources not read (the CLI's `keel.rules.disabled`).
+ * An unknown name is a warning, not an error: a typo must not stop a CI run.
+ */
+export function rulesSettings(): { rulesDisabled?: RuleSourceName[] } {
+  const raw = process.env.KEEL_RULES_DISABLED;
+  if (!raw) return {};
+  const { disabled, unknown } = parseDisabledSources(raw);
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `keel: warning: KEEL_RULES_DISABLED names unknown sources (${unknown.join(', ')}); known: ${RULE_SOURCES.join(', ')}\n`,
+    );
+  }
+  return { rulesDisabled: disabled };
+}
+
+export function makeHost(
+  workspace: string,
+  approvals: ApprovalsPort,
+  sandbox?: SandboxFlag,
+  mcp?: McpPort,
+  allowDomains: readonly string[] = [],
+): Host {
+  const host = createNodeHost({
+    workspace,
+    approvals,
+    // KEEL_RIPGREP_PATH: another ripgrep (a system one), or '' for none (Grep's plain scan answers).
+    ripgrepPath: process.env.KEEL_RIPGREP_PATH ?? rgPath,
+    sandbox: sandboxSettings(sandbox, process.env, allowDomains),
+  });
+  return mcp ? { ...host, mcp } : host;
+}
