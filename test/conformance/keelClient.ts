@@ -33,8 +33,6 @@ function oauthFor(ctx: Record<string, unknown>): Record<string, unknown> | undef
   const out: Record<string, unknown> = {};
   if (typeof ctx.client_id === 'string') out.clientId = ctx.client_id;
   if (typeof ctx.client_secret === 'string') out.clientSecret = ctx.client_secret;
-  if (typeof ctx.private_key_pem === 'string') out.privateKeyPem = ctx.private_key_pem;
-  if (typeof ctx.signing_algorithm === 'string') out.signingAlgorithm = ctx.signing_algorithm;
   if (scenario.startsWith('auth/client-credentials')) out.grant = 'client_credentials';
   return Object.keys(out).length > 0 ? out : undefined;
 }

@@ -1,3 +1,4 @@
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +13,9 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { McpTransportSpec } from './config.ts';
 import type { SandboxPort } from '../host.ts';
 import { traceEnv } from '../telemetry/propagation.ts';
+import { CLIENT_CAPABILITIES, installClientHandlers, type McpClientHooks } from './clientFeatures.ts';
+import { createMcpAuth, type McpAuth } from './oauthProvider.ts';
+import { createOAuthStore } from './oauthStore.ts';
 import { createStdioServerTransport, type StdioServerTransport, spawnMcpServer } from './spawn.ts';
 
 // One live connection to one MCP server, on the official SDK. The manager imports this module
@@ -65,7 +69,11 @@ export function classifyCallError(error: unknown): 'timeout' | 'closed' | 'other
 
 const CLIENT_INFO = { name: 'keel', version: '0.1.0' };
 
-function makeTransport(spec: McpTransportSpec, sandbox: SandboxPort | undefined): Transport {
+function makeTransport(
+  spec: McpTransportSpec,
+  sandbox: SandboxPort | undefined,
+  auth: McpAuth | undefined,
+): Transport {
   if (spec.type === 'stdio') {
     return createStdioServerTransport(
       {
@@ -77,7 +85,10 @@ function makeTransport(spec: McpTransportSpec, sandbox: SandboxPort | undefined)
       (s) => spawnMcpServer(s, sandbox),
     );
   }
-  const init = { requestInit: { headers: { ...spec.headers } } };
+  const init = {
+    requestInit: { headers: { ...spec.headers } },
+    ...(auth ? { authProvider: auth.provider } : {}),
+  };
   return spec.type === 'sse'
     ? new SSEClientTransport(new URL(spec.url), init)
     : new StreamableHTTPClientTransport(new URL(spec.url), init);
@@ -111,14 +122,45 @@ function withTimeout<T>(
   });
 }
 
+/**
+ * OAuth for an HTTP server, unless the config sends its own Authorization header (a static token the
+ * user chose). Without a 401 the provider is only asked for stored tokens: a server without auth never
+ * sees a difference.
+ */
+async function authFor(
+  spec: McpTransportSpec,
+  hooks: McpClientHooks | undefined,
+): Promise<McpAuth | undefined> {
+  if (spec.type === 'stdio' || !hooks) return undefined;
+  if (Object.keys(spec.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+  const o = spec.oauth;
+  const authorize = hooks.authorize;
+  const auth = await createMcpAuth({
+    server: hooks.server,
+    url: spec.url,
+    store: createOAuthStore(hooks.server, spec.url, hooks.env),
+    authorize: authorize ? (request) => authorize(request) : async () => false,
+    ...(o?.clientId
+      ? { client: { clientId: o.clientId, ...(o.clientSecret ? { clientSecret: o.clientSecret } : {}) } }
+      : {}),
+    ...(o?.scope ? { scope: o.scope } : {}),
+    ...(o?.grant ? { grant: o.grant } : {}),
+  });
+  await auth.prepare();
+  return auth;
+}
+
+/** Sign-ins per connect or call: one, plus one step-up to a wider scope; then it is an error. */
+const MAX_SIGN_INS = 2;
+
 export async function connectMcpServer(
   spec: McpTransportSpec,
-  options: { startTimeoutMs: number; signal?: AbortSignal; sandbox?: SandboxPort },
+  options: { startTimeoutMs: number; signal?: AbortSignal; sandbox?: SandboxPort; client?: McpClientHooks },
 ): Promise<McpConnection> {
-  const transport = makeTransport(spec, options.sandbox);
+  const auth = await authFor(spec, options.client);
+  let transport = makeTransport(spec, options.sandbox, auth);
   const stdio = spec.type === 'stdio' ? (transport as StdioServerTransport) : undefined;
   const tail = () => stdio?.stderrTail() ?? '';
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
   let closing = false;
   let lostWhy: string | undefined;
   const lostListeners: ((why: string) => void)[] = [];
@@ -127,10 +169,25 @@ export async function connectMcpServer(
     lostWhy = why;
     for (const l of lostListeners) l(why);
   };
-  client.onclose = () =>
-    lost(
-      stdio ? `the server process ${stdio.exitDescription() ?? 'closed its pipes'}` : 'the connection closed',
-    );
+  const newClient = () => {
+    const c = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
+    installClientHandlers(c, options.client);
+    c.onclose = () =>
+      lost(
+        stdio
+          ? `the server process ${stdio.exitDescription() ?? 'closed its pipes'}`
+          : 'the connection closed',
+      );
+    return c;
+  };
+  let client = newClient();
+  /** After the SDK asked for a sign-in: wait for the browser's code and exchange it. */
+  const finishSignIn = async (error: unknown): Promise<boolean> => {
+    const code = error instanceof UnauthorizedError ? auth?.takePendingCode() : undefined;
+    if (!code) return false;
+    await (transport as StreamableHTTPClientTransport | SSEClientTransport).finishAuth(await code);
+    return true;
+  };
 
   const listAll = async (): Promise<McpToolInfo[]> => {
     const all: McpToolInfo[] = [];
@@ -151,8 +208,20 @@ export async function connectMcpServer(
     return all;
   };
   const startup = async () => {
-    await client.connect(transport);
-    return listAll();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.connect(transport);
+        return await listAll();
+      } catch (error) {
+        if (attempt >= MAX_SIGN_INS || !(await finishSignIn(error))) throw error;
+        // A started transport cannot start again: a fresh client and transport, now with tokens.
+        closing = true;
+        await client.close().catch(() => undefined);
+        closing = false;
+        transport = makeTransport(spec, options.sandbox, auth);
+        client = newClient();
+      }
+    }
   };
   let tools: McpToolInfo[];
   try {
@@ -160,6 +229,7 @@ export async function connectMcpServer(
   } catch (error) {
     closing = true;
     await transport.close().catch(() => undefined);
+    await auth?.dispose();
     const timedOut = error instanceof McpStartError && error.timedOut;
     const exited = stdio?.exitDescription();
     const message = timedOut
@@ -217,8 +287,8 @@ export async function connectMcpServer(
       // The running tool call's W3C trace context rides in `_meta` (as MCP's OpenTelemetry
       // conventions put it), so a traced server's spans join Keel's trace.
       const traceparent = traceEnv().TRACEPARENT;
-      try {
-        return (await client.callTool(
+      const call = () =>
+        client.callTool(
           { name, arguments: args, ...(traceparent ? { _meta: { traceparent } } : {}) },
           undefined,
           {
@@ -226,7 +296,16 @@ export async function connectMcpServer(
             signal: local.signal,
             ...(onprogress ? { onprogress } : {}),
           },
-        )) as CallToolResult;
+        );
+      try {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return (await call()) as CallToolResult;
+          } catch (error) {
+            // Step-up: the server wants a wider scope for this tool (403 insufficient_scope).
+            if (attempt >= MAX_SIGN_INS || !(await finishSignIn(error))) throw error;
+          }
+        }
       } finally {
         signal.removeEventListener('abort', forward);
       }
@@ -240,6 +319,7 @@ export async function connectMcpServer(
       closing = true;
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
+      await auth?.dispose();
     },
   };
 }
