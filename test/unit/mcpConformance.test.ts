@@ -10,7 +10,7 @@ import { findSuite, runScenario } from '../../scripts/mcp-conformance.mjs';
 /**
  * Scenarios Keel passes (baseline before OAuth/elicitation/roots: initialize, tools_call, sse-retry and
  * auth/resource-mismatch — 4 of 26). Not yet: auth/basic-cimd (no client ID metadata document of
- * Keel's own), auth/scope-retry-limit, auth/client-credentials-jwt, auth/cross-app-access-complete-flow.
+ * Keel's own), auth/client-credentials-jwt, auth/cross-app-access-complete-flow.
  */
 const PASSING = [
   'initialize',
@@ -25,6 +25,7 @@ const PASSING = [
   'auth/scope-from-scopes-supported',
   'auth/scope-omitted-when-undefined',
   'auth/scope-step-up',
+  'auth/scope-retry-limit',
   'auth/token-endpoint-auth-basic',
   'auth/token-endpoint-auth-post',
   'auth/token-endpoint-auth-none',

@@ -164,15 +164,20 @@ export async function connectMcpServer(
   let closing = false;
   let lostWhy: string | undefined;
   const lostListeners: ((why: string) => void)[] = [];
+  // Until startup is done a closed connection is a failed start (thrown by connect), not a lost one:
+  // the attempt before a sign-in closes on its way out.
+  let started = false;
   const lost = (why: string) => {
-    if (closing || lostWhy !== undefined) return;
+    if (!started || closing || lostWhy !== undefined) return;
     lostWhy = why;
     for (const l of lostListeners) l(why);
   };
   const newClient = () => {
     const c = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
     installClientHandlers(c, options.client);
+    // A client replaced after a sign-in closes too: only the current one's end is a lost connection.
     c.onclose = () =>
+      c === client &&
       lost(
         stdio
           ? `the server process ${stdio.exitDescription() ?? 'closed its pipes'}`
@@ -211,21 +216,23 @@ export async function connectMcpServer(
     for (let attempt = 0; ; attempt++) {
       try {
         await client.connect(transport);
-        return await listAll();
+        const listed = await listAll();
+        auth?.succeeded();
+        return listed;
       } catch (error) {
         if (attempt >= MAX_SIGN_INS || !(await finishSignIn(error))) throw error;
         // A started transport cannot start again: a fresh client and transport, now with tokens.
-        closing = true;
-        await client.close().catch(() => undefined);
-        closing = false;
+        const old = client;
         transport = makeTransport(spec, options.sandbox, auth);
         client = newClient();
+        await old.close().catch(() => undefined);
       }
     }
   };
   let tools: McpToolInfo[];
   try {
     tools = await withTimeout(startup(), options.startTimeoutMs, options.signal, 'startup');
+    started = true;
   } catch (error) {
     closing = true;
     await transport.close().catch(() => undefined);
@@ -300,7 +307,9 @@ export async function connectMcpServer(
       try {
         for (let attempt = 0; ; attempt++) {
           try {
-            return (await call()) as CallToolResult;
+            const result = (await call()) as CallToolResult;
+            auth?.succeeded();
+            return result;
           } catch (error) {
             // Step-up: the server wants a wider scope for this tool (403 insufficient_scope).
             if (attempt >= MAX_SIGN_INS || !(await finishSignIn(error))) throw error;

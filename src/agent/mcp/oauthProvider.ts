@@ -37,6 +37,14 @@ export class McpAuthRequiredError extends Error {
   }
 }
 
+/**
+ * Sign-ins started per server URL since its last authorized success, in this process. A server that
+ * keeps asking for a scope it never accepts (or a token it always rejects) would otherwise open the
+ * browser forever; after MAX_SIGN_INS_IN_A_ROW the connection fails instead.
+ */
+const signInsInARow = new Map<string, number>();
+const MAX_SIGN_INS_IN_A_ROW = 3;
+
 export interface KeelOAuthOptions {
   readonly server: string;
   readonly url: string;
@@ -124,6 +132,13 @@ export class KeelOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const listener = this.listener;
     if (!listener) throw new Error('KeelOAuthProvider.prepare() was not called');
+    const count = (signInsInARow.get(this.options.url) ?? 0) + 1;
+    if (count > MAX_SIGN_INS_IN_A_ROW) {
+      throw new Error(
+        `MCP server "${this.options.server}" asked for a sign-in ${count - 1} times in a row without accepting one; stopped to avoid a loop`,
+      );
+    }
+    signInsInARow.set(this.options.url, count);
     const state = authorizationUrl.searchParams.get('state') ?? this.currentState;
     // Listen for the callback before the browser can possibly arrive there.
     const code = listener.waitForCode(state, { timeoutMs: this.options.signInTimeoutMs ?? 300_000 });
@@ -187,6 +202,8 @@ export interface McpAuth {
   prepare(): Promise<void>;
   /** The code of a sign-in the provider started (undefined: none started, nothing to wait for). */
   takePendingCode(): Promise<string> | undefined;
+  /** An authorized request went through: the sign-in loop counter starts again. */
+  succeeded(): void;
   dispose(): Promise<void>;
 }
 
@@ -215,6 +232,7 @@ export async function createMcpAuth(
       provider,
       prepare: async () => undefined,
       takePendingCode: () => undefined,
+      succeeded: () => undefined,
       dispose: async () => undefined,
     };
   }
@@ -223,6 +241,7 @@ export async function createMcpAuth(
     provider,
     prepare: () => provider.prepare(),
     takePendingCode: () => provider.takePendingCode(),
+    succeeded: () => signInsInARow.delete(options.url),
     dispose: () => provider.dispose(),
   };
 }
