@@ -99,12 +99,18 @@ function withTimeout<T>(
   ms: number,
   signal: AbortSignal | undefined,
   what: string,
+  /** True while a human signs in: that wait has its own limit and does not count here. */
+  paused: () => boolean = () => false,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new McpStartError(`${what} did not finish within ${ms} ms`, '', true)),
-      ms,
-    );
+    let timer: ReturnType<typeof setTimeout>;
+    const arm = () => {
+      timer = setTimeout(() => {
+        if (paused()) arm();
+        else reject(new McpStartError(`${what} did not finish within ${ms} ms`, '', true));
+      }, ms);
+    };
+    arm();
     const onAbort = () => reject(new Error('aborted'));
     signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(
@@ -186,11 +192,17 @@ export async function connectMcpServer(
     return c;
   };
   let client = newClient();
+  let signingIn = false;
   /** After the SDK asked for a sign-in: wait for the browser's code and exchange it. */
   const finishSignIn = async (error: unknown): Promise<boolean> => {
     const code = error instanceof UnauthorizedError ? auth?.takePendingCode() : undefined;
     if (!code) return false;
-    await (transport as StreamableHTTPClientTransport | SSEClientTransport).finishAuth(await code);
+    signingIn = true;
+    try {
+      await (transport as StreamableHTTPClientTransport | SSEClientTransport).finishAuth(await code);
+    } finally {
+      signingIn = false;
+    }
     return true;
   };
 
@@ -231,7 +243,7 @@ export async function connectMcpServer(
   };
   let tools: McpToolInfo[];
   try {
-    tools = await withTimeout(startup(), options.startTimeoutMs, options.signal, 'startup');
+    tools = await withTimeout(startup(), options.startTimeoutMs, options.signal, 'startup', () => signingIn);
     started = true;
   } catch (error) {
     closing = true;
