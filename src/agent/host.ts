@@ -275,4 +275,36 @@ export interface McpPort {
   ): Promise<string | undefined>;
   /** How to allow a refused workspace server, in this host's words (said to the model and the user). */
   readonly howToApprove: (server: string, file: string) => string;
+  /**
+   * A server asks the user for input (MCP elicitation, form mode). Absent = declined. The answer
+   * goes to the server only: it never approves anything in Keel (a tool call, a command, a server).
+   */
+  elicit?(request: McpElicitationRequest, signal?: AbortSignal): Promise<McpElicitationAnswer>;
+  /**
+   * An HTTP server needs the user to sign in (OAuth): may Keel open this authorization URL? The host
+   * asks (or not: no terminal, --approve never) and opens it only after consent; false = no human to
+   * sign in now, and the connection fails saying so. Absent = the same as false.
+   */
+  authorize?(request: McpAuthorizationRequest, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** An `elicitation/create` request, as the user should see it. */
+export interface McpElicitationRequest {
+  readonly server: string;
+  readonly message: string;
+  /** A flat JSON object schema (MCP restricts it to primitive properties). */
+  readonly requestedSchema: Readonly<Record<string, unknown>>;
+}
+
+export type McpElicitationAnswer =
+  | { readonly action: 'accept'; readonly content: Record<string, string | number | boolean | string[]> }
+  | { readonly action: 'decline' }
+  | { readonly action: 'cancel' };
+
+export interface McpAuthorizationRequest {
+  readonly server: string;
+  /** The MCP server's URL. */
+  readonly url: string;
+  /** Where the user signs in (the authorization server's page, with PKCE and our loopback redirect). */
+  readonly authorizationUrl: string;
 }

@@ -4,6 +4,7 @@ import type { McpPort } from '../agent/host.ts';
 import { inputEnvName } from '../agent/mcp/config.ts';
 import type { RunArgs } from './args.ts';
 import { UsageError } from './args.ts';
+import { cliAuthorize, cliElicit } from './mcpPrompts.ts';
 
 // MCP in the CLI. A server defined by the workspace (.vscode/mcp.json, .keel/mcp.json) starts only when
 // the user approved its exact definition with `keel trust`, or names that very file with --mcp-config
@@ -22,7 +23,12 @@ export function createCliMcpPort(
       throw new UsageError(`--mcp-config: no such file: ${abs}`);
     return fs.realpathSync(abs);
   });
+  const isTTY = process.stdin.isTTY === true;
+  const elicit = cliElicit(args.approve, isTTY);
+  const authorize = cliAuthorize(args.approve, isTTY);
   return {
+    ...(elicit ? { elicit } : {}),
+    ...(authorize ? { authorize } : {}),
     namedConfigFiles: named,
     allowReadOnlyCalls: () => args.approve === 'safe' || args.approve === 'all',
     approveServer: async () => false,

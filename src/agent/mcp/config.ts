@@ -35,6 +35,15 @@ const httpSchema = z
     type: z.enum(['http', 'sse']),
     url: z.url('url must be an http(s) URL'),
     headers: z.record(z.string(), z.string()).default({}),
+    oauth: z
+      .object({
+        clientId: z.string().min(1).optional(),
+        clientSecret: z.string().optional(),
+        scope: z.string().optional(),
+        grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+      })
+      .strict()
+      .optional(),
     description: z.string().max(200).optional(),
     timeout: z.number().int().positive().optional(),
     startTimeout: z.number().int().positive().optional(),
@@ -73,7 +82,16 @@ export type McpTransportSpec =
       readonly type: 'http' | 'sse';
       readonly url: string;
       readonly headers: Readonly<Record<string, string>>;
+      /** OAuth settings (a pre-registered client, a scope, machine-to-machine client credentials). */
+      readonly oauth?: McpOAuthSpec;
     };
+
+export interface McpOAuthSpec {
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly scope?: string;
+  readonly grant?: 'authorization_code' | 'client_credentials';
+}
 
 export interface McpServerConfig {
   readonly name: string;
@@ -185,7 +203,12 @@ export function parseMcpConfig(text: string, source: McpConfigSource): LoadedMcp
         problems.push(`${source.file}: server "${name}": ${issues(parsed.error)} (skipped).`);
         continue;
       }
-      transport = { type: parsed.data.type, url: parsed.data.url, headers: parsed.data.headers };
+      transport = {
+        type: parsed.data.type,
+        url: parsed.data.url,
+        headers: parsed.data.headers,
+        ...(parsed.data.oauth ? { oauth: parsed.data.oauth } : {}),
+      };
       extra = parsed.data;
     } else {
       const parsed = stdioSchema.safeParse(entry);
@@ -332,7 +355,12 @@ export async function resolveTransport(
   if (spec.type !== 'stdio') {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(spec.headers)) headers[k] = await sub(v);
-    return { type: spec.type, url: await sub(spec.url), headers };
+    const o = spec.oauth;
+    // The client secret may come from ${env:…}/${input:…} like a header, never written in the file.
+    const oauth = o
+      ? { ...o, ...(o.clientSecret !== undefined ? { clientSecret: await sub(o.clientSecret) } : {}) }
+      : undefined;
+    return { type: spec.type, url: await sub(spec.url), headers, ...(oauth ? { oauth } : {}) };
   }
   const env: Record<string, string> = {};
   if (spec.envFile !== undefined) {

@@ -1,3 +1,4 @@
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +13,9 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { McpTransportSpec } from './config.ts';
 import type { SandboxPort } from '../host.ts';
 import { traceEnv } from '../telemetry/propagation.ts';
+import { CLIENT_CAPABILITIES, installClientHandlers, type McpClientHooks } from './clientFeatures.ts';
+import { createMcpAuth, type McpAuth } from './oauthProvider.ts';
+import { createOAuthStore } from './oauthStore.ts';
 import { createStdioServerTransport, type StdioServerTransport, spawnMcpServer } from './spawn.ts';
 
 // One live connection to one MCP server, on the official SDK. The manager imports this module
@@ -65,7 +69,11 @@ export function classifyCallError(error: unknown): 'timeout' | 'closed' | 'other
 
 const CLIENT_INFO = { name: 'keel', version: '0.1.0' };
 
-function makeTransport(spec: McpTransportSpec, sandbox: SandboxPort | undefined): Transport {
+function makeTransport(
+  spec: McpTransportSpec,
+  sandbox: SandboxPort | undefined,
+  auth: McpAuth | undefined,
+): Transport {
   if (spec.type === 'stdio') {
     return createStdioServerTransport(
       {
@@ -77,7 +85,10 @@ function makeTransport(spec: McpTransportSpec, sandbox: SandboxPort | undefined)
       (s) => spawnMcpServer(s, sandbox),
     );
   }
-  const init = { requestInit: { headers: { ...spec.headers } } };
+  const init = {
+    requestInit: { headers: { ...spec.headers } },
+    ...(auth ? { authProvider: auth.provider } : {}),
+  };
   return spec.type === 'sse'
     ? new SSEClientTransport(new URL(spec.url), init)
     : new StreamableHTTPClientTransport(new URL(spec.url), init);
@@ -88,12 +99,18 @@ function withTimeout<T>(
   ms: number,
   signal: AbortSignal | undefined,
   what: string,
+  /** True while a human signs in: that wait has its own limit and does not count here. */
+  paused: () => boolean = () => false,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new McpStartError(`${what} did not finish within ${ms} ms`, '', true)),
-      ms,
-    );
+    let timer: ReturnType<typeof setTimeout>;
+    const arm = () => {
+      timer = setTimeout(() => {
+        if (paused()) arm();
+        else reject(new McpStartError(`${what} did not finish within ${ms} ms`, '', true));
+      }, ms);
+    };
+    arm();
     const onAbort = () => reject(new Error('aborted'));
     signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(
@@ -111,26 +128,83 @@ function withTimeout<T>(
   });
 }
 
+/**
+ * OAuth for an HTTP server, unless the config sends its own Authorization header (a static token the
+ * user chose). Without a 401 the provider is only asked for stored tokens: a server without auth never
+ * sees a difference.
+ */
+async function authFor(
+  spec: McpTransportSpec,
+  hooks: McpClientHooks | undefined,
+): Promise<McpAuth | undefined> {
+  if (spec.type === 'stdio' || !hooks) return undefined;
+  if (Object.keys(spec.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+  const o = spec.oauth;
+  const authorize = hooks.authorize;
+  const auth = await createMcpAuth({
+    server: hooks.server,
+    url: spec.url,
+    store: createOAuthStore(hooks.server, spec.url, hooks.env),
+    authorize: authorize ? (request) => authorize(request) : async () => false,
+    ...(o?.clientId
+      ? { client: { clientId: o.clientId, ...(o.clientSecret ? { clientSecret: o.clientSecret } : {}) } }
+      : {}),
+    ...(o?.scope ? { scope: o.scope } : {}),
+    ...(o?.grant ? { grant: o.grant } : {}),
+  });
+  await auth.prepare();
+  return auth;
+}
+
+/** Sign-ins per connect or call: one, plus one step-up to a wider scope; then it is an error. */
+const MAX_SIGN_INS = 2;
+
 export async function connectMcpServer(
   spec: McpTransportSpec,
-  options: { startTimeoutMs: number; signal?: AbortSignal; sandbox?: SandboxPort },
+  options: { startTimeoutMs: number; signal?: AbortSignal; sandbox?: SandboxPort; client?: McpClientHooks },
 ): Promise<McpConnection> {
-  const transport = makeTransport(spec, options.sandbox);
+  const auth = await authFor(spec, options.client);
+  let transport = makeTransport(spec, options.sandbox, auth);
   const stdio = spec.type === 'stdio' ? (transport as StdioServerTransport) : undefined;
   const tail = () => stdio?.stderrTail() ?? '';
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
   let closing = false;
   let lostWhy: string | undefined;
   const lostListeners: ((why: string) => void)[] = [];
+  // Until startup is done a closed connection is a failed start (thrown by connect), not a lost one:
+  // the attempt before a sign-in closes on its way out.
+  let started = false;
   const lost = (why: string) => {
-    if (closing || lostWhy !== undefined) return;
+    if (!started || closing || lostWhy !== undefined) return;
     lostWhy = why;
     for (const l of lostListeners) l(why);
   };
-  client.onclose = () =>
-    lost(
-      stdio ? `the server process ${stdio.exitDescription() ?? 'closed its pipes'}` : 'the connection closed',
-    );
+  const newClient = () => {
+    const c = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
+    installClientHandlers(c, options.client);
+    // A client replaced after a sign-in closes too: only the current one's end is a lost connection.
+    c.onclose = () =>
+      c === client &&
+      lost(
+        stdio
+          ? `the server process ${stdio.exitDescription() ?? 'closed its pipes'}`
+          : 'the connection closed',
+      );
+    return c;
+  };
+  let client = newClient();
+  let signingIn = false;
+  /** After the SDK asked for a sign-in: wait for the browser's code and exchange it. */
+  const finishSignIn = async (error: unknown): Promise<boolean> => {
+    const code = error instanceof UnauthorizedError ? auth?.takePendingCode() : undefined;
+    if (!code) return false;
+    signingIn = true;
+    try {
+      await (transport as StreamableHTTPClientTransport | SSEClientTransport).finishAuth(await code);
+    } finally {
+      signingIn = false;
+    }
+    return true;
+  };
 
   const listAll = async (): Promise<McpToolInfo[]> => {
     const all: McpToolInfo[] = [];
@@ -151,15 +225,30 @@ export async function connectMcpServer(
     return all;
   };
   const startup = async () => {
-    await client.connect(transport);
-    return listAll();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.connect(transport);
+        const listed = await listAll();
+        auth?.succeeded();
+        return listed;
+      } catch (error) {
+        if (attempt >= MAX_SIGN_INS || !(await finishSignIn(error))) throw error;
+        // A started transport cannot start again: a fresh client and transport, now with tokens.
+        const old = client;
+        transport = makeTransport(spec, options.sandbox, auth);
+        client = newClient();
+        await old.close().catch(() => undefined);
+      }
+    }
   };
   let tools: McpToolInfo[];
   try {
-    tools = await withTimeout(startup(), options.startTimeoutMs, options.signal, 'startup');
+    tools = await withTimeout(startup(), options.startTimeoutMs, options.signal, 'startup', () => signingIn);
+    started = true;
   } catch (error) {
     closing = true;
     await transport.close().catch(() => undefined);
+    await auth?.dispose();
     const timedOut = error instanceof McpStartError && error.timedOut;
     const exited = stdio?.exitDescription();
     const message = timedOut
@@ -217,8 +306,8 @@ export async function connectMcpServer(
       // The running tool call's W3C trace context rides in `_meta` (as MCP's OpenTelemetry
       // conventions put it), so a traced server's spans join Keel's trace.
       const traceparent = traceEnv().TRACEPARENT;
-      try {
-        return (await client.callTool(
+      const call = () =>
+        client.callTool(
           { name, arguments: args, ...(traceparent ? { _meta: { traceparent } } : {}) },
           undefined,
           {
@@ -226,7 +315,18 @@ export async function connectMcpServer(
             signal: local.signal,
             ...(onprogress ? { onprogress } : {}),
           },
-        )) as CallToolResult;
+        );
+      try {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            const result = (await call()) as CallToolResult;
+            auth?.succeeded();
+            return result;
+          } catch (error) {
+            // Step-up: the server wants a wider scope for this tool (403 insufficient_scope).
+            if (attempt >= MAX_SIGN_INS || !(await finishSignIn(error))) throw error;
+          }
+        }
       } finally {
         signal.removeEventListener('abort', forward);
       }
@@ -240,6 +340,7 @@ export async function connectMcpServer(
       closing = true;
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
+      await auth?.dispose();
     },
   };
 }

@@ -1,9 +1,12 @@
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { TrustRoom } from '../trust/room.ts';
 import { approveWorkspaceServer } from './approval.ts';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpPort, SandboxPort } from '../host.ts';
 import { ToolFailure } from '../tools/protocol.ts';
 import { describeTransport, McpConfigError, type McpServerConfig, resolveTransport } from './config.ts';
+import type { McpClientHooks } from './clientFeatures.ts';
 import type { McpConnection, McpToolInfo } from './connection.ts';
 
 // The session's MCP servers: started lazily (on the first search or call that needs one), stopped with
@@ -167,6 +170,19 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
     }
   }
 
+  /** What this server's client offers it: the workspace as its root, the host's prompts. */
+  function clientHooks(name: string, signal: AbortSignal | undefined): McpClientHooks {
+    const port = options.port;
+    const folder = options.workspaceFolder;
+    return {
+      server: name,
+      roots: [{ uri: pathToFileURL(folder).href, name: path.basename(folder) }],
+      ...(port.elicit ? { elicit: (r, s) => port.elicit!(r, s ?? signal) } : {}),
+      ...(port.authorize ? { authorize: (r, s) => port.authorize!(r, s ?? signal) } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    };
+  }
+
   async function connect(entry: Entry, signal?: AbortSignal): Promise<McpConnection> {
     const { name } = entry.config;
     await approve(entry, signal);
@@ -195,6 +211,7 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
         startTimeoutMs: entry.config.startTimeoutMs ?? startTimeoutMs,
         ...(signal ? { signal } : {}),
         ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+        client: clientHooks(name, signal),
       });
     } catch (error) {
       if (signal?.aborted) {
