@@ -148,6 +148,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           idempotencyKey: message.idempotencyKey,
           ok: result.ok,
           ...(result.error ? { error: result.error } : {}),
+          ...(result.ok && result.info !== undefined ? { settled: true as const } : {}),
         });
         if (result.info) post({ type: 'hostNotice', level: 'info', text: result.info });
         if (!result.ok) {

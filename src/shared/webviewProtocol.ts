@@ -106,6 +106,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     idempotencyKey: id,
     ok: z.boolean(),
     error: z.optional(z.string().check(z.maxLength(MAX_TEXT))),
+    /** Answered without a run (a built-in slash command): no user message will follow for it. */
+    settled: z.optional(z.literal(true)),
   }),
   /** Prefill the input (e.g. "Ask Keel About Selection" when the user should edit before sending). */
   z.strictObject({

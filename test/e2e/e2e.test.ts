@@ -926,6 +926,14 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await waitForText(frame, 'Did you mean /greet');
     assert.equal(emulator.requests.length, from);
     await input.fill('');
+    // Answered commands leave the queue: nothing stays "Queued" under the input.
+    await frame.waitForFunction(
+      () => document.querySelectorAll('.queue .queued-msg').length === 0,
+      undefined,
+      {
+        timeout: 10_000,
+      },
+    );
     await shot('slash-commands');
   });
 

@@ -722,3 +722,21 @@ test('plan mode: a plan event becomes an editable plan card; a model switch is s
   assert.equal(plan.file, '.keel/plans/s1.md');
   assert.ok(state.items.some((i) => i.kind === 'notice' && /claude-opus-4-5 from now on/.test(i.text)));
 });
+
+test('a slash command leaves the queue when its expanded message arrives; a built-in answered at once leaves too', async () => {
+  const { resolveSlash } = await import('../../src/agent/commands/expand.ts');
+  const sent = resolveSlash({ name: 'review', args: 'the parser' }, { commands: [], problems: [] });
+  assert.ok(sent.kind === 'prompt');
+  let state = addPending(initialState(), '/review the parser', 'k1');
+  state = applyHostMessage(state, { type: 'submitReceived', idempotencyKey: 'k1' });
+  state = reduceMany(state, stream([userMsg('u1', sent.text, false)]));
+  assert.deepEqual(state.queue, [], 'the expanded message is the one the user typed');
+  // Typed text that only looks like the header's tail is not taken for it.
+  state = addPending(state, '/review', 'k2');
+  state = reduceMany(state, stream([userMsg('u2', 'see [/x; the user typed: /review]', false)], 's1', 50));
+  assert.equal(state.queue.length, 1);
+  // `/cost`: answered without a run.
+  state = addPending(initialState(), '/cost', 'k3');
+  state = applyHostMessage(state, { type: 'submitResult', idempotencyKey: 'k3', ok: true, settled: true });
+  assert.deepEqual(state.queue, []);
+});

@@ -104,7 +104,7 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       const { message } = event;
       // Our own submission is recognised by its text (events do not carry the idempotency key).
       const mine = draft.queue.findIndex(
-        (q) => q.idempotencyKey !== undefined && q.text.trim() === message.text.trim(),
+        (q) => q.idempotencyKey !== undefined && sentAs(q.text, message.text),
       );
       if (mine >= 0) draft.queue.splice(mine, 1);
       const queuedAt = draft.queue.findIndex((q) => q.id === message.id);
@@ -294,6 +294,17 @@ export function addPending(
   return { ...state, banner: undefined, queue: [...state.queue, entry] };
 }
 
+/**
+ * Is `sent` (a user message's text) what the user typed as `typed`? A slash command arrives expanded,
+ * its first line naming what was typed (src/agent/commands/expand.ts: `[/name …; the user typed: /name args]`).
+ */
+function sentAs(typed: string, sent: string): boolean {
+  const t = typed.trim();
+  if (t === sent.trim()) return true;
+  const first = sent.split('\n', 1)[0] ?? '';
+  return t.startsWith('/') && first.startsWith('[/') && first.endsWith(`; the user typed: ${t}]`);
+}
+
 /** Apply a (validated) host message (pure). */
 export function applyHostMessage(state: ViewState, message: HostMessage): ViewState {
   switch (message.type) {
@@ -354,6 +365,8 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
       const at = state.queue.findIndex((q) => q.idempotencyKey === message.idempotencyKey);
       if (message.ok) {
         if (at < 0) return state;
+        // A built-in command answered at once: nothing will arrive in the transcript for it.
+        if (message.settled) return { ...state, queue: state.queue.filter((_, i) => i !== at) };
         // Accepted while running: it is a steering message waiting for the next turn.
         const queue = [...state.queue];
         queue[at] = { ...queue[at]!, ...(state.running ? { state: 'queued' as const } : {}), received: true };
