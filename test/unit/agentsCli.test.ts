@@ -135,6 +135,31 @@ describe('custom agents', () => {
   });
 });
 
+describe('custom agents: the repository as an attacker', () => {
+  test('an agent file linked outside the workspace is never read: listed as a problem, not offered, nothing sent', async () => {
+    // The threat: `.claude/agents/spy.md -> ~/private/agent.md` (or any file with a frontmatter) would
+    // put a file of the user's into the agent's prompt, which the model then sees.
+    const outside = tempWorkspace({
+      'agent.md': '---\ndescription: Private\n---\nPRIVATE-AGENT-TEXT-0042\n',
+    });
+    const ws = tempWorkspace({});
+    fs.mkdirSync(path.join(ws, '.claude/agents'), { recursive: true });
+    fs.symlinkSync(path.join(outside, 'agent.md'), path.join(ws, '.claude/agents/spy.md'));
+    const listed = await runKeel(['agents', '--workspace', ws], env());
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.doesNotMatch(listed.stdout, /spy/);
+    assert.match(
+      listed.stderr,
+      /\.claude\/agents\/spy\.md: links to a file outside the workspace; it is not read/,
+    );
+    const from = emu.requests.length;
+    const run = await runKeel(['run', '--workspace', ws, '--agent', 'spy', 'hi'], env());
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /No agent named "spy"/);
+    assert.equal(emu.requests.length, from);
+  });
+});
+
 describe('plan mode (--plan)', () => {
   const PLAN = '## Plan\n1. Change a.txt to say planned\n2. Run the tests\n## Notes\n- none';
 

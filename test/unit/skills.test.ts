@@ -127,6 +127,36 @@ test('workspace skills override user skills, which override bundled ones; the ov
   assert.equal(index.problems.filter((p) => p.level === 'warning').length, 2);
 });
 
+test('attacker: a workspace skill folder or SKILL.md linked outside the workspace is not read; links inside work', () => {
+  // The threat: `.agents/skills/x -> ~/private/` or `SKILL.md -> ~/notes.md` would serve a file of the
+  // user's (anything with a frontmatter) as a skill body the model reads.
+  const outside = tempDir();
+  const root = tempDir();
+  writeSkill(outside, 'private', skill('private', 'a private note', 'PRIVATE-SKILL-TEXT'));
+  writeSkill(outside, 'filelink', skill('filelink', 'a private note', 'PRIVATE-SKILL-TEXT'));
+  const skills = path.join(root, '.agents/skills');
+  fs.mkdirSync(skills, { recursive: true });
+  fs.symlinkSync(path.join(outside, 'private'), path.join(skills, 'private'));
+  fs.mkdirSync(path.join(skills, 'filelink'));
+  fs.symlinkSync(path.join(outside, 'filelink', 'SKILL.md'), path.join(skills, 'filelink', 'SKILL.md'));
+  writeSkill(root, 'kept/inside', skill('inside', 'kept inside the workspace'));
+  fs.symlinkSync(path.join(root, 'kept/inside'), path.join(skills, 'inside'));
+  const index = discoverSkills({ workspaceRoot: root, userDir: null });
+  assert.deepEqual(
+    index.skills.map((s) => s.name),
+    ['inside'],
+  );
+  const refused = index.problems.filter((p) => /outside the workspace; it is not read/.test(p.message));
+  assert.deepEqual(refused.map((p) => path.basename(path.dirname(p.path))).sort(), ['filelink', 'private']);
+  // The user's own skills folder may link anywhere.
+  const userDir = tempDir();
+  fs.symlinkSync(path.join(outside, 'private'), path.join(userDir, 'private'));
+  assert.deepEqual(
+    discoverSkills({ userDir, workspaceRoot: tempDir() }).skills.map((s) => s.name),
+    ['private'],
+  );
+});
+
 test('the bundled skills are valid and their descriptions are routing rules', () => {
   const index = discoverSkills({ bundledDir: defaultBundledSkillsDir(), userDir: null });
   assert.deepEqual(index.problems, []);

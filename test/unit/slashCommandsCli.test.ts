@@ -148,4 +148,35 @@ describe('slash commands (keel run "/name args")', () => {
     const parsed = JSON.parse(json.stdout) as { commands: { name: string; allowedTools?: string[] }[] };
     assert.deepEqual(parsed.commands.find((c) => c.name === '/look')?.allowedTools, ['Read', 'Grep']);
   });
+
+  test('attacker: a command file linked to a secret outside the workspace is never read or sent; the user is told', async () => {
+    // The threat: a cloned repository ships `.claude/commands/x.md -> ~/.aws/credentials` (or a
+    // linked commands folder); typing /x would send the user's secret to the model.
+    const secretDir = tempWorkspace({ credentials: 'aws_secret_access_key = SECRET-LINKED-0042\n' });
+    const ws = tempWorkspace(COMMANDS);
+    fs.symlinkSync(path.join(secretDir, 'credentials'), path.join(ws, '.claude/commands/x.md'));
+    fs.symlinkSync(secretDir, path.join(ws, '.claude/commands/linked'));
+    // A link that stays inside the workspace keeps working.
+    fs.writeFileSync(path.join(ws, 'shared.md'), 'Shared prompt text.\n');
+    fs.symlinkSync(path.join(ws, 'shared.md'), path.join(ws, '.claude/commands/shared.md'));
+    const from = emu.requests.length;
+    const run = await runKeel(['run', '--workspace', ws, '/x'], env());
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(
+      run.stderr,
+      /\/x is not available \(nothing was sent\): \.claude\/commands\/x\.md links to a file outside the workspace; it is not read/,
+    );
+    assert.equal(emu.requests.length, from, 'nothing reached the model');
+    const listed = await runKeel(['commands', '--workspace', ws, '--json'], env());
+    const names = (JSON.parse(listed.stdout) as { commands: { name: string }[] }).commands.map((c) => c.name);
+    assert.ok(
+      names.includes('/shared') && !names.includes('/x') && !names.some((n) => n.startsWith('/linked')),
+    );
+    emu.setScenario({ replies: [answer('Done.')] });
+    const ok = await runKeel(['run', '--workspace', ws, '/shared'], env());
+    assert.equal(ok.code, 0, ok.stderr);
+    const sent = JSON.stringify(sentSince(from));
+    assert.match(sent, /Shared prompt text\./);
+    assert.doesNotMatch(sent, /SECRET-LINKED-0042/);
+  });
 });

@@ -4,6 +4,7 @@ import { shownPath } from '../commands/discover.ts';
 import {
   agentFrontmatter,
   type FileSource,
+  LINKS_OUTSIDE,
   markdownFiles,
   readFileText,
   readMarkdownFile,
@@ -72,10 +73,15 @@ export function discoverAgents(options: AgentDiscoveryOptions): AgentCatalog {
   const byName = new Map<string, AgentDefinition>();
   const problems: AgentProblem[] = [];
   for (const place of places) {
-    for (const rel of markdownFiles(place.dir, place.suffix, false)) {
+    const confine = place.source === 'workspace' ? root : undefined;
+    for (const { rel, real } of markdownFiles(place.dir, place.suffix, false, confine)) {
       const file = path.join(place.dir, rel);
       const shown = shownPath(file, root, env);
-      const read = readMarkdownFile(readFileText(file) ?? '');
+      if (real === undefined) {
+        problems.push({ file: shown, message: LINKS_OUTSIDE });
+        continue;
+      }
+      const read = readMarkdownFile(readFileText(real) ?? '');
       if (!read.ok) {
         problems.push({ file: shown, message: read.error });
         continue;

@@ -4,6 +4,7 @@ import { keelHome } from '../trust/paths.ts';
 import {
   commandFrontmatter,
   type FileSource,
+  LINKS_OUTSIDE,
   markdownFiles,
   readFileText,
   readMarkdownFile,
@@ -33,6 +34,8 @@ export interface SlashCommand {
 export interface CommandProblem {
   readonly file: string;
   readonly message: string;
+  /** The command name the file would have given, when the file was refused for that name. */
+  readonly name?: string;
 }
 
 export interface CommandCatalog {
@@ -93,10 +96,15 @@ export function discoverCommands(options: CommandDiscoveryOptions): CommandCatal
   const byName = new Map<string, SlashCommand>();
   const problems: CommandProblem[] = [];
   for (const place of places) {
-    for (const rel of markdownFiles(place.dir, place.suffix, place.recursive)) {
+    const confine = place.source === 'workspace' ? root : undefined;
+    for (const { rel, real } of markdownFiles(place.dir, place.suffix, place.recursive, confine)) {
       const file = path.join(place.dir, rel);
       const shown = shownPath(file, root, env);
       const name = rel.slice(0, -place.suffix.length).split('/').join(':');
+      if (real === undefined) {
+        problems.push({ file: shown, message: LINKS_OUTSIDE, name });
+        continue;
+      }
       if (!/^[A-Za-z0-9_.:-]+$/.test(name)) {
         problems.push({
           file: shown,
@@ -116,7 +124,7 @@ export function discoverCommands(options: CommandDiscoveryOptions): CommandCatal
         });
         continue;
       }
-      const read = readMarkdownFile(readFileText(file) ?? '');
+      const read = readMarkdownFile(readFileText(real) ?? '');
       if (!read.ok) {
         problems.push({ file: shown, message: read.error });
         continue;

@@ -138,6 +138,13 @@ export function resolveSlash(parsed: ParsedSlash, catalog: CommandCatalog): Slas
   const command = catalog.commands.find((c) => c.name === name);
   if (!command) {
     const names = [...BUILTIN_COMMANDS, ...catalog.commands.map((c) => c.name)].sort();
+    const refused = catalog.problems.find((p) => p.name === name);
+    if (refused) {
+      return {
+        kind: 'error',
+        message: `/${name} is not available (nothing was sent): ${refused.file} ${refused.message}.`,
+      };
+    }
     const close = closeMatches(name, names);
     const hint = close.length
       ? `Did you mean ${close.map((n) => `/${n}`).join(', ')}?`

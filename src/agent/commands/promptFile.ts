@@ -102,9 +102,40 @@ export function zodProblem(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || 'frontmatter'}: ${i.message}`).join('; ');
 }
 
-/** Markdown files under `dir` (recursively when asked), sorted, symlinked files followed, dotfiles skipped. */
-export function markdownFiles(dir: string, suffix: string, recursive: boolean): string[] {
-  const out: string[] = [];
+/** One Markdown file found: `rel` under its folder, `real` the canonical path to read (undefined: refused). */
+export interface FoundFile {
+  readonly rel: string;
+  /** Undefined when the file is a link that resolves outside `confineTo`: it is never read. */
+  readonly real: string | undefined;
+}
+
+function realOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * Markdown files under `dir` (recursively when asked), sorted, dotfiles skipped. Links are followed,
+ * but with `confineTo` (a workspace's files) only while they stay inside it: a cloned repository can
+ * ship `.claude/commands/x.md -> ~/.aws/credentials`, and `/x` would send that file to the model.
+ * The user's own folders (no `confineTo`) may link anywhere they like.
+ */
+export function markdownFiles(
+  dir: string,
+  suffix: string,
+  recursive: boolean,
+  confineTo?: string,
+): FoundFile[] {
+  const out: FoundFile[] = [];
+  const fence = confineTo === undefined ? undefined : (realOrUndefined(confineTo) ?? path.resolve(confineTo));
   const walk = (rel: string, depth: number) => {
     let entries: fs.Dirent[];
     try {
@@ -123,12 +154,18 @@ export function markdownFiles(dir: string, suffix: string, recursive: boolean): 
       }
       // Depth-limited: a symlink loop in a commands folder must not hang discovery.
       if (stat.isDirectory() && recursive && depth < 4) walk(child, depth + 1);
-      else if (stat.isFile() && entry.name.endsWith(suffix) && stat.size <= 256 * 1024) out.push(child);
+      else if (stat.isFile() && entry.name.endsWith(suffix) && stat.size <= 256 * 1024) {
+        const real = realOrUndefined(path.join(dir, child));
+        out.push({ rel: child, real: real && (!fence || isInside(fence, real)) ? real : undefined });
+      }
     }
   };
   walk('', 0);
   return out;
 }
+
+/** The problem shown for a workspace file that links outside the workspace. */
+export const LINKS_OUTSIDE = 'links to a file outside the workspace; it is not read';
 
 export function readFileText(file: string): string | undefined {
   try {

@@ -135,7 +135,25 @@ export function loadSkill(dir: string, source: SkillSource): ParsedSkill {
   };
 }
 
-function scanRoot(root: string, source: SkillSource, problems: SkillProblem[]): SkillEntry[] {
+/** The canonical path of `p` when it resolves inside `fence` (already canonical), else undefined. */
+function realInside(fence: string, p: string): string | undefined {
+  try {
+    const real = fs.realpathSync(p);
+    const rel = path.relative(fence, real);
+    return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
+      ? real
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function scanRoot(
+  root: string,
+  source: SkillSource,
+  problems: SkillProblem[],
+  confineTo?: string,
+): SkillEntry[] {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(root, { withFileTypes: true });
@@ -155,6 +173,21 @@ function scanRoot(root: string, source: SkillSource, problems: SkillProblem[]): 
       }
     }
     if (!isDir) continue;
+    // A workspace's skill folder or SKILL.md may link only within the workspace: a cloned repository
+    // could otherwise serve any file of the user's that happens to carry a frontmatter as a skill.
+    if (confineTo !== undefined) {
+      const fence = realInside(confineTo, confineTo) ?? path.resolve(confineTo);
+      const skillFile = path.join(dir, 'SKILL.md');
+      if (!realInside(fence, dir) || (fs.existsSync(skillFile) && !realInside(fence, skillFile))) {
+        problems.push({
+          level: 'error',
+          source,
+          path: skillFile,
+          message: 'links to a place outside the workspace; it is not read',
+        });
+        continue;
+      }
+    }
     const result = loadSkill(dir, source);
     if (result.ok) found.push(result.entry);
     else problems.push({ level: 'error', source, path: path.join(dir, 'SKILL.md'), message: result.message });
@@ -164,14 +197,15 @@ function scanRoot(root: string, source: SkillSource, problems: SkillProblem[]): 
 
 export function discoverSkills(options: DiscoverOptions): SkillIndex {
   const problems: SkillProblem[] = [];
-  const roots: [string, SkillSource][] = [];
+  const roots: [string, SkillSource, string?][] = [];
   if (options.bundledDir) roots.push([options.bundledDir, 'bundled']);
   const userDir = options.userDir === undefined ? defaultUserSkillsDir() : options.userDir;
   if (userDir) roots.push([userDir, 'user']);
-  if (options.workspaceRoot) roots.push([path.join(options.workspaceRoot, '.agents', 'skills'), 'workspace']);
+  if (options.workspaceRoot)
+    roots.push([path.join(options.workspaceRoot, '.agents', 'skills'), 'workspace', options.workspaceRoot]);
   const byName = new Map<string, SkillEntry>();
-  for (const [root, source] of roots) {
-    for (const entry of scanRoot(root, source, problems)) {
+  for (const [root, source, confineTo] of roots) {
+    for (const entry of scanRoot(root, source, problems, confineTo)) {
       const previous = byName.get(entry.name);
       if (previous) {
         problems.push({
