@@ -1,18 +1,10 @@
 import { z } from 'zod';
 import { lazy } from '../lazy.ts';
-import {
-  commit,
-  decodeLoaded,
-  encodeOrFail,
-  loadExisting,
-  resolveTarget,
-  runEditTool,
-  statTarget,
-} from './editing/apply.ts';
+import { commit, encodeOrFail, loadForEdit, runEditTool } from './editing/apply.ts';
 import { sharedWriteGate, type WriteGate } from './editing/gate.ts';
 import { applyEdit } from './editing/replace.ts';
 import { type EditResultData, editResult } from './editing/result.ts';
-import { type ToolDefinition, ToolFailure } from './protocol.ts';
+import type { ToolDefinition } from './protocol.ts';
 
 export const editInputSchema = lazy(() =>
   z.object({
@@ -47,16 +39,7 @@ export function createEditTool(
     readOnly: false,
     execute: (input, ctx) =>
       runEditTool(ctx, async () => {
-        const target = resolveTarget(ctx, input.path);
-        const stat = await statTarget(ctx, target);
-        if (!stat) {
-          throw new ToolFailure(
-            'NOT_FOUND',
-            `${target.display} does not exist.`,
-            'Check the path (Glob can find it), or use Write to create a new file.',
-          );
-        }
-        const loaded = decodeLoaded(target, await loadExisting(ctx, target, stat.mode));
+        const { target, loaded } = await loadForEdit(ctx, input.path);
         const applied = applyEdit(loaded.text, loaded.format.eol, input, target.display);
         const bytes = encodeOrFail(target, applied.text, loaded.format);
         const finish = await commit(ctx, { tool: 'Edit', target, gate, before: loaded, bytes });

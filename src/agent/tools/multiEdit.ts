@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import { lazy } from '../lazy.ts';
-import {
-  commit,
-  decodeLoaded,
-  encodeOrFail,
-  loadExisting,
-  resolveTarget,
-  runEditTool,
-  statTarget,
-} from './editing/apply.ts';
+import { commit, encodeOrFail, loadForEdit, runEditTool } from './editing/apply.ts';
 import { sharedWriteGate, type WriteGate } from './editing/gate.ts';
 import type { MatchLevel } from './editing/normalize.ts';
 import { applyEdit } from './editing/replace.ts';
@@ -54,16 +46,7 @@ export function createMultiEditTool(
     readOnly: false,
     execute: (input, ctx) =>
       runEditTool(ctx, async () => {
-        const target = resolveTarget(ctx, input.path);
-        const stat = await statTarget(ctx, target);
-        if (!stat) {
-          throw new ToolFailure(
-            'NOT_FOUND',
-            `${target.display} does not exist.`,
-            'Check the path (Glob can find it), or use Write to create a new file.',
-          );
-        }
-        const loaded = decodeLoaded(target, await loadExisting(ctx, target, stat.mode));
+        const { target, loaded } = await loadForEdit(ctx, input.path);
         let text = loaded.text;
         const lines: number[] = [];
         const levels: MatchLevel[] = [];

@@ -287,3 +287,20 @@ export async function runEditTool<D>(
     throw error;
   }
 }
+
+/** The existing file an Edit or MultiEdit changes, decoded; a missing file is NOT_FOUND with the way out. */
+export async function loadForEdit(
+  ctx: ToolContext,
+  rawPath: string,
+): Promise<{ target: Target; loaded: LoadedText }> {
+  const target = resolveTarget(ctx, rawPath);
+  const stat = await statTarget(ctx, target);
+  if (!stat) {
+    throw new ToolFailure(
+      'NOT_FOUND',
+      `${target.display} does not exist.`,
+      'Check the path (Glob can find it), or use Write to create a new file.',
+    );
+  }
+  return { target, loaded: decodeLoaded(target, await loadExisting(ctx, target, stat.mode)) };
+}
