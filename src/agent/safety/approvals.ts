@@ -5,6 +5,7 @@ export function withSessionMemory(inner: ApprovalsPort): ApprovalsPort {
   const allowed = new Set<string>();
   return {
     ...(inner.unattended ? { unattended: inner.unattended } : {}),
+    ...(inner.auto ? { auto: true } : {}),
     async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
       if (request.once) {
         const decision = await inner.ask(request, signal);

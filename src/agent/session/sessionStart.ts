@@ -145,6 +145,7 @@ export function sessionApprovals(host: Host): { approvals: ApprovalsPort; waitMs
   return {
     approvals: {
       ...(remembered.unattended ? { unattended: remembered.unattended } : {}),
+      ...(remembered.auto ? { auto: true } : {}),
       async ask(request, signal) {
         const asked = host.clock.now();
         try {
