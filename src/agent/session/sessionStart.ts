@@ -145,7 +145,9 @@ export function sessionApprovals(host: Host): { approvals: ApprovalsPort; waitMs
   return {
     approvals: {
       ...(remembered.unattended ? { unattended: remembered.unattended } : {}),
-      ...(remembered.auto ? { auto: true } : {}),
+      get auto() {
+        return remembered.auto === true;
+      },
       async ask(request, signal) {
         const asked = host.clock.now();
         try {

@@ -154,7 +154,9 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         ...host,
         approvals: {
           ...(host.approvals.unattended ? { unattended: host.approvals.unattended } : {}),
-          ...(host.approvals.auto ? { auto: true } : {}),
+          get auto() {
+            return host.approvals.auto === true;
+          },
           ask: (req, signal) =>
             host.approvals.ask({ ...req, title: `Sub-agent "${request.description}": ${req.title}` }, signal),
         },
