@@ -64,7 +64,7 @@ const prefixOf = (body: unknown) => {
 };
 
 describe('anti-drift: runtime layer and restatement (keel run)', () => {
-  test('both appear after the last breakpoint; the prefix stays byte-identical; resume keeps them once', async () => {
+  test('both appear after the last breakpoint; the prefix stays byte-identical; a new prompt restates', async () => {
     const ws = tempWorkspace({ 'src/parse.ts': 'export const x = 1;\n' });
     execFileSync('git', ['init', '-q'], { cwd: ws });
     fs.writeFileSync(path.join(ws, '.git', 'HEAD'), 'ref: refs/heads/fix-parser\n');
@@ -117,13 +117,16 @@ describe('anti-drift: runtime layer and restatement (keel run)', () => {
     assert.match(restatement, /Do not touch the tests folder/);
     assert.match(restatement, /You are Keel/);
     assert.match(restatement, /Red lines:/);
-    // The next call reads the previous one's prompt from cache up to where it ended (before the tail).
+    // Shown in that call only: the next calls carry no stale copy, and read the previous prompt from
+    // cache up to where it ended (before the tail).
     const readBefore =
       sent[20]!.usage!.cache_read_input_tokens + sent[20]!.usage!.cache_creation_input_tokens;
     assert.ok(
       sent[21]!.usage!.cache_read_input_tokens >= readBefore,
       'the previous prompt is read from cache',
     );
+    assert.equal(locate(bodies[21]!, 'Restatement.').count, 0);
+    assert.equal(locate(bodies[22]!, 'Restatement.').count, 0);
 
     // A new prompt on the same session is a task switch: restated at once, with the latest words.
     const id = /keel: session (\S+)/.exec(run.stderr)?.[1];

@@ -2,15 +2,17 @@ import type { TodoItem } from '../events.ts';
 import { type AgentMessage, type ReminderMessage, toLlm } from '../messages.ts';
 import { hasOpenTodos, renderRecap } from './recap.ts';
 
-// Anti-drift (seed 000 §3/§10, 002 P4–P5): two reminders that go at the END of the conversation,
-// after the last cache breakpoint of the call that first shows them, never in the frozen prefix (P1):
+// Anti-drift (seed 000 §3/§10, 002 P4–P5): two notes at the END of the request, after its last cache
+// breakpoint, never in the frozen prefix (P1):
 // - the runtime layer: date, OS, shell, workspace, git branch — at session start and whenever it
-//   changes (a day passes, the branch is switched);
+//   changes (a day passes, the branch is switched). A persisted reminder (P2, P8: appended, logged,
+//   replayed on resume), so the model keeps seeing it; small and rare, it costs the cache nothing.
 // - the restatement: who the agent is, the user's goal in their words, the current step and the red
-//   lines — every N turns and on a task switch (a new user message after earlier work), with a recap
-//   of the step even when there is no todo list.
-// Both are persisted reminders (P2, P8: appended, logged, replayed on resume); every trigger is derived
-// from the transcript and the facts alone, so a resumed session decides the same way.
+//   lines — every N turns of a run and on a task switch (a new user message after earlier work), with
+//   a recap of the step even when there is no todo list. A volatile note (DESIGN §4): shown in the
+//   call it is due in, never persisted, so stale restatements never pile up in the conversation and
+//   the next call reads everything before it from cache.
+// Every trigger is derived from the transcript and the facts alone: a resumed session decides the same.
 
 export const RUNTIME_SOURCE = 'runtime';
 export const RESTATEMENT_SOURCE = 'restatement';
@@ -57,12 +59,12 @@ function lastVisible(transcript: readonly AgentMessage[], source: string): Remin
   return undefined;
 }
 
-/** Model turns (assistant replies) since the last restatement, or since the session began. */
-export function turnsSinceRestatement(transcript: readonly AgentMessage[]): number {
+/** Model turns (assistant replies) since the newest user message: how long this run has gone on. */
+export function turnsSinceUser(transcript: readonly AgentMessage[]): number {
   let turns = 0;
   for (let i = transcript.length - 1; i >= 0; i--) {
     const m = transcript[i]!;
-    if (m.role === 'reminder' && m.source === RESTATEMENT_SOURCE) break;
+    if (m.role === 'user') break;
     if (m.role === 'assistant') turns++;
   }
   return turns;
@@ -73,7 +75,6 @@ export function isNewTask(transcript: readonly AgentMessage[]): boolean {
   let sawUser = false;
   for (let i = transcript.length - 1; i >= 0; i--) {
     const m = transcript[i]!;
-    if (m.role === 'reminder' && m.source === RESTATEMENT_SOURCE) return false;
     if (m.role === 'user') sawUser = true;
     else if (m.role === 'assistant') return sawUser;
     else if (m.role === 'tool_result' && !sawUser) return false;
@@ -151,54 +152,63 @@ export function renderRestatement(
   return lines.join('\n');
 }
 
-/**
- * The anti-drift reminders due before this call (none, the runtime layer, the restatement, or both),
- * in that order. `newId`/`now` stamp them; the caller appends them after everything else it appends.
- */
-export function antiDriftReminders(args: {
+export interface AntiDriftNotes {
+  /** The runtime layer, when new or changed: to append (after this call's tail shows it). */
+  readonly runtime?: ReminderMessage;
+  /** The restatement, when due: for this call's tail only. */
+  readonly restatement?: string;
+}
+
+/** The anti-drift notes due before this call. `newId`/`now` stamp the runtime reminder. */
+export function antiDriftNotes(args: {
   readonly transcript: readonly AgentMessage[];
   readonly now: number;
   readonly options: AntiDriftOptions;
   readonly todos: readonly TodoItem[] | undefined;
   readonly workspace: string | undefined;
   readonly newId: () => string;
-}): ReminderMessage[] {
+}): AntiDriftNotes {
   const { transcript, now, options } = args;
-  const out: ReminderMessage[] = [];
-  const make = (text: string, source: string): ReminderMessage => ({
-    id: args.newId(),
-    ts: now,
-    role: 'reminder',
-    text,
-    source,
-  });
+  let runtime: ReminderMessage | undefined;
   const facts = options.runtime?.(now);
   if (facts) {
     const text = renderRuntime(facts);
-    if (lastVisible(transcript, RUNTIME_SOURCE)?.text !== text) out.push(make(text, RUNTIME_SOURCE));
+    if (lastVisible(transcript, RUNTIME_SOURCE)?.text !== text)
+      runtime = { id: args.newId(), ts: now, role: 'reminder', text, source: RUNTIME_SOURCE };
   }
   const every = options.restateEveryTurns ?? DEFAULT_RESTATE_EVERY_TURNS;
-  const due = (every > 0 && turnsSinceRestatement(transcript) >= every) || isNewTask(transcript);
-  if (due) {
-    const text = renderRestatement(transcript, args.todos, args.workspace);
-    if (text) out.push(make(text, RESTATEMENT_SOURCE));
-  }
+  const turns = turnsSinceUser(transcript);
+  const due = (every > 0 && turns > 0 && turns % every === 0) || isNewTask(transcript);
+  const restatement = due ? renderRestatement(transcript, args.todos, args.workspace) : undefined;
+  return { ...(runtime ? { runtime } : {}), ...(restatement ? { restatement } : {}) };
+}
+
+/** The text block a reminder becomes in the request (exactly as toLlm renders it once appended). */
+export function reminderBlockText(reminder: ReminderMessage): string {
+  const content = toLlm([reminder])[0]?.content;
+  const first = Array.isArray(content) ? content[0] : undefined;
+  return first && first.type === 'text' ? first.text : reminder.text;
+}
+
+/** This call's tail: the runtime layer (appended afterwards), then the restatement (this call only). */
+export function tailTexts(notes: AntiDriftNotes): string[] {
+  const out: string[] = [];
+  if (notes.runtime) out.push(reminderBlockText(notes.runtime));
+  if (notes.restatement)
+    out.push(
+      reminderBlockText({
+        id: '',
+        ts: 0,
+        role: 'reminder',
+        text: notes.restatement,
+        source: RESTATEMENT_SOURCE,
+      }),
+    );
   return out;
 }
 
-const ANTI_DRIFT: ReadonlySet<string> = new Set([RUNTIME_SOURCE, RESTATEMENT_SOURCE]);
-
-/** The text blocks the reminders become in the request (exactly as toLlm renders them later). */
-export function tailTexts(reminders: readonly ReminderMessage[]): string[] {
-  return reminders.map((r) => {
-    const block = toLlm([r])[0]?.content;
-    const first = Array.isArray(block) ? block[0] : undefined;
-    return first && first.type === 'text' ? first.text : r.text;
-  });
-}
-
 /**
- * How many anti-drift reminders end the user turn before the newest assistant reply: they were that
+ * How many runtime reminders end the user turn before the newest assistant reply: they were that
  * call's tail, after its last breakpoint (see breakpoints.ts `previousEndSkip`).
  */
 export function tailSkip(visible: readonly AgentMessage[]): number {
@@ -207,7 +217,7 @@ export function tailSkip(visible: readonly AgentMessage[]): number {
   let skip = 0;
   for (let j = i - 1; j >= 0; j--) {
     const m = visible[j]!;
-    if (m.role !== 'reminder' || !ANTI_DRIFT.has(m.source)) break;
+    if (m.role !== 'reminder' || m.source !== RUNTIME_SOURCE) break;
     skip++;
   }
   return skip;

@@ -4,7 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { AgentMessage, ContextEditMessage, ReminderMessage } from '../messages.ts';
 import { toLlm } from '../messages.ts';
 import type { SkillEntry } from '../skills/discover.ts';
-import { antiDriftReminders, RESTATEMENT_SOURCE, tailSkip, tailTexts } from './antiDrift.ts';
+import { type AntiDriftNotes, antiDriftNotes, tailSkip, tailTexts } from './antiDrift.ts';
 import { placeBreakpoints, ttlPolicyOf } from './breakpoints.ts';
 import { createCompactor, defaultWriteText } from './compactor.ts';
 import { errorStreakGuide } from './errorGuide.ts';
@@ -173,10 +173,10 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       };
 
       const todos = todosOf(working);
-      // Anti-drift reminders: shown after the last breakpoint now (as the tail), appended last.
-      const fresh =
+      // Anti-drift notes: shown after the last breakpoint now (as the tail); the runtime layer is appended last.
+      const notes: AntiDriftNotes =
         options.antiDrift && !args.overflow
-          ? antiDriftReminders({
+          ? antiDriftNotes({
               transcript: working,
               now: args.now,
               options: options.antiDrift,
@@ -184,12 +184,12 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
               workspace: options.workspaceRoot,
               newId,
             })
-          : [];
-      const restating = fresh.some((r) => r.source === RESTATEMENT_SOURCE);
-      if (!args.overflow && !restating && hasOpenTodos(todos) && isTaskSwitch(working)) {
+          : {};
+      if (!args.overflow && hasOpenTodos(todos) && isTaskSwitch(working)) {
         append(reminder(newId(), args.now, renderRecap(todos)));
       }
-      const tail = fresh.length > 0 ? [...tailTexts(fresh), ...(args.volatileTail ?? [])] : args.volatileTail;
+      const noteTexts = tailTexts(notes);
+      const tail = noteTexts.length > 0 ? [...noteTexts, ...(args.volatileTail ?? [])] : args.volatileTail;
 
       if (args.overflow && lastRawEstimate) factor = Math.max(factor, (window / lastRawEstimate) * 1.05);
       let view = buildView(working);
@@ -275,7 +275,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         }
       }
       skillsInView = fullSkillsIn(view);
-      appended.push(...fresh);
+      if (notes.runtime) appended.push(notes.runtime);
 
       lastRawEstimate = built.raw;
       return {
