@@ -69,6 +69,11 @@ export interface ApprovalsPort {
    * refused by policy. Says why and how to allow, so a refusal never reads "the user declined".
    */
   readonly unattended?: string;
+  /**
+   * `--approve auto`: a command the policy asks about is first decided by its effect class
+   * (safety/autoMode.ts): routine ones run, never-class ones are refused, the rest come to `ask`.
+   */
+  readonly auto?: boolean;
 }
 
 export interface ShellRunOptions {

@@ -6,7 +6,8 @@ import { MIN_CONTEXT_WINDOW } from '../agent/model/pricing.ts';
 
 // What each `keel` command accepts, validated after Node's flag parser (args.ts) has split argv.
 // Each command's schema is built when that command is parsed (lazy): `keel tool LS` builds one.
-const approve = () => z.enum(['never', 'safe', 'all'], { message: '--approve takes never, safe or all' });
+const approve = () =>
+  z.enum(['never', 'safe', 'auto', 'all'], { message: '--approve takes never, safe, auto or all' });
 const allowDomain = () =>
   z.array(
     z

@@ -22,6 +22,18 @@ export function bundledSkillsDir(): string | undefined {
 }
 
 export function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
+  // auto: routine commands run, never-class ones are refused, the rest are asked on a terminal
+  // (refused without one).
+  if (policy === 'auto')
+    return {
+      ...(process.stdin.isTTY
+        ? createTtyApprovals()
+        : createPolicyApprovals(
+            'never',
+            '--approve auto runs routine commands and refuses never-class ones; what it leaves to a person is refused because keel has no terminal to ask on (stdin is not a TTY)',
+          )),
+      auto: true,
+    };
   if (policy) return createPolicyApprovals(policy);
   if (process.stdin.isTTY) return createTtyApprovals();
   // Said to the model and printed with the refusal: the user was never asked, and this is how to allow.

@@ -10,7 +10,7 @@ import { cliAuthorize, cliElicit } from './mcpPrompts.ts';
 // the user approved its exact definition with `keel trust`, or names that very file with --mcp-config
 // (--approve all does not: it answers questions a run asks, it does not trust the repository); `${input:id}` comes from the
 // environment variable KEEL_MCP_INPUT_<ID>; tools the server marks read-only run without asking under
-// --approve safe or all.
+// --approve safe, auto or all.
 
 export function createCliMcpPort(
   args: { readonly mcpConfig: readonly string[]; readonly approve?: RunArgs['approve'] },
@@ -30,7 +30,7 @@ export function createCliMcpPort(
     ...(elicit ? { elicit } : {}),
     ...(authorize ? { authorize } : {}),
     namedConfigFiles: named,
-    allowReadOnlyCalls: () => args.approve === 'safe' || args.approve === 'all',
+    allowReadOnlyCalls: () => args.approve === 'safe' || args.approve === 'auto' || args.approve === 'all',
     approveServer: async () => false,
     resolveInput: async (input) => env[inputEnvName(input.id)],
     howToApprove: (_server, file) =>

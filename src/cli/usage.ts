@@ -1,14 +1,14 @@
 // The CLI contract (stable: other tools and checks drive Keel through it).
 export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
-           [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
+           [--approve never|safe|auto|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--mcp-config FILE]... [--job-wait SECONDS] [--effort low|medium|high|max | --no-thinking]
            [--agent NAME | --plan] [--from-plan FILE]
            PROMPT | "/COMMAND ARGS"   (a slash command: a prompt file, or /model /cost /memory
            /compact /clear /init /review; --plan writes .keel/plans/<session>.md)
   keel commands [--workspace DIR] [--json]   (slash commands found: name, file, description)
   keel agents [--workspace DIR] [--json]   (custom agents found, and the built-in plan)
-  keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|all]   (no NAME: list the tools)
+  keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|auto|all]   (no NAME: list the tools)
   keel trace SESSION-ID|FILE [--workspace DIR] [--html OUT.html]
   keel eval --from-session SESSION-ID OUT-DIR [--workspace DIR]
   keel eval --from-feedback OUT-DIR [--workspace DIR]   (draft tasks from thumbs-down sessions)
@@ -26,7 +26,7 @@ export const USAGE = `Usage:
   keel restore SESSION-ID --before-prompt N [--fork] [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore SESSION-ID --undo [--workspace DIR] [--dry-run] [--force] [--json]
   keel restore --stats [--workspace DIR] [--json]
-  keel task init [--workspace DIR] [--model ID] [--approve never|safe|all] [--json] "SPEC"
+  keel task init [--workspace DIR] [--model ID] [--approve never|safe|auto|all] [--json] "SPEC"
   keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
            (task init and run also take --effort LEVEL | --no-thinking)
   keel task status [--workspace DIR] [--json]

@@ -18,6 +18,10 @@ export interface ModalApprovalsOptions {
 
 export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsPort {
   return {
+    // keel.approvals.command = auto: the Bash tool decides by effect class first; what it leaves asks here.
+    get auto() {
+      return options.policyFor('command') === 'auto';
+    },
     async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
       if (signal?.aborted) return 'deny';
       const policy = request.kind === 'other' ? 'ask' : options.policyFor(request.kind);

@@ -15,7 +15,8 @@ export const APPROVAL_CATEGORIES = [
 ] as const;
 export type ApprovalCategory = (typeof APPROVAL_CATEGORIES)[number];
 
-export type ApprovalPolicy = 'ask' | 'allow' | 'deny';
+/** `auto` (commands only): decided by effect class (safety/autoMode.ts); what remains is asked. */
+export type ApprovalPolicy = 'ask' | 'allow' | 'deny' | 'auto';
 
 export interface KeelSettings {
   readonly model: string;
@@ -45,7 +46,8 @@ export interface KeelSettings {
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
-const policy = (v: unknown): ApprovalPolicy => (v === 'allow' || v === 'deny' || v === 'ask' ? v : 'ask');
+const policy = (v: unknown): ApprovalPolicy =>
+  v === 'allow' || v === 'deny' || v === 'ask' || v === 'auto' ? v : 'ask';
 const positiveInt = (v: unknown): number | undefined =>
   typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
 

@@ -382,7 +382,7 @@ describe('keel usage and guards', () => {
     const env = cliEnv(emu.url);
     for (const [args, names] of [
       [['run'], /keel run needs a PROMPT/],
-      [['run', '--approve', 'maybe', 'x'], /--approve takes never, safe or all/],
+      [['run', '--approve', 'maybe', 'x'], /--approve takes never, safe, auto or all/],
       [['bogus'], /Unknown command: bogus/],
       [['run', '--max-turns', 'ten', 'x'], /--max-turns must be a positive whole number/],
       [['tool', 'Read'], /keel tool takes NAME/],

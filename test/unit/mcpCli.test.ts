@@ -225,22 +225,24 @@ describe('keel run with MCP servers', () => {
     assert.equal(named.code, 0, named.stderr);
     assert.equal(fs.existsSync(marker), true, 'the named file approved the server');
 
-    // ... while --approve safe runs the tools the server marks read-only, and still refuses the others.
-    emu.setScenario({
-      replies: [
-        use('McpCall', { server: 'memory', tool: 'read_graph', arguments: {} }),
-        use(
-          'McpCall',
-          { server: 'memory', tool: 'create_entities', arguments: { entities: [] } },
-          { toolResultContains: '"entities"' },
-        ),
-        answer('ok', { toolResultContains: 'DENIED_BY_USER' }),
-      ],
-    });
-    const safe = await runKeel(
-      ['run', '--workspace', ws, '--mcp-config', file, '--approve', 'safe', 'use memory'],
-      env(),
-    );
-    assert.equal(safe.code, 0, safe.stderr);
+    // ... while --approve safe (and auto) runs the tools the server marks read-only, and still refuses the others.
+    for (const mode of ['safe', 'auto']) {
+      emu.setScenario({
+        replies: [
+          use('McpCall', { server: 'memory', tool: 'read_graph', arguments: {} }),
+          use(
+            'McpCall',
+            { server: 'memory', tool: 'create_entities', arguments: { entities: [] } },
+            { toolResultContains: '"entities"' },
+          ),
+          answer('ok', { toolResultContains: 'DENIED_BY_USER' }),
+        ],
+      });
+      const run = await runKeel(
+        ['run', '--workspace', ws, '--mcp-config', file, '--approve', mode, 'use memory'],
+        env(),
+      );
+      assert.equal(run.code, 0, `${mode}: ${run.stderr}`);
+    }
   });
 });

@@ -55,8 +55,10 @@ test('a fork before prompt 2 continues from prompt 1’s history in a new sessio
   assert.equal(loaded.header.forkBeforePrompt, 2);
   assert.ok(loaded.events.every((e) => e.sessionId === fork.id));
   assert.deepEqual(
-    loaded.messages.map((m) => (m.role === 'user' ? `user: ${m.text}` : m.role)),
-    ['user: first question', 'assistant'],
+    loaded.messages.map((m) =>
+      m.role === 'user' ? `user: ${m.text}` : m.role === 'reminder' ? `reminder: ${m.source}` : m.role,
+    ),
+    ['user: first question', 'reminder: runtime', 'assistant'],
   );
   assert.ok(
     listSessions(stateDir).some((s) => s.id === fork.id),

@@ -47,6 +47,14 @@ function lastCacheable(blocks: readonly Block[]): number {
   return -1;
 }
 
+/** The last cacheable block before the `skip` trailing ones (when they exist and one is left). */
+function previousEndBlock(blocks: readonly Block[], skip: number): number {
+  const last = lastCacheable(blocks);
+  if (skip <= 0 || last !== blocks.length - 1) return last;
+  for (let i = last - skip; i >= 0; i--) if (cacheable(blocks[i]!)) return i;
+  return last;
+}
+
 export interface BreakpointInput {
   readonly system: readonly Anthropic.TextBlockParam[];
   readonly messages: readonly Anthropic.MessageParam[];
@@ -54,6 +62,11 @@ export interface BreakpointInput {
   readonly lastSummaryText?: string;
   /** Volatile notes, placed after the last breakpoint. */
   readonly volatileTail?: readonly string[];
+  /**
+   * Blocks at the end of the message before the newest assistant reply that were the previous call's
+   * tail (after its last breakpoint): the previous-end breakpoint goes before them, where that call wrote.
+   */
+  readonly previousEndSkip?: number;
   /** tool_use ids of results that a later pruning pass may still rewrite (they decide the anchor). */
   readonly editableToolUseIds?: ReadonlySet<string>;
   /** The same set before this call's pruning edits (the previous anchor: where the cache read ends). */
@@ -145,7 +158,12 @@ export function placeBreakpoints(input: BreakpointInput): BreakpointOutput {
     }
   }
   const previousEnd: [number, number] | undefined =
-    lastAssistant > 0 ? [lastAssistant - 1, lastCacheable(messages[lastAssistant - 1]!.content)] : undefined;
+    lastAssistant > 0
+      ? [
+          lastAssistant - 1,
+          previousEndBlock(messages[lastAssistant - 1]!.content, input.previousEndSkip ?? 0),
+        ]
+      : undefined;
   const lastIndex = messages.length - 1;
   const last: [number, number] | undefined =
     lastIndex >= 0 ? [lastIndex, lastCacheable(messages[lastIndex]!.content)] : undefined;

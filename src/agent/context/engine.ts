@@ -4,6 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { AgentMessage, ContextEditMessage, ReminderMessage } from '../messages.ts';
 import { toLlm } from '../messages.ts';
 import type { SkillEntry } from '../skills/discover.ts';
+import { type AntiDriftNotes, antiDriftNotes, tailSkip, tailTexts } from './antiDrift.ts';
 import { placeBreakpoints, ttlPolicyOf } from './breakpoints.ts';
 import { createCompactor, defaultWriteText } from './compactor.ts';
 import { errorStreakGuide } from './errorGuide.ts';
@@ -115,6 +116,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       messages: toLlm(visible),
       lastSummaryText: view.summaries.at(-1)?.text,
       volatileTail,
+      previousEndSkip: tailSkip(visible),
       editableToolUseIds: editableToolUseIds(view, pruneConfig),
       previousEditableToolUseIds: before,
       longTtl: ttlPolicy,
@@ -171,15 +173,29 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       };
 
       const todos = todosOf(working);
+      // Anti-drift notes: shown after the last breakpoint now (as the tail); the runtime layer is appended last.
+      const notes: AntiDriftNotes =
+        options.antiDrift && !args.overflow
+          ? antiDriftNotes({
+              transcript: working,
+              now: args.now,
+              options: options.antiDrift,
+              todos,
+              workspace: options.workspaceRoot,
+              newId,
+            })
+          : {};
       if (!args.overflow && hasOpenTodos(todos) && isTaskSwitch(working)) {
         append(reminder(newId(), args.now, renderRecap(todos)));
       }
+      const noteTexts = tailTexts(notes);
+      const tail = noteTexts.length > 0 ? [...noteTexts, ...(args.volatileTail ?? [])] : args.volatileTail;
 
       if (args.overflow && lastRawEstimate) factor = Math.max(factor, (window / lastRawEstimate) * 1.05);
       let view = buildView(working);
       // The view as the previous call cached it (plus what is new): what an in-context summary reads.
       const cachedView = view;
-      let built = build(view, args.volatileTail);
+      let built = build(view, tail);
       const editableBefore = editableToolUseIds(view, pruneConfig);
       const usage = () => built.tokens / window;
       // A new run does not know its predecessor's last call; the newest reply's timestamp does.
@@ -197,7 +213,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         };
         append(edit);
         view = buildView(working);
-        built = build(view, args.volatileTail, editableBefore);
+        built = build(view, tail, editableBefore);
         stage = Math.max(stage, editStage);
       };
 
@@ -205,7 +221,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         if (summaries.length === 0) return;
         for (const summary of summaries) append(summary);
         view = buildView(working);
-        built = build(view, args.volatileTail);
+        built = build(view, tail);
         stage = 3;
       };
       const trimNewest = () => {
@@ -259,6 +275,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         }
       }
       skillsInView = fullSkillsIn(view);
+      if (notes.runtime) appended.push(notes.runtime);
 
       lastRawEstimate = built.raw;
       return {

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { TodoItem } from '../events.ts';
 import type { AgentMessage } from '../messages.ts';
+import type { AntiDriftOptions } from './antiDrift.ts';
 import type { SkillEntry, SkillIndex } from '../skills/discover.ts';
 import type { CacheTtlPolicy } from './breakpoints.ts';
 import type { PruneConfig } from './pruning.ts';
@@ -91,6 +92,11 @@ export interface ContextEngineOptions {
   readonly thresholds?: Partial<StageThresholds>;
   readonly prune?: Partial<PruneConfig>;
   readonly recap?: Partial<RecapConfig>;
+  /**
+   * The runtime layer and the periodic restatement (antiDrift.ts), appended as reminders after the
+   * last cache breakpoint of the call that first shows them. Absent: neither (sub-agents, tests).
+   */
+  readonly antiDrift?: AntiDriftOptions;
   /** Share of the window the kept tail may use after a compaction. */
   readonly compactTailFraction?: number;
   readonly newId?: () => string;

@@ -8,7 +8,7 @@ import { containedInSuite, linksOutOfSuite, suiteRoot } from './suitePaths.ts';
 // validated up front; a bad suite gets one error per problem naming the file and the field, and no
 // trial starts.
 
-const approve = z.enum(['never', 'safe', 'all']);
+const approve = z.enum(['never', 'safe', 'auto', 'all']);
 
 const commandGrader = z.strictObject({
   type: z.literal('command'),
@@ -120,7 +120,7 @@ export interface EvalTask extends TaskFile {
   readonly file: string;
   readonly max_turns: number;
   readonly timeout_s: number;
-  readonly approve: 'never' | 'safe' | 'all';
+  readonly approve: 'never' | 'safe' | 'auto' | 'all';
   readonly trials: number | undefined;
   /** The suite's declared grader variables: the defaults' with the task's over them. */
   readonly env: Readonly<Record<string, string>>;

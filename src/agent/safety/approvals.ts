@@ -5,6 +5,9 @@ export function withSessionMemory(inner: ApprovalsPort): ApprovalsPort {
   const allowed = new Set<string>();
   return {
     ...(inner.unattended ? { unattended: inner.unattended } : {}),
+    get auto() {
+      return inner.auto === true;
+    },
     async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
       if (request.once) {
         const decision = await inner.ask(request, signal);

@@ -12,6 +12,7 @@ export interface AuditEntry {
   readonly type:
     | 'approval_request'
     | 'approval_decision'
+    | 'auto_approval'
     | 'command'
     | 'file_change'
     | 'policy_block'
@@ -25,6 +26,14 @@ export interface AuditEntry {
 export type AuditRecord =
   | { type: 'approval_request'; kind: string; title: string; detail: string; risk: string; tool?: string }
   | { type: 'approval_decision'; kind: string; detail: string; decision: string; tool?: string }
+  | {
+      type: 'auto_approval';
+      tool: string;
+      command: string;
+      decision: string;
+      classes: string[];
+      reason: string;
+    }
   | {
       type: 'command';
       command: string;

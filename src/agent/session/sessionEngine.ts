@@ -1,5 +1,6 @@
 import { createContextEngine, type ContextEngine } from '../context/engine.ts';
 import type { ContextEngineOptions } from '../context/engineTypes.ts';
+import { nodeRuntimeFacts } from '../context/runtimeProbe.ts';
 import type { AgentEventBody } from '../events.ts';
 import type { SessionHooks } from '../hooks/sessionHooks.ts';
 import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
@@ -42,6 +43,8 @@ export function createSessionEngine(
   for (const problem of rules.problems)
     emit({ type: 'notice', level: 'warn', text: `Rules file ${problem.rel}: ${problem.message}.` });
   const engine = createContextEngine({
+    // The runtime layer and the restatement every 20 turns and on a task switch (context/antiDrift.ts).
+    antiDrift: { runtime: nodeRuntimeFacts(engineOptions.workspaceRoot) },
     ...engineOptions,
     rulesText: rules.prefixText,
     summarize: hooks.beforeCompact((prompt, signal) =>

@@ -145,6 +145,9 @@ export function sessionApprovals(host: Host): { approvals: ApprovalsPort; waitMs
   return {
     approvals: {
       ...(remembered.unattended ? { unattended: remembered.unattended } : {}),
+      get auto() {
+        return remembered.auto === true;
+      },
       async ask(request, signal) {
         const asked = host.clock.now();
         try {

@@ -154,6 +154,9 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         ...host,
         approvals: {
           ...(host.approvals.unattended ? { unattended: host.approvals.unattended } : {}),
+          get auto() {
+            return host.approvals.auto === true;
+          },
           ask: (req, signal) =>
             host.approvals.ask({ ...req, title: `Sub-agent "${request.description}": ${req.title}` }, signal),
         },

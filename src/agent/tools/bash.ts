@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { lazy } from '../lazy.ts';
 import type { ApprovalRequest, SandboxDenial } from '../host.ts';
 import { refusal } from '../safety/approvals.ts';
+import { autoDecide } from '../safety/autoMode.ts';
 import type { CommandVerdict } from '../safety/commandPolicy.ts';
 import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
 import { limitOutput } from './output.ts';
@@ -128,6 +129,9 @@ function outsideSandboxRequest(command: string, verdict: CommandVerdict): Approv
   };
 }
 
+const AUTO_REFUSED_SUGGESTION =
+  'Do not retry this command or a variant of it: the auto approval mode never runs this class of command. Do the task another way, or tell the user the exact command and why it is needed (they can run it themselves).';
+
 const DENIED_SUGGESTION =
   'Do not retry this command or a variant of it. Use a dedicated tool if one fits, or explain to the user what you wanted to run and why.';
 
@@ -196,7 +200,27 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
   if (verdict.decision === 'block' || verdict.decision === 'refuse') {
     return policyFailure(command, verdict, ctx) as ToolResult<BashData>;
   }
-  if (verdict.decision === 'ask' || outside) {
+  const auto =
+    verdict.decision === 'ask' && !outside && ctx.host.approvals.auto ? autoDecide(verdict) : undefined;
+  if (auto) {
+    ctx.audit({
+      type: 'auto_approval',
+      tool: 'Bash',
+      command,
+      decision: auto.decision,
+      classes: [...auto.classes],
+      reason: auto.reason,
+    });
+    if (auto.decision === 'refuse') {
+      return fail(
+        'BLOCKED_BY_POLICY',
+        `Refused by the auto approval mode (${auto.classes.join(', ')}): ${auto.reason}.`,
+        AUTO_REFUSED_SUGGESTION,
+        { command, classes: auto.classes },
+      ) as ToolResult<BashData>;
+    }
+  }
+  if ((verdict.decision === 'ask' && auto?.decision !== 'allow') || outside) {
     // Outside the sandbox: one plain-words question for this one run, never remembered.
     const request = outside
       ? outsideSandboxRequest(command, verdict)
