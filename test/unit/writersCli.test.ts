@@ -208,6 +208,35 @@ describe('Task mode "writer": parallel writers in their own worktrees', () => {
     assertNoTreeLeft(ws, writersDir);
   });
 
+  test('a Keel killed outright (SIGKILL) leaves a tree behind; the next session in the workspace removes it', async () => {
+    const ws = repo();
+    emu.setScenario({
+      replies: [writers({ marker: 'CHILD-KILLED', description: 'Killed' }), answer('never')],
+      threads: [
+        {
+          firstUserContains: 'CHILD-KILLED',
+          replies: [{ ...report('late'), fault: { type: 'slow', delayMs: 20_000, perChunkDelayMs: 0 } }],
+        },
+      ],
+    });
+    const { env, writersDir } = envFor();
+    const child = startKeel(['run', '--workspace', ws, '--approve', 'all', 'go'], env);
+    await waitFor(
+      () => fs.existsSync(writersDir) && fs.readdirSync(writersDir).length === 1,
+      15_000,
+      "the writer's tree",
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGKILL');
+    await child.result;
+    assert.equal(fs.readdirSync(writersDir).length, 1, 'kill -9 leaves the tree');
+    assert.equal(git(ws, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)?.length, 2);
+    emu.setScenario({ replies: [answer('hello')] });
+    const next = await runKeel(['run', '--workspace', ws, 'hi'], env);
+    assert.equal(next.code, 0, next.stderr);
+    assertNoTreeLeft(ws, writersDir);
+  });
+
   test('hostile repository: its post-checkout hook, fsmonitor and smudge filter never run; the writer cannot write the user tree', async () => {
     const ws = repo({ '.gitattributes': '* filter=evil\n' });
     const marker = path.join(ws, 'PWNED');
