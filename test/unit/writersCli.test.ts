@@ -208,6 +208,31 @@ describe('Task mode "writer": parallel writers in their own worktrees', () => {
     assertNoTreeLeft(ws, writersDir);
   });
 
+  test('a folder that is not a repository: the writer gets a plain copy; a new file and an edit come back', async () => {
+    const ws = tempWorkspace({ 'f.txt': ORIGINAL, 'node_modules/dep/index.js': 'dep\n' });
+    emu.setScenario({
+      replies: [writers({ marker: 'CHILD-PLAIN', description: 'Plain' }), answer('done')],
+      threads: [
+        {
+          firstUserContains: 'CHILD-PLAIN',
+          replies: [
+            use('Write', { path: 'src/new.txt', content: 'new file\n' }),
+            use('Read', { path: 'f.txt' }),
+            use('Edit', { path: 'f.txt', old_string: 'three\n', new_string: 'THREE\n' }),
+            report('done', { toolResultContains: 'f.txt' }),
+          ],
+        },
+      ],
+    });
+    const { env, writersDir } = envFor();
+    const run = await runKeel(['run', '--workspace', ws, '--approve', 'all', 'go'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(fs.readFileSync(path.join(ws, 'f.txt'), 'utf8'), ORIGINAL.replace('three\n', 'THREE\n'));
+    assert.equal(fs.readFileSync(path.join(ws, 'src', 'new.txt'), 'utf8'), 'new file\n');
+    assert.match(run.stderr, /merged into 2 file\(s\): f\.txt, src\/new\.txt/);
+    assert.deepEqual(fs.readdirSync(writersDir), []);
+  });
+
   test('a Keel killed outright (SIGKILL) leaves a tree behind; the next session in the workspace removes it', async () => {
     const ws = repo();
     emu.setScenario({

@@ -130,6 +130,14 @@ function realDirs(root: string, parts: readonly string[], made: Set<string>): bo
 function copyEntry(from: string, rel: string, dests: readonly string[], made: Set<string>): number {
   const parts = relParts(rel);
   if (!parts) return 0;
+  // A folder of the user's that is now a link (to a folder outside) is not gone through.
+  let dir = from;
+  for (const part of parts.slice(0, -1)) {
+    dir = path.join(dir, part);
+    if (made.has(`src:${dir}`)) continue;
+    if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return 0;
+    made.add(`src:${dir}`);
+  }
   const src = path.join(from, ...parts);
   const stat = fs.lstatSync(src, { throwIfNoEntry: false });
   if (!stat || !(stat.isFile() || stat.isSymbolicLink())) return 0;

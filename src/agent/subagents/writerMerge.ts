@@ -68,9 +68,15 @@ function sameEntry(a: Entry | undefined, b: Entry | undefined): boolean {
 /** Relative paths the writer added, changed or removed (links and huge files are reported as such). */
 function changedPaths(tree: WriterTree): string[] {
   const ignore = createIgnoreMatcher(tree.root);
+  // Folders that held snapshot files are always walked (a tracked file in an ignored folder).
+  const held = new Set<string>();
+  for (const rel of tree.files) {
+    const parts = rel.split('/');
+    for (let i = 1; i < parts.length; i++) held.add(parts.slice(0, i).join('/'));
+  }
   const now = listTree(
     tree.root,
-    (rel) => rel.split('/').pop() === 'node_modules' || ignore.isIgnored(rel, true),
+    (rel) => !held.has(rel) && (rel.split('/').pop() === 'node_modules' || ignore.isIgnored(rel, true)),
   );
   const out = new Set<string>();
   for (const rel of now) {
