@@ -133,6 +133,8 @@ describe('Task mode "writer": parallel writers in their own worktrees', () => {
       ORIGINAL.replace('two\n', 'TWO (top writer)\n').replace('seven\n', 'SEVEN (bottom writer)\n'),
     );
     assert.match(applied.stderr, /merged into 1 file\(s\): f\.txt/);
+    const audit = fs.readFileSync(path.join(ws, '.keel', 'audit.jsonl'), 'utf8');
+    assert.equal(audit.match(/"via":"writer_merge"/g)?.length, 2, 'each applied merge is audited');
     assertNoTreeLeft(ws, second.writersDir);
   });
 

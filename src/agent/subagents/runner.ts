@@ -352,7 +352,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         let merged: { text: string; data: Record<string, unknown> } | undefined;
         if (writer) {
           try {
-            merged = await writer.merge(parent.signal);
+            merged = await writer.merge(parent.signal, (entry) => parent.audit(entry));
           } catch (error) {
             const why = error instanceof Error ? error.message : String(error);
             merged = {

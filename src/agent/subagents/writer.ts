@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { AgentEventBody } from '../events.ts';
 import type { Host } from '../host.ts';
+import type { AuditEntry } from '../safety/audit.ts';
 import { createNodeWorkspace } from '../node/nodeHost.ts';
 import { refusal } from '../safety/approvals.ts';
 import { createPathGuard, type PathGuard } from '../safety/paths/pathGuard.ts';
@@ -18,7 +19,10 @@ export interface WriterSession {
   readonly host: Host;
   readonly guard: PathGuard;
   /** Merges and (after approval) applies the result; the text and data for the parent's Task result. */
-  merge(signal: AbortSignal): Promise<{ text: string; data: Record<string, unknown> }>;
+  merge(
+    signal: AbortSignal,
+    audit: (entry: AuditEntry) => void,
+  ): Promise<{ text: string; data: Record<string, unknown> }>;
   dispose(): Promise<void>;
 }
 
@@ -58,7 +62,7 @@ export async function startWriter(childHost: Host, options: WriterOptions): Prom
     host,
     guard,
     dispose: () => tree.remove(),
-    merge: (signal) =>
+    merge: (signal, audit) =>
       options.exclusive(async () => {
         const result = await mergeWriter(tree, options.host, options.guard, label);
         const patchFile = path.join(options.host.stateDir, 'writers', `${options.agentId}.patch`);
@@ -94,12 +98,16 @@ export async function startWriter(childHost: Host, options: WriterOptions): Prom
           };
         }
         const files = `${result.files.length} file(s): ${changed.join(', ')}`;
+        const guarded = result.files.filter((f) => f.protectedWhy);
+        const warning = guarded.length
+          ? ` — protected: ${guarded.map((f) => `${f.rel} (${f.protectedWhy})`).join(', ')}`
+          : '';
         const decision = await options.host.approvals.ask(
           {
             kind: 'other',
-            title: `Apply ${label}'s changes to ${files}`,
+            title: `Apply ${label}'s changes to ${files}${warning}`,
             detail: diff,
-            risk: 'medium',
+            risk: guarded.length ? 'high' : 'medium',
             sessionKey: 'subagent-writer-merge',
           },
           signal,
@@ -117,6 +125,14 @@ export async function startWriter(childHost: Host, options: WriterOptions): Prom
           };
         }
         await applyWriter(options.host, options.guard, result.files);
+        for (const f of result.files)
+          audit({
+            type: 'file_change',
+            path: f.rel,
+            change: f.kind,
+            via: 'writer_merge',
+            agent: options.agentId,
+          });
         options.emit({ type: 'notice', level: 'info', text: `${label}: merged into ${files}\n${diff}` });
         return { text: `Its changes were merged into the workspace (${files}):\n${diff}`, data: data(true) };
       }),

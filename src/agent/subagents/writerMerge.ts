@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Host } from '../host.ts';
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
+import { classifyStatic } from '../safety/paths/protectedPaths.ts';
 import { createIgnoreMatcher } from '../tools/fs/gitignore.ts';
 import { buildDiff } from '../tools/editing/diff.ts';
 import { merge3 } from './merge3.ts';
@@ -26,6 +27,8 @@ export interface FileMerge {
   readonly mode?: number;
   /** Why it cannot be applied (a conflict); absent when it merged cleanly. */
   readonly conflict?: string;
+  /** A protected file (a lock file, secrets): named in the approval. */
+  readonly protectedWhy?: string;
   /** current → merged, for the review (or the conflict with its markers). */
   readonly diff: string;
 }
@@ -125,6 +128,12 @@ export async function mergeWriter(
       files.push(conflict(`its place in the workspace is refused: ${target.error.message}`));
       continue;
     }
+    const verdict = classifyStatic(target.path, { roots: guard.roots, stateDir: guard.stateDir });
+    if (verdict?.protected && (verdict.reason === 'vcs' || verdict.reason === 'keel_state')) {
+      files.push(conflict(`${verdict.detail}: never merged back`));
+      continue;
+    }
+    const protectedWhy = verdict?.protected ? verdict.detail : undefined;
     let current: Uint8Array | undefined;
     try {
       current = await currentOf(host, target.path);
@@ -142,6 +151,7 @@ export async function mergeWriter(
         kind,
         ...(mine ? { content: mine } : {}),
         ...(mode !== undefined ? { mode } : {}),
+        ...(protectedWhy ? { protectedWhy } : {}),
         diff: show(text(mine) ?? '(binary)\n'),
       });
       continue;
@@ -183,6 +193,7 @@ export async function mergeWriter(
       kind,
       content: new TextEncoder().encode(merged.text),
       ...(mode !== undefined ? { mode } : {}),
+      ...(protectedWhy ? { protectedWhy } : {}),
       diff: show(merged.text),
     });
   }
