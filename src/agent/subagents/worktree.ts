@@ -127,22 +127,27 @@ function realDirs(root: string, parts: readonly string[], made: Set<string>): bo
 }
 
 /** Copies one entry of the user's tree (a file or a link, never followed) to `dest`'s same place. */
-function copyEntry(from: string, rel: string, dests: readonly string[], made: Set<string>): number {
+function copyEntry(
+  from: string,
+  rel: string,
+  dests: readonly string[],
+  made: Set<string>,
+): number | undefined {
   const parts = relParts(rel);
-  if (!parts) return 0;
+  if (!parts) return undefined;
   // A folder of the user's that is now a link (to a folder outside) is not gone through.
   let dir = from;
   for (const part of parts.slice(0, -1)) {
     dir = path.join(dir, part);
     if (made.has(`src:${dir}`)) continue;
-    if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return 0;
+    if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
     made.add(`src:${dir}`);
   }
   const src = path.join(from, ...parts);
   const stat = fs.lstatSync(src, { throwIfNoEntry: false });
-  if (!stat || !(stat.isFile() || stat.isSymbolicLink())) return 0;
+  if (!stat || !(stat.isFile() || stat.isSymbolicLink())) return undefined;
   for (const dest of dests) {
-    if (!realDirs(dest, parts.slice(0, -1), made)) return 0;
+    if (!realDirs(dest, parts.slice(0, -1), made)) return undefined;
     const to = path.join(dest, ...parts);
     if (stat.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(src), to);
     else {
@@ -256,7 +261,8 @@ export async function createWriterTree(userRoot: string): Promise<WriterTree> {
     const files = tree.files as Set<string>;
     for (const rel of rels) {
       const size = copyEntry(userRoot, rel, [tree.root, tree.baseRoot], made);
-      if (fs.lstatSync(path.join(tree.baseRoot, rel), { throwIfNoEntry: false })) files.add(rel);
+      if (size === undefined) continue;
+      files.add(rel);
       bytes += size;
       if (bytes > WRITER_MAX_BYTES)
         throw new WorktreeError(

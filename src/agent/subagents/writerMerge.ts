@@ -92,6 +92,18 @@ function changedPaths(tree: WriterTree): string[] {
   return [...out].sort();
 }
 
+/** Does `rel` go through a link in `root` (a folder the writer replaced by a link)? */
+function linkOnTheWay(root: string, rel: string): boolean {
+  let dir = root;
+  for (const part of rel.split('/').slice(0, -1)) {
+    dir = path.join(dir, part);
+    const stat = fs.lstatSync(dir, { throwIfNoEntry: false });
+    if (!stat) return false;
+    if (!stat.isDirectory()) return true;
+  }
+  return false;
+}
+
 async function currentOf(host: Host, abs: string): Promise<Uint8Array | undefined> {
   const stat = await host.workspace.stat(abs);
   if (!stat) return undefined;
@@ -109,6 +121,15 @@ export async function mergeWriter(
   const files: FileMerge[] = [];
   const patch: string[] = [];
   for (const rel of changedPaths(tree)) {
+    if (linkOnTheWay(tree.root, rel)) {
+      files.push({
+        rel,
+        kind: 'modify',
+        conflict: 'a folder on its path was replaced by a link: not merged back',
+        diff: '',
+      });
+      continue;
+    }
     const baseEntry = readEntry(path.join(tree.baseRoot, rel));
     const mineEntry = readEntry(path.join(tree.root, rel));
     const conflict = (why: string, diff = ''): FileMerge => ({ rel, kind: 'modify', conflict: why, diff });
