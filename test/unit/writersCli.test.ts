@@ -1,12 +1,21 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { probeSandbox } from '../../src/agent/safety/sandbox/probe.ts';
 import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
-import { cliEnv, readLog, runKeel, sessionIdFrom, startKeel, tempWorkspace, waitFor } from './helpers/cli.ts';
+import {
+  cliEnv,
+  KEEL_BIN,
+  readLog,
+  runKeel,
+  sessionIdFrom,
+  startKeel,
+  tempWorkspace,
+  waitFor,
+} from './helpers/cli.ts';
 
 // Writer sub-agents (Task mode "writer") through the built `keel` command against the emulator: each
 // works in its own git worktree, their results are merged three ways into the user's tree only after
@@ -136,6 +145,53 @@ describe('Task mode "writer": parallel writers in their own worktrees', () => {
     const audit = fs.readFileSync(path.join(ws, '.keel', 'audit.jsonl'), 'utf8');
     assert.equal(audit.match(/"via":"writer_merge"/g)?.length, 2, 'each applied merge is audited');
     assertNoTreeLeft(ws, second.writersDir);
+  });
+
+  test('on a terminal: the user is asked before each merge, the file is untouched until they say yes, then holds both changes', {
+    skip: !fs.existsSync('/usr/bin/script') && 'no script(1) for a pseudo-terminal',
+  }, async () => {
+    const ws = repo();
+    emu.setScenario({
+      replies: [
+        writers(
+          { marker: 'CHILD-TOP', description: 'Top' },
+          { marker: 'CHILD-BOTTOM', description: 'Bottom' },
+        ),
+        answer('both writers done'),
+      ],
+      threads: [
+        editThread('CHILD-TOP', 'two\n', 'TWO (top writer)\n', 300),
+        editThread('CHILD-BOTTOM', 'seven\n', 'SEVEN (bottom writer)\n'),
+      ],
+    });
+    const { env, writersDir } = envFor();
+    const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, KEEL_BIN, 'run', '--workspace', ws, 'edit f.txt in two places']
+      .map(quote)
+      .join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const questions = () => out.split('Allow? [o]nce').length - 1;
+    await waitFor(() => questions() === 1, 30_000, 'the first merge question');
+    assert.equal(
+      fs.readFileSync(path.join(ws, 'f.txt'), 'utf8'),
+      ORIGINAL,
+      'untouched while the user is asked',
+    );
+    assert.match(out, /Apply sub-agent "(Top|Bottom)"'s changes to 1 file\(s\): f\.txt/);
+    child.stdin.write('o\n');
+    await waitFor(() => questions() === 2, 30_000, 'the second merge question');
+    child.stdin.write('o\n');
+    assert.equal(await closed, 0, out);
+    assert.equal(
+      fs.readFileSync(path.join(ws, 'f.txt'), 'utf8'),
+      ORIGINAL.replace('two\n', 'TWO (top writer)\n').replace('seven\n', 'SEVEN (bottom writer)\n'),
+    );
+    assertNoTreeLeft(ws, writersDir);
   });
 
   test('a writer starts from the uncommitted state; two writers changing the same line: the second is a reported conflict, left unapplied', async () => {
