@@ -104,11 +104,14 @@ function linkOnTheWay(root: string, rel: string): boolean {
   return false;
 }
 
-async function currentOf(host: Host, abs: string): Promise<Uint8Array | undefined> {
+async function currentOf(host: Host, abs: string): Promise<{ bytes?: Uint8Array; mode?: number }> {
   const stat = await host.workspace.stat(abs);
-  if (!stat) return undefined;
+  if (!stat) return {};
   if (stat.type !== 'file') throw new Error('not a regular file');
-  return host.workspace.readFile(abs);
+  return {
+    bytes: await host.workspace.readFile(abs),
+    ...(stat.mode !== undefined ? { mode: stat.mode } : {}),
+  };
 }
 
 /** The writer's change, merged file by file against the user's current files (read, not written). */
@@ -156,14 +159,16 @@ export async function mergeWriter(
     }
     const protectedWhy = verdict?.protected ? verdict.detail : undefined;
     let current: Uint8Array | undefined;
+    let currentMode: number | undefined;
     try {
-      current = await currentOf(host, target.path);
+      ({ bytes: current, mode: currentMode } = await currentOf(host, target.path));
     } catch (error) {
       files.push(conflict(`the workspace's file cannot be read: ${(error as Error).message}`));
       continue;
     }
     const kind: FileMerge['kind'] = mine === undefined ? 'delete' : base === undefined ? 'create' : 'modify';
-    const mode = mineEntry?.mode;
+    // A changed file keeps the user's mode; a new one gets the writer's, without group/other write.
+    const mode = base === undefined ? (mineEntry?.mode ?? 0o644) & 0o755 : currentMode;
     const show = (after: string) => buildDiff(rel, text(current) ?? '', after).diff;
     if (same(current, mine)) continue; // already so (the user or another writer made the same change)
     if (same(current, base)) {
