@@ -266,6 +266,43 @@ describe('Task mode "writer": parallel writers in their own worktrees', () => {
     assertNoTreeLeft(ws, writersDir);
   });
 
+  test('without worktrees: two general sub-agents editing one file at once never lose an update (a CONFLICT, not a false success)', async () => {
+    const ws = repo();
+    const general = (marker: string) => ({
+      type: 'tool_use' as const,
+      name: 'Task',
+      input: { description: marker, prompt: `${marker}: edit f.txt`, mode: 'general' },
+    });
+    const thread = (marker: string, from: string, to: string) => ({
+      firstUserContains: marker,
+      replies: [
+        use('Read', { path: 'f.txt' }),
+        use('Edit', { path: 'f.txt', old_string: from, new_string: to }),
+        report('tried'),
+      ],
+    });
+    emu.setScenario({
+      replies: [{ content: [general('CHILD-G1'), general('CHILD-G2')] }, answer('done')],
+      threads: [thread('CHILD-G1', 'two\n', 'TWO\n'), thread('CHILD-G2', 'seven\n', 'SEVEN\n')],
+    });
+    const { env } = envFor();
+    const run = await runKeel(['run', '--workspace', ws, '--approve', 'all', 'go'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const ends = readLog(ws, sessionIdFrom(run.stderr)).filter(
+      (e) => e.type === 'subagent_tool' && e.phase === 'end' && e.name === 'Edit',
+    ) as { status: string; errorCode?: string; agentId: string }[];
+    assert.equal(ends.length, 2);
+    const text = fs.readFileSync(path.join(ws, 'f.txt'), 'utf8');
+    const changes = ['TWO\n', 'SEVEN\n'];
+    for (const end of ends) {
+      if (end.status === 'error') assert.equal(end.errorCode, 'CONFLICT', JSON.stringify(end));
+    }
+    // Every edit that reported success is in the file.
+    const succeeded = ends.filter((e) => e.status !== 'error').length;
+    assert.ok(succeeded >= 1);
+    assert.equal(changes.filter((c) => text.includes(c)).length, succeeded, text);
+  });
+
   test('a folder that is not a repository: the writer gets a plain copy; a new file and an edit come back', async () => {
     const ws = tempWorkspace({ 'f.txt': ORIGINAL, 'node_modules/dep/index.js': 'dep\n' });
     emu.setScenario({
