@@ -91,6 +91,8 @@ export interface ShellRunOptions {
   readonly sandbox?: 'on' | 'network' | 'off';
   /** Written to the command's stdin, then closed (a hook's JSON input). Absent: stdin is /dev/null. */
   readonly stdin?: string;
+  /** Sandboxed: these folders are writable instead of the workspace roots (a writer sub-agent's tree). */
+  readonly writableRoots?: readonly string[];
 }
 
 export interface ShellRunResult {
@@ -157,6 +159,8 @@ export interface SandboxPort {
       cwd: string;
       network?: boolean /** Extra writable folders (an MCP server's npm cache). */;
       writable?: readonly string[];
+      /** Writable instead of the workspace roots (a writer sub-agent's tree). */
+      roots?: readonly string[];
     },
   ): SandboxedArgv | undefined;
   /** Refusals visible in a finished command's output (stderr patterns + the deny lists). */

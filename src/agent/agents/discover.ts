@@ -48,7 +48,7 @@ export interface AgentCatalog {
 }
 
 /** Sub-agent modes and agents Keel defines itself; no file may take these names. */
-export const BUILTIN_AGENT_NAMES = ['explore', 'general', 'plan'] as const;
+export const BUILTIN_AGENT_NAMES = ['explore', 'general', 'plan', 'writer'] as const;
 
 export interface AgentDiscoveryOptions {
   readonly workspaceRoot: string;

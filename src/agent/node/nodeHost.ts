@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type {
@@ -49,7 +50,11 @@ export function createNodeWorkspace(roots: readonly string[], trusted = true): W
     },
     async writeFile(p, content, options) {
       await fs.promises.mkdir(path.dirname(p), { recursive: true });
-      const tmp = path.join(path.dirname(p), `.${path.basename(p)}.keel-${process.pid}-${Date.now()}.tmp`);
+      // Unique per write: two writes of one file at the same millisecond must not share a temp file.
+      const tmp = path.join(
+        path.dirname(p),
+        `.${path.basename(p)}.keel-${process.pid}-${Date.now()}-${randomBytes(4).toString('hex')}.tmp`,
+      );
       const handle = await fs.promises.open(tmp, 'w', options?.mode ?? 0o644);
       try {
         await handle.writeFile(content);

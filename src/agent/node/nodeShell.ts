@@ -128,7 +128,11 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
       // An argv array, never a re-quoted string: what was checked is exactly what runs.
       const wrapped =
         sandbox && mode !== 'off'
-          ? sandbox.wrap(['/bin/bash', '-c', run.command], { cwd: run.cwd, network: mode === 'network' })
+          ? sandbox.wrap(['/bin/bash', '-c', run.command], {
+              cwd: run.cwd,
+              network: mode === 'network',
+              ...(run.writableRoots ? { roots: run.writableRoots } : {}),
+            })
           : undefined;
       // bubblewrap already gives the command its own PID namespace, killed with it.
       const tree = wrapped ? undefined : processTreeFor(['/bin/bash', '-c', run.command]);

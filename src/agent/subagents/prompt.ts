@@ -4,18 +4,21 @@
 // cache entry. The task itself is the first user message.
 
 /** Tools each mode is offered. Never Task (depth limit 1), Job, Skill, TodoWrite or MemorySearch. */
-export type BuiltinMode = 'explore' | 'general';
+export type BuiltinMode = 'explore' | 'general' | 'writer';
 
 export const SUBAGENT_TOOLS: Readonly<Record<BuiltinMode, readonly string[]>> = {
   explore: ['Glob', 'Grep', 'LS', 'Read'],
   general: ['Bash', 'Edit', 'Glob', 'Grep', 'LS', 'MultiEdit', 'Read', 'Write'],
+  writer: ['Bash', 'Edit', 'Glob', 'Grep', 'LS', 'MultiEdit', 'Read', 'Write'],
 };
 
 export function subagentSystemPrompt(mode: BuiltinMode, workspaceRoot: string): string {
   const power =
     mode === 'explore'
       ? '- Read-only: search and read; you cannot change files or run commands.'
-      : '- You may edit files and run commands; the same approvals apply. Change only what the task asks.';
+      : mode === 'writer'
+        ? "- You work in your own copy of the user's workspace (other agents may edit theirs at the same time). Edit files and run commands there; the same approvals apply. Change only what the task asks: when you finish, your changes are merged into the user's workspace for review."
+        : '- You may edit files and run commands; the same approvals apply. Change only what the task asks.';
   return `You are a Keel sub-agent. Another agent gave you one task; it sees only your final answer, not your tool calls.
 Workspace: ${workspaceRoot}. Runtime: ${process.platform}, bash.
 ${power}

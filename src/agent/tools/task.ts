@@ -15,17 +15,17 @@ const inputSchemaFor = (kinds: readonly TaskAgentKind[]) =>
   z.object({
     description: z.string().min(1).max(80),
     prompt: z.string().min(1),
-    mode: z.enum(['explore', 'general', ...kinds.map((k) => k.name)]).default('explore'),
+    mode: z.enum(['explore', 'general', 'writer', ...kinds.map((k) => k.name)]).default('explore'),
   });
 const defaultSchema = lazy(() => inputSchemaFor([]));
 export interface TaskInput {
   readonly description: string;
   readonly prompt: string;
-  /** `explore`, `general`, or a custom agent's name. */
+  /** `explore`, `general`, `writer`, or a custom agent's name. */
   readonly mode: string;
 }
 
-const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns, keeping your context small. Several calls in one reply run in parallel. Mode "general" may also edit and run commands. Not for one known file (Read) or one search (Grep).
+const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns, keeping your context small. Several calls in one reply run in parallel. Mode "general" may also edit and run commands; mode "writer" does so in its own copy of the workspace, and its changes come back as one reviewed merge (parallel edits, even of one file, are safe). Not for one known file (Read) or one search (Grep).
 Example: {"description":"Find auth checks","prompt":"Where are tokens validated?"}`;
 
 /** The description with the custom agents' one-liners (their prompts stay in their own prefix). */

@@ -177,12 +177,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     ...(status.fix ? { fix: status.fix } : {}),
     ...(settings.failIfUnavailable ? { failIfUnavailable: true } : {}),
   };
-  const roots = options.roots.map(realOrSelf);
+  const sessionRoots = options.roots.map(realOrSelf);
   // Keel's own folder (MCP tokens, trust approvals) is hidden whatever the configured list says.
   const denyRead = [
     ...new Set([...settings.denyRead.map((entry) => resolveDenyPath(entry, home)), ...keelDirs(home)]),
   ];
-  const writable = (p: string) => roots.some((root) => inside(root, p));
 
   let tempDir: string | undefined;
   let filterFile: string | undefined;
@@ -225,9 +224,12 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   function wrap(
     argv: readonly string[],
-    wrapOptions: { cwd: string; network?: boolean; writable?: readonly string[] },
+    wrapOptions: { cwd: string; network?: boolean; writable?: readonly string[]; roots?: readonly string[] },
   ): SandboxedArgv | undefined {
     if (status.tier !== 'bwrap' || !status.bwrap || !filterFile || !sessionTmp) return undefined;
+    // A writer sub-agent's commands write its own tree only, not the workspace.
+    const roots = wrapOptions.roots ? wrapOptions.roots.map(realOrSelf) : sessionRoots;
+    const writable = (p: string) => roots.some((root) => inside(root, p));
     const filter = networkFilter();
     const args = [
       '--unshare-user',

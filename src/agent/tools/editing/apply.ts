@@ -166,6 +166,22 @@ export function encodeOrFail(target: Target, text: string, format: TextFormat): 
   return encoded.bytes;
 }
 
+// One write per file at a time in this process: the lock re-check and the write happen together, so
+// of two parallel edits of one file the second sees the first's bytes and is a CONFLICT — never a
+// success whose change the other write silently replaced.
+const writing = new Map<string, Promise<unknown>>();
+async function oneWriterAt<T>(file: string, work: () => Promise<T>): Promise<T> {
+  const prior = writing.get(file) ?? Promise.resolve();
+  const mine = prior.then(work, work);
+  const settled = mine.catch(() => {});
+  writing.set(file, settled);
+  try {
+    return await mine;
+  } finally {
+    if (writing.get(file) === settled) writing.delete(file);
+  }
+}
+
 export interface CommitOptions {
   readonly tool: string;
   readonly target: Target;
@@ -180,11 +196,20 @@ export interface CommitOptions {
  * for the language servers and adds the problems this write introduced (host.diagnostics).
  */
 export async function commit(ctx: ToolContext, options: CommitOptions): Promise<ResultFinisher> {
-  const { target, before, bytes, tool } = options;
+  const { target, before, tool } = options;
   const action = before ? 'modify' : 'create';
   await options.gate.authorize(ctx, target, action, tool);
   if (ctx.signal.aborted) throw aborted();
 
+  return oneWriterAt(target.canonical, () => checkAndWrite(ctx, options, action));
+}
+
+async function checkAndWrite(
+  ctx: ToolContext,
+  options: CommitOptions,
+  action: 'modify' | 'create',
+): Promise<ResultFinisher> {
+  const { target, before, bytes, tool } = options;
   // Everything may have moved while the user thought about it: the path must still resolve to the
   // same place (no symlink swapped in) and the content must still be what we edited.
   const again = ctx.guard.resolve(target.canonical);
