@@ -25,7 +25,6 @@ import { isStdoutGone, out, setOnStdoutGone, watchOutput } from './cliOutput.ts'
 import { demoFailures, startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { effortOption } from './effort.ts';
 import { mentionedFiles } from './mentions.ts';
-import { modelChoice } from './modelChoice.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, sandboxNotice } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
@@ -87,7 +86,7 @@ async function run(args: RunArgs): Promise<number> {
     // The demo's answers come from the emulator, not from a model: its id and its $0 cost say so.
     const model = demo ? DEMO_MODEL : (args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL);
     // A provider prefix, a key, --api: checked before the session starts (a usage error).
-    const choice = demo ? undefined : modelChoice(model, args);
+    const choice = demo ? undefined : (await import('./modelChoice.ts')).modelChoice(model, args);
     if (!demo && !args.contextWindow && !/claude|gpt-[45]/i.test(model)) {
       // Keel knows Claude models' windows; for any other model the 16K/32K guards need the real figure.
       process.stderr.write(
@@ -205,7 +204,7 @@ async function task(args: TaskArgs): Promise<number> {
   const workspace = fs.realpathSync(workspaceDir(args.workspace));
   const host = makeHost(workspace, approvalsFor(args.approve));
   const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
-  const choice = modelChoice(model, args);
+  const choice = (await import('./modelChoice.ts')).modelChoice(model, args);
   const skills = bundledSkillsDir();
   return runTaskCommand(args, {
     workspace,
