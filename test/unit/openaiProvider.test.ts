@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createModelClient } from '../../src/agent/model/client.ts';
 import { ModelError } from '../../src/agent/model/errors.ts';
+import { outputLimitFor } from '../../src/agent/model/models.ts';
+import { costUsd } from '../../src/agent/model/pricing.ts';
 import { createProviderLookup, parseModelRef } from '../../src/agent/model/providers/index.ts';
 import { cachedTokens } from '../emulator/openai/cache.ts';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
@@ -82,6 +84,13 @@ describe('openai provider', () => {
     assert.equal(parseModelRef('Azure:prod-gpt').provider, 'azure');
     assert.throws(() => parseModelRef('gemini:pro'), /Unknown model provider "gemini"/);
     assert.throws(() => parseModelRef('openai:'), /names no model/);
+  });
+
+  test('cost: cached input at the cached price, no write charge; a local Ollama model is free', () => {
+    const u = { input: 1_000_000, output: 0, cacheRead: 1_000_000, cacheWrite: 0 };
+    assert.equal(costUsd('openai:gpt-4o-2024-08-06', u), 3.75);
+    assert.equal(costUsd('ollama:qwen3:8b', u), 0);
+    assert.equal(outputLimitFor('openai:gpt-4.1'), 32_768);
   });
 
   test('the emulator caches from 1024 tokens, in 128-token steps', () => {
