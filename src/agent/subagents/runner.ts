@@ -9,6 +9,7 @@ import type { AgentMessage, ReminderMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
 import { askText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { ModelClient } from '../model/client.ts';
+import { repoModelRefusal } from '../model/providers/modelRef.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
@@ -128,7 +129,12 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
       const limit = custom?.tools
         ? { allowed: custom.tools, by: `the agent file ${custom.shown}` }
         : undefined;
-      const chosen = options.kindModels?.[mode] ?? custom?.model;
+      const refused =
+        custom?.model && custom.source === 'workspace'
+          ? repoModelRefusal(custom.model, options.modelName)
+          : undefined;
+      if (refused) options.emit({ type: 'notice', level: 'warn', text: `Sub-agent "${mode}": ${refused}.` });
+      const chosen = options.kindModels?.[mode] ?? (refused ? undefined : custom?.model);
       const model = chosen && options.clientFor ? options.clientFor(chosen) : options.model;
       const agentId = `${options.parentId}-sub-${randomBytes(3).toString('hex')}`;
       const logPath = sessionLogPath(host.stateDir, agentId);

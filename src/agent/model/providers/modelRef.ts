@@ -54,6 +54,27 @@ export function parseModelRef(spec: string): ModelRef {
   return { provider: prefix as ProviderName, model, prefixed: true };
 }
 
+/** The provider of a model name, or undefined when the name is not valid. */
+export function providerOf(spec: string): ProviderName | undefined {
+  try {
+    return parseModelRef(spec).provider;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A model named by a repository's agent file is used only on the session's own provider: a checkout
+ * must not send the workspace to another vendor (or spend another key) than the one the user chose.
+ * Undefined: usable; else why not (said to the user).
+ */
+export function repoModelRefusal(model: string, sessionModel: string): string | undefined {
+  const theirs = providerOf(model);
+  const ours = providerOf(sessionModel);
+  if (theirs === undefined || theirs === ours) return undefined;
+  return `the repository's agent file asks for ${model}, served by ${theirs}, but this session uses ${ours ?? sessionModel}: a workspace file cannot send your code to another provider; its sub-agent runs on the session's model (set a model per agent kind yourself with --subagent-model or KEEL_SUBAGENT_MODELS)`;
+}
+
 /** The same model written the way it is stored and shown: `provider:model`, bare for Anthropic. */
 export function formatModelRef(ref: ModelRef): string {
   return ref.provider === 'anthropic' ? ref.model : `${ref.provider}:${ref.model}`;
