@@ -464,3 +464,30 @@ describe('a repository cannot pick the provider (threat: a checkout sends the wo
     assert.match(listed.stdout + listed.stderr, /unknown provider prefix/);
   });
 });
+
+describe('a compatible server with odd tool-call ids', () => {
+  test('an id a strict API would refuse is replaced consistently, so the chat can move to Anthropic', async () => {
+    const ws = tempWorkspace({ 'README.md': 'code 5150\n' });
+    emu.setScenario({
+      replies: [
+        { content: [{ type: 'tool_use', id: 'call bad/id:1', name: 'Read', input: { path: 'README.md' } }] },
+        answer('read it', { toolResultContains: '5150' }),
+      ],
+    });
+    const from = emu.requests.length;
+    const run = await runKeel(['run', '--workspace', ws, '--model', 'openai:gpt-4o', 'read'], env());
+    assert.equal(run.code, 0, run.stderr);
+    const second = since(from)[1]!.body as {
+      messages: { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
+    };
+    const id = second.messages.find((m) => m.tool_calls)?.tool_calls?.[0]?.id ?? '';
+    assert.match(id, /^[A-Za-z0-9_-]+$/);
+    assert.equal(second.messages.find((m) => m.role === 'tool')?.tool_call_id, id);
+    const sid = sessionIdFrom(run.stderr);
+    await runKeel(['run', '--workspace', ws, '--resume', sid, '/model claude-sonnet-4-6'], env());
+    emu.setScenario({ replies: [answer('on claude now')] });
+    const next = await runKeel(['run', '--workspace', ws, '--resume', sid, 'and?'], env());
+    assert.equal(next.code, 0, next.stderr);
+    assert.equal(next.stdout.trim(), 'on claude now');
+  });
+});

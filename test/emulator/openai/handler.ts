@@ -195,7 +195,11 @@ export async function handleOpenAI(
   );
   const { content, cut } = cutToMaxTokens(built, view.max_tokens);
   const blocks = content as Visible[];
-  const callIds = blocks.filter((b) => b.type === 'tool_use').map(() => openaiId(deps.rng, 'call_'));
+  // A scripted id is sent as written (a server's odd ids are part of what a client must survive).
+  const scripted = (reply.content ?? []).flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+  const callIds = blocks
+    .filter((b) => b.type === 'tool_use')
+    .map((_, i) => scripted[i] ?? openaiId(deps.rng, 'call_'));
   const usage = { ...usage0, output: estimateOutputTokens(blocks) };
   record.openaiUsage = usage;
   const created = Math.floor(Date.now() / 1000);

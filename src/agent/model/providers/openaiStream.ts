@@ -58,7 +58,10 @@ function createAssembler(options: ReadOptions) {
     },
     openTool(id: string | undefined, name: string): number {
       firstOutput();
-      blocks.push({ block: { type: 'tool_use', id: id || fallbackCallId(), name, input: {} }, json: '' });
+      // The id goes back to this server and, after a `/model` switch, to others: one a strict API
+      // (Anthropic's `^[a-zA-Z0-9_-]+$`) would refuse is replaced, consistently, by one of ours.
+      const safe = id && /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : fallbackCallId();
+      blocks.push({ block: { type: 'tool_use', id: safe, name, input: {} }, json: '' });
       snapshot();
       return blocks.length - 1;
     },
