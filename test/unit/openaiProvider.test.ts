@@ -5,6 +5,7 @@ import { ModelError } from '../../src/agent/model/errors.ts';
 import { outputLimitFor } from '../../src/agent/model/models.ts';
 import { costUsd } from '../../src/agent/model/pricing.ts';
 import { createProviderLookup, parseModelRef } from '../../src/agent/model/providers/index.ts';
+import { readChatStream } from '../../src/agent/model/providers/openaiStream.ts';
 import { cachedTokens } from '../emulator/openai/cache.ts';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
 
@@ -91,6 +92,54 @@ describe('openai provider', () => {
     assert.equal(costUsd('openai:gpt-4o-2024-08-06', u), 3.75);
     assert.equal(costUsd('ollama:qwen3:8b', u), 0);
     assert.equal(outputLimitFor('openai:gpt-4.1'), 32_768);
+  });
+
+  test('parallel calls whose fragments interleave (some servers do) come apart by index; a cut call is never run', async () => {
+    const chunk = (delta: unknown, finish: string | null = null) => ({
+      id: 'c1',
+      model: 'm',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    async function* chunks(finish: string) {
+      yield chunk({ role: 'assistant', content: null });
+      yield chunk({
+        tool_calls: [{ index: 0, id: 'call_a', function: { name: 'Read', arguments: '{"pa' } }],
+      });
+      yield chunk({
+        tool_calls: [{ index: 1, id: 'call_b', function: { name: 'Grep', arguments: '{"pattern"' } }],
+      });
+      yield chunk({ tool_calls: [{ index: 0, function: { arguments: 'th":"a.txt"}' } }] });
+      yield chunk({ tool_calls: [{ index: 1, function: { arguments: ':"x"}' } }] });
+      yield chunk({}, finish);
+      yield {
+        id: 'c1',
+        model: 'm',
+        choices: [],
+        usage: { prompt_tokens: 2000, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 1920 } },
+      };
+    }
+    const options = (partial: never[] = []) => ({
+      qualify: (m: string) => `openai:${m}`,
+      wireModel: 'm',
+      maxTokens: 100,
+      callbacks: {},
+      partial,
+      signal: new AbortController().signal,
+      started: performance.now(),
+    });
+    const reply = await readChatStream(chunks('tool_calls'), options());
+    assert.deepEqual(
+      reply.content.map((b) => (b.type === 'tool_use' ? [b.id, b.name, b.input] : b.type)),
+      [
+        ['call_a', 'Read', { path: 'a.txt' }],
+        ['call_b', 'Grep', { pattern: 'x' }],
+      ],
+    );
+    assert.equal(reply.stopReason, 'tool_use');
+    assert.deepEqual(reply.usage, { input: 80, output: 9, cacheRead: 1920, cacheWrite: 0 });
+    const cut = await readChatStream(chunks('length'), options());
+    const last = cut.content.at(-1);
+    assert.ok(last?.type === 'tool_use' && last.truncated === true, 'the call cut at the limit is marked');
   });
 
   test('the emulator caches from 1024 tokens, in 128-token steps', () => {
