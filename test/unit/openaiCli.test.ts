@@ -315,6 +315,37 @@ describe('keel run --api responses', () => {
     );
     assert.equal(second.store, false);
     assert.equal(second.instructions, (mine[0]!.body as { instructions: string }).instructions);
+    // input_tokens_details.cached_tokens arrives as Keel's cache reads.
+    const calls = readLog(ws, sessionIdFrom(run.stderr))
+      .filter((e) => e.type === 'model_call')
+      .map((e) => e.record as { cache_read: number; input: number; model: string });
+    assert.equal(calls[1]!.cache_read, mine[1]!.openaiUsage?.cached);
+    assert.ok(calls[1]!.cache_read > 0);
+    assert.equal(calls[1]!.cache_read + calls[1]!.input, mine[1]!.openaiUsage?.prompt);
+    assert.equal(calls[1]!.model, 'openai:gpt-5');
+  });
+
+  test('an error event mid-stream and a 429 are retried through the Responses API too', async () => {
+    const ws = tempWorkspace({});
+    emu.setScenario({
+      replies: [
+        {
+          fault: { type: 'mid_stream_error', afterEvents: 4 },
+          content: [{ type: 'text', text: 'discard me' }],
+        },
+        { fault: { type: 'rate_limit', retryAfterSeconds: 0 } },
+        answer('fine'),
+      ],
+    });
+    const run = await runKeel(
+      ['run', '--workspace', ws, '--model', 'openai:gpt-5', '--api', 'responses', 'go'],
+      env(),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'fine');
+    const retries = readLog(ws, sessionIdFrom(run.stderr)).filter((e) => e.type === 'retry');
+    assert.match(String(retries[0]?.reason), /Stream error \(server_error\)/);
+    assert.match(String(retries[1]?.reason), /Rate limited \(429\)/);
   });
 
   test('--api responses with a model of another provider is a usage error', async () => {
