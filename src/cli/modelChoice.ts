@@ -1,5 +1,10 @@
 import { ModelError } from '../agent/model/errors.ts';
-import { isOpenAIFamily, ModelRefError, parseModelRef } from '../agent/model/providers/modelRef.ts';
+import {
+  isHostFamily,
+  isOpenAIFamily,
+  ModelRefError,
+  parseModelRef,
+} from '../agent/model/providers/modelRef.ts';
 import { resolveOpenAISettings } from '../agent/model/providers/openai.ts';
 import type { ProviderSettings } from '../agent/model/providers/index.ts';
 import { UsageError } from './args.ts';
@@ -69,6 +74,10 @@ export function modelChoice(
   // Every OpenAI-family model the session may call needs its key (and Azure its endpoint and version).
   for (const spec of [model, ...flags.fallbackModels, ...Object.values(subagentModels)]) {
     const { provider } = parseModelRef(spec);
+    if (isHostFamily(provider))
+      throw new UsageError(
+        `${spec}: ${provider}: models are VS Code's language models, served inside the extension only; the CLI takes anthropic:, openai:, azure: or ollama:`,
+      );
     if (!isOpenAIFamily(provider)) continue;
     try {
       resolveOpenAISettings({ provider, env });

@@ -367,6 +367,9 @@ describe('providers and prefixes', () => {
     const azure = await runKeel(['run', '--model', 'azure:my-deploy', 'hi'], env());
     assert.equal(azure.code, 2);
     assert.match(azure.stderr, /AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, OPENAI_API_VERSION/);
+    const vscode = await runKeel(['run', '--model', 'vscode:copilot-gpt-4o', 'hi'], env());
+    assert.equal(vscode.code, 2);
+    assert.match(vscode.stderr, /served inside the extension only/);
     assert.equal(emu.requests.length, from, 'nothing was sent');
   });
 

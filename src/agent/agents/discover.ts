@@ -113,7 +113,7 @@ export function discoverAgents(options: AgentDiscoveryOptions): AgentCatalog {
       if (model && providerOf(model) === undefined) {
         problems.push({
           file: shown,
-          message: `model "${model}": an unknown provider prefix (use anthropic:, openai:, azure: or ollama:); the session's model is used`,
+          message: `model "${model}": an unknown provider prefix (use anthropic:, openai:, azure:, ollama: or vscode:); the session's model is used`,
         });
       }
       byName.set(name, {

@@ -1,4 +1,11 @@
-import { isOpenAIFamily, type OpenAIFamily, parseModelRef } from './modelRef.ts';
+import { ModelError } from '../errors.ts';
+import {
+  type HostFamily,
+  isHostFamily,
+  isOpenAIFamily,
+  type OpenAIFamily,
+  parseModelRef,
+} from './modelRef.ts';
 import { createOpenAIProvider, type OpenAIApi } from './openai.ts';
 import type { ModelProvider } from './types.ts';
 
@@ -12,6 +19,22 @@ export interface ProviderSettings {
   /** Keys and addresses given by the host (else the provider's usual environment variables). */
   readonly keys?: Partial<Record<OpenAIFamily, { readonly apiKey?: string; readonly baseURL?: string }>>;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Providers the host itself serves (the extension: `vscode:` through VS Code's language models). */
+  readonly hostProviders?: Partial<Record<HostFamily, ModelProvider>>;
+}
+
+/** A `vscode:` model where no host serves it (the CLI): every call says so, not retried. */
+function unserved(provider: HostFamily): ModelProvider {
+  const error = () =>
+    new ModelError(
+      'invalid_request',
+      `${provider}: models are served by the host (VS Code's language models, inside the extension); here, use anthropic:, openai:, azure: or ollama:.`,
+    );
+  return {
+    name: provider,
+    stream: () => Promise.reject(error()),
+    classify: (e) => (e instanceof ModelError ? e : error()),
+  };
 }
 
 export function createProviderLookup(
@@ -20,6 +43,7 @@ export function createProviderLookup(
   const made = new Map<OpenAIFamily, ModelProvider>();
   return (model) => {
     const { provider } = parseModelRef(model);
+    if (isHostFamily(provider)) return settings.hostProviders?.[provider] ?? unserved(provider);
     if (!isOpenAIFamily(provider)) return undefined;
     let p = made.get(provider);
     if (!p) {

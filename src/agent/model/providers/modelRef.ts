@@ -10,8 +10,12 @@ export const OPENAI_FAMILY = ['openai', 'azure', 'ollama'] as const;
 /** Prefixes served by the Anthropic SDK family (client.ts). bedrock/vertex join here (anthropicFamily.ts). */
 export const ANTHROPIC_FAMILY = ['anthropic'] as const;
 
+/** Prefixes a host serves with a provider of its own (VS Code's language models in the extension). */
+export const HOST_FAMILY = ['vscode'] as const;
+
 export type OpenAIFamily = (typeof OPENAI_FAMILY)[number];
-export type ProviderName = OpenAIFamily | (typeof ANTHROPIC_FAMILY)[number];
+export type HostFamily = (typeof HOST_FAMILY)[number];
+export type ProviderName = OpenAIFamily | HostFamily | (typeof ANTHROPIC_FAMILY)[number];
 
 export interface ModelRef {
   readonly provider: ProviderName;
@@ -28,7 +32,11 @@ export class ModelRefError extends Error {
   }
 }
 
-const KNOWN: readonly string[] = [...ANTHROPIC_FAMILY, ...OPENAI_FAMILY];
+const KNOWN: readonly string[] = [...ANTHROPIC_FAMILY, ...OPENAI_FAMILY, ...HOST_FAMILY];
+
+export function isHostFamily(provider: string): provider is HostFamily {
+  return (HOST_FAMILY as readonly string[]).includes(provider);
+}
 
 export function isOpenAIFamily(provider: string): provider is OpenAIFamily {
   return (OPENAI_FAMILY as readonly string[]).includes(provider);
