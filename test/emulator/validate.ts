@@ -130,6 +130,7 @@ function checkBlock(
       if (role !== 'assistant') return `${path}: tool_use blocks may only appear in assistant messages`;
       const id = block['id'];
       if (typeof id !== 'string') return `${path}.id: Field required`;
+      if (!/^[a-zA-Z0-9_-]+$/.test(id)) return `${path}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
       if (typeof block['name'] !== 'string') return `${path}.name: Field required`;
       if (typeof block['input'] !== 'object' || block['input'] === null || Array.isArray(block['input'])) {
         return `${path}.input: Input should be a valid dictionary`;

@@ -10,6 +10,7 @@ import {
   readMarkdownFile,
   zodProblem,
 } from '../commands/promptFile.ts';
+import { providerOf } from '../model/providers/modelRef.ts';
 import { resolveModelName } from '../model/switchable.ts';
 import { keelHome } from '../trust/paths.ts';
 import { PLAN_AGENT } from './plan.ts';
@@ -114,6 +115,13 @@ export function discoverAgents(options: AgentDiscoveryOptions): AgentCatalog {
         continue;
       }
       const model = resolveModelName(fm.data.model);
+      // `model: opneai:x` is said at once (and left out), never at the agent's first call.
+      if (model && providerOf(model) === undefined) {
+        problems.push({
+          file: shown,
+          message: `model "${model}": an unknown provider prefix (use anthropic:, openai:, azure:, ollama: or vscode:); the session's model is used`,
+        });
+      }
       byName.set(name, {
         name,
         description: (fm.data.description ?? prompt.split('\n')[0]!)
@@ -121,7 +129,7 @@ export function discoverAgents(options: AgentDiscoveryOptions): AgentCatalog {
           .trim()
           .slice(0, 300),
         ...(fm.data.tools && fm.data.tools.length > 0 ? { tools: fm.data.tools } : {}),
-        ...(model ? { model } : {}),
+        ...(model && providerOf(model) !== undefined ? { model } : {}),
         prompt,
         source: place.source,
         shown,

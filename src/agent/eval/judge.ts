@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { replyText } from '../model/ask.ts';
 import { createModelClient, type ModelClient } from '../model/client.ts';
+import { anthropicModelName, createProviderLookup } from '../model/providers/index.ts';
 import { ModelError } from '../model/errors.ts';
 import { costUsd } from '../model/pricing.ts';
 import { wrapUntrusted } from '../safety/untrusted.ts';
@@ -103,7 +104,9 @@ export interface JudgeEndpoint {
 
 export function judgeClient(endpoint: JudgeEndpoint): ModelClient {
   return createModelClient({
-    models: [endpoint.model],
+    // An `openai:`/`azure:`/`ollama:` judge goes to its provider (model/providers/).
+    models: [anthropicModelName(endpoint.model)],
+    providerFor: createProviderLookup(),
     ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
     ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
     ...(endpoint.retryBaseMs !== undefined ? { retryBaseMs: endpoint.retryBaseMs } : {}),

@@ -147,8 +147,12 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     }),
     () => [limit, limitOfRun].filter((l): l is ToolLimit => l !== undefined),
   );
-  const model = sessionModel(options, main.agent, events, (m) =>
-    sessionModelClient({ ...options, model: m }, now),
+  const model = sessionModel(
+    options,
+    main.agent,
+    events,
+    (m) => sessionModelClient({ ...options, model: m }, now),
+    warn,
   );
   const { engine, logged: loggedEngine } = createSessionEngine(options, {
     tools: [...registry.apiTools],

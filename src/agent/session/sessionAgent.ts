@@ -12,6 +12,7 @@ import type { Host } from '../host.ts';
 import type { AgentMessage } from '../messages.ts';
 import type { ModelClient } from '../model/client.ts';
 import type { Effort } from '../model/models.ts';
+import { repoModelRefusal } from '../model/providers/modelRef.ts';
 import { createSwitchableModelClient, type SwitchableModelClient } from '../model/switchable.ts';
 import type { SubagentRunnerOptions } from '../subagents/runner.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
@@ -101,9 +102,15 @@ export function sessionModel(
   agent: AgentDefinition | undefined,
   events: readonly AgentEvent[],
   make: (model: string) => ModelClient,
+  warn: (text: string) => void = () => {},
 ): SwitchableModelClient {
   const switched = [...events].reverse().find((e) => e.type === 'model_switch');
-  const initial = agent?.model ?? (switched?.type === 'model_switch' ? switched.model : options.model);
+  // A repository's agent file keeps to the session's provider (providers/modelRef.ts).
+  const refused =
+    agent?.model && agent.source === 'workspace' ? repoModelRefusal(agent.model, options.model) : undefined;
+  if (refused) warn(`Agent "${agent?.name}": ${refused}.`);
+  const agentModel = refused ? undefined : agent?.model;
+  const initial = agentModel ?? (switched?.type === 'model_switch' ? switched.model : options.model);
   return createSwitchableModelClient(initial, make);
 }
 
@@ -172,6 +179,7 @@ export function subagentOptions(
     agents: s.main.kinds,
     // A custom agent's own `model` gets a client with the session's fallbacks behind it.
     clientFor: (m) => sessionModelClient({ ...options, model: m }, s.now),
+    ...(options.subagentModels ? { kindModels: options.subagentModels } : {}),
     wrapTool: s.wrapTool,
   };
 }

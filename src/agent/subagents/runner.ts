@@ -9,6 +9,7 @@ import type { AgentMessage, ReminderMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
 import { askText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { ModelClient } from '../model/client.ts';
+import { repoModelRefusal } from '../model/providers/modelRef.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
@@ -64,6 +65,8 @@ export interface SubagentRunnerOptions {
   readonly agents?: readonly AgentDefinition[];
   /** A client for a custom agent's own `model` (default: the parent's client). */
   readonly clientFor?: (model: string) => ModelClient;
+  /** The user's model per sub-agent kind (`explore`, `general`, an agent's name): wins over an agent file's. */
+  readonly kindModels?: Readonly<Record<string, string>>;
 }
 
 /** About 2,000 tokens of result text for the parent. */
@@ -138,7 +141,13 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
       const limit = custom?.tools
         ? { allowed: custom.tools, by: `the agent file ${custom.shown}` }
         : undefined;
-      const model = custom?.model && options.clientFor ? options.clientFor(custom.model) : options.model;
+      const refused =
+        custom?.model && custom.source === 'workspace'
+          ? repoModelRefusal(custom.model, options.modelName)
+          : undefined;
+      if (refused) options.emit({ type: 'notice', level: 'warn', text: `Sub-agent "${mode}": ${refused}.` });
+      const chosen = options.kindModels?.[mode] ?? (refused ? undefined : custom?.model);
+      const model = chosen && options.clientFor ? options.clientFor(chosen) : options.model;
       const agentId = `${options.parentId}-sub-${randomBytes(3).toString('hex')}`;
       const logPath = sessionLogPath(host.stateDir, agentId);
       const log = createSessionLog(host.storage, logPath, {
@@ -146,7 +155,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         version: 1,
         id: agentId,
         createdAt: now(),
-        model: custom?.model ?? options.modelName,
+        model: chosen ?? options.modelName,
         workspace: userRoot,
         parent: options.parentId,
         parentToolUseId: parent.toolUseId,
@@ -158,6 +167,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         agentId,
         description: request.description,
         mode,
+        ...(chosen ? { model: chosen } : {}),
         logPath: path.relative(userRoot, logPath),
       });
 
