@@ -75,6 +75,8 @@ export type AgentEventBody =
       description: string;
       /** `explore`, `general`, or a custom agent's name. */
       mode: string;
+      /** The sub-agent's own model when it is not the parent's (a setting per kind, an agent file). */
+      model?: string;
       logPath: string;
     }
   /** One of the sub-agent's own tool calls (the panel card and the CLI show them under the Task). */

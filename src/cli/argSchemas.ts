@@ -22,6 +22,11 @@ const thinking = () => ({
   effort: z.enum(EFFORTS, { message: `--effort takes ${EFFORTS.join(', ')}` }).optional(),
   noThinking: z.boolean(),
 });
+/** `--api chat|responses` and `--subagent-model KIND=MODEL` (run, task): checked further in modelChoice.ts. */
+const models = () => ({
+  api: z.enum(['chat', 'responses'], { message: '--api takes chat or responses' }).optional(),
+  subagentModels: z.array(z.string().min(1)),
+});
 const positiveInt = (name: string) =>
   z
     .string()
@@ -65,6 +70,7 @@ export const runSchema = lazy(() =>
     sandbox: sandbox().optional(),
     allowDomain: allowDomain(),
     ...thinking(),
+    ...models(),
     /** `--agent NAME` (a custom agent as the main agent); `--plan` is `--agent plan`. */
     agent: z
       .string()
@@ -180,6 +186,7 @@ export const taskSchema = lazy(() =>
     json: z.boolean(),
     workspace: z.string().optional(),
     ...thinking(),
+    ...models(),
   }),
 );
 export type TaskArgs = z.infer<ReturnType<typeof taskSchema>>;

@@ -127,6 +127,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
     workspace: { type: 'string' },
     model: { type: 'string' },
     'fallback-model': { type: 'string', multiple: true },
+    api: { type: 'string' },
+    'subagent-model': { type: 'string', multiple: true },
     'max-turns': { type: 'string' },
     approve: { type: 'string' },
     json: { type: 'boolean' },
@@ -165,6 +167,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'workspace',
         'model',
         'fallback-model',
+        'api',
+        'subagent-model',
         'max-turns',
         'approve',
         'json',
@@ -207,6 +211,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
         sandbox: v.sandbox,
         allowDomain: v['allow-domain'] ?? [],
         ...thinkingFlags(v),
+        api: v.api,
+        subagentModels: v['subagent-model'] ?? [],
         agent: v.plan === true ? 'plan' : v.agent,
         fromPlan: v['from-plan'],
       });
@@ -312,7 +318,16 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (action !== 'init' && action !== 'run' && action !== 'status')
         throw new UsageError('keel task takes init "SPEC", run or status');
       const common = ['workspace', 'json'];
-      const session = ['model', 'fallback-model', 'approve', 'max-turns', 'effort', 'no-thinking'];
+      const session = [
+        'model',
+        'fallback-model',
+        'api',
+        'subagent-model',
+        'approve',
+        'max-turns',
+        'effort',
+        'no-thinking',
+      ];
       allowedFor(
         action === 'status'
           ? common
@@ -336,6 +351,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
         json: v.json === true,
         workspace: v.workspace,
         ...thinkingFlags(v),
+        api: v.api,
+        subagentModels: v['subagent-model'] ?? [],
       });
     }
     default:

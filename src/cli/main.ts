@@ -85,7 +85,9 @@ async function run(args: RunArgs): Promise<number> {
     if (notice) process.stderr.write(`${notice}\n`);
     // The demo's answers come from the emulator, not from a model: its id and its $0 cost say so.
     const model = demo ? DEMO_MODEL : (args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL);
-    if (!demo && !args.contextWindow && !/claude/i.test(model)) {
+    // A provider prefix, a key, --api: checked before the session starts (a usage error).
+    const choice = demo ? undefined : (await import('./modelChoice.ts')).modelChoice(model, args);
+    if (!demo && !args.contextWindow && !/claude|gpt-[45]/i.test(model)) {
       // Keel knows Claude models' windows; for any other model the 16K/32K guards need the real figure.
       process.stderr.write(
         `keel: warning: the context window of ${model} is unknown; assuming 200000 tokens. Pass --context-window TOKENS for a smaller model.\n`,
@@ -95,6 +97,7 @@ async function run(args: RunArgs): Promise<number> {
       host,
       model,
       fallbackModels: args.fallbackModels,
+      ...choice,
       ...(bundledSkillsDir() ? { bundledSkillsDir: bundledSkillsDir() } : {}),
       ...(demo ? { apiKey: 'demo', baseURL: demo.baseURL } : {}),
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
@@ -201,6 +204,7 @@ async function task(args: TaskArgs): Promise<number> {
   const workspace = fs.realpathSync(workspaceDir(args.workspace));
   const host = makeHost(workspace, approvalsFor(args.approve));
   const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
+  const choice = (await import('./modelChoice.ts')).modelChoice(model, args);
   const skills = bundledSkillsDir();
   return runTaskCommand(args, {
     workspace,
@@ -211,6 +215,7 @@ async function task(args: TaskArgs): Promise<number> {
         host,
         model,
         fallbackModels: args.fallbackModels,
+        ...choice,
         ...(skills ? { bundledSkillsDir: skills } : {}),
         ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
         ...effortOption(args),

@@ -47,7 +47,7 @@ export function progressLine(event: AgentEvent, options: { color?: boolean } = {
       return `  ${r.status}${code} (${event.durationMs} ms)${which}${why}`;
     }
     case 'subagent_start':
-      return `  ↳ sub-agent ${event.agentId} (${event.mode}): ${event.description}`;
+      return `  ↳ sub-agent ${event.agentId} (${event.mode}${event.model ? ` on ${event.model}` : ''}): ${event.description}`;
     case 'subagent_tool': {
       // Parallel sub-agents interleave: each line names its sub-agent.
       const tag = `[${event.agentId.slice(event.agentId.lastIndexOf('sub-'))}]`;

@@ -3,7 +3,8 @@ export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--mcp-config FILE]... [--job-wait SECONDS] [--effort low|medium|high|max | --no-thinking]
-           [--agent NAME | --plan] [--from-plan FILE]
+           [--agent NAME | --plan] [--from-plan FILE] [--api chat|responses]
+           [--subagent-model KIND=MODEL]...
            PROMPT | "/COMMAND ARGS"   (a slash command: a prompt file, or /model /cost /memory
            /compact /clear /init /review; --plan writes .keel/plans/<session>.md)
   keel commands [--workspace DIR] [--json]   (slash commands found: name, file, description)
@@ -40,6 +41,11 @@ KEEL_BWRAP=path picks the bubblewrap binary.
 Thinking: on at --effort medium for models that think (KEEL_EFFORT=low|medium|high|max|off sets the
 default); --no-thinking turns it off. Replies may use the model's whole output limit.
 
+Models: a bare ID is Anthropic's (or --model anthropic:ID); --model openai:ID (OPENAI_API_KEY,
+  OPENAI_BASE_URL for any OpenAI-compatible server; --api responses for the Responses API),
+  azure:DEPLOYMENT (AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, OPENAI_API_VERSION), ollama:ID (no
+  key; OLLAMA_HOST, default localhost:11434). --subagent-model explore=anthropic:claude-haiku-4-5 (or
+  KEEL_SUBAGENT_MODELS=explore=…,general=…) runs a sub-agent kind on another model.
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json), KEEL_RULES_DISABLED=claude,cursor
   (rules-file sources not read: agents, claude, copilot, cursor, cline, gemini).

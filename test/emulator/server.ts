@@ -14,6 +14,8 @@ import {
   type SseEvent,
   streamEvents,
 } from './sse.ts';
+import { createOpenAIPromptCache } from './openai/cache.ts';
+import { handleOpenAI, openaiRoute } from './openai/handler.ts';
 import { createThinkingLedger, replyForRequest } from './thinking.ts';
 import type { Fault, RecordedRequest, Scenario, UsageOut } from './types.ts';
 import { validateRequest } from './validate.ts';
@@ -107,6 +109,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let cursor: ReplyCursor = createReplyCursor(scenario);
   let generated = 0;
   const thinkingLedger = createThinkingLedger();
+  const openai = {
+    requests,
+    cursor: () => cursor,
+    scenarioName: () => scenario?.name,
+    ids,
+    rng: createRng(seed ^ 0x0badcafe),
+    streamRng: () => createRng(seed * 1_000_003 + generated++),
+    cache: createOpenAIPromptCache({ now: options.now ?? Date.now, ttlMs: options.cacheTtlMs ?? 300_000 }),
+    contextWindow,
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = ids.request();
@@ -118,6 +130,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(payload));
     };
+    // The OpenAI APIs (Chat Completions, Responses, Azure's deployment paths): openai/handler.ts.
+    const openaiApi = req.method === 'POST' ? openaiRoute(path ?? '') : undefined;
+    if (openaiApi) return handleOpenAI(openai, req, res, openaiApi, requestId);
     if (req.method !== 'POST' || (!isMessages && !isCount)) {
       send(404, errorBody('not_found_error', `Not Found: ${req.method} ${path}`, requestId));
       return;

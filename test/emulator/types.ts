@@ -102,4 +102,8 @@ export interface RecordedRequest {
   clientDisconnected?: boolean;
   /** The response was completely written. */
   finished?: boolean;
+  /** Which API the request came to (absent: the Messages API). `request` is then its Messages view. */
+  api?: 'chat' | 'responses';
+  /** OpenAI requests: prompt tokens, the cached part of them, output tokens. */
+  openaiUsage?: { prompt: number; cached: number; output: number };
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import type { AgentEvent } from '../events.ts';
 import { memoryPaths } from '../memory/store.ts';
+import { ModelRefError, parseModelRef } from '../model/providers/modelRef.ts';
 import { resolveModelName } from '../model/switchable.ts';
 import type { AgentSession, PromptOptions } from '../session/types.ts';
 import { type CommandCatalog, discoverCommands } from './discover.ts';
@@ -54,6 +55,13 @@ export function slashTurn(
     }
     case 'model': {
       const model = resolveModelName(action.model);
+      // `/model provider:model`: an unknown provider is said now, not at the next model call.
+      try {
+        if (model) parseModelRef(model);
+      } catch (error) {
+        if (error instanceof ModelRefError) return { kind: 'error', message: `/model: ${error.message}` };
+        throw error;
+      }
       return { kind: 'builtin', action: 'model', ...(model ? { model } : {}) };
     }
     default:

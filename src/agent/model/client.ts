@@ -4,6 +4,7 @@ import { classifyError, ModelError, retryDelayMs } from './errors.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
 import { type Effort, outputLimitFor, thinkingPlan } from './models.ts';
 import { type BodyEncoder, createBodyEncoder } from './requestBody.ts';
+import type { ModelProvider } from './providers/types.ts';
 import { loadSdk } from './sdk.ts';
 
 // Streaming model client over the real SDK. The SDK's own retries are off: it cannot retry a stream
@@ -50,6 +51,8 @@ export interface ModelClientOptions {
   readonly cooldownMs?: number;
   readonly now?: () => number;
   readonly limiter?: Limiter;
+  /** The provider of a model not served by Anthropic (providers/); undefined: this file's own path. */
+  readonly providerFor?: (model: string) => ModelProvider | undefined;
 }
 
 export interface ModelClient {
@@ -277,7 +280,13 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       for (const model of order) {
         for (let attempt = 0; attempt <= maxRetries; attempt++) {
           const partial: AssistantBlock[] = [];
+          const provider = options.providerFor?.(model);
           try {
+            if (provider)
+              return await limiter.run(
+                () => provider.stream({ model, request, signal, callbacks, partial }),
+                signal,
+              );
             const sdk = await sdkClient();
             return await limiter.run(
               () => streamOnce(sdk, encoder, model, request, signal, callbacks, partial),
@@ -285,7 +294,12 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
             );
           } catch (error) {
             const endpoint = client ? (await client.catch(() => undefined))?.baseURL : undefined;
-            const classified = error instanceof ModelError ? error : classifyError(error, signal, endpoint);
+            const classified =
+              error instanceof ModelError
+                ? error
+                : provider
+                  ? provider.classify(error, signal)
+                  : classifyError(error, signal, endpoint);
             if (partial.length > 0)
               callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
             // Some models/endpoints allow fewer output tokens than we ask for: adopt their limit.

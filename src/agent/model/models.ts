@@ -41,6 +41,10 @@ const TABLE: readonly (readonly [RegExp, ModelSpec])[] = [
   [/sonnet-4/, { ...spec(64_000, 'budget', []), interleaved: true }],
   [/3-7-sonnet|sonnet-3-7/, spec(64_000, 'budget', [])],
   [/claude-3-haiku|claude-3-opus/, spec(4_096, 'none', [])],
+  // OpenAI-family models (providers/openai.ts): their output limits; thinking is not sent to them.
+  [/gpt-5/, spec(128_000, 'none', [])],
+  [/gpt-4\.1/, spec(32_768, 'none', [])],
+  [/gpt-4o/, spec(16_384, 'none', [])],
   [/claude-3/, spec(8_192, 'none', [])],
 ];
 

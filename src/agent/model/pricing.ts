@@ -22,6 +22,15 @@ const TABLE: readonly (readonly [RegExp, Price])[] = [
   [/opus/, { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5, contextWindow: 200_000 }],
   [/haiku-4|haiku-4\./, { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1, contextWindow: 200_000 }],
   [/haiku/, { input: 0.8, output: 4, cacheWrite: 1, cacheRead: 0.08, contextWindow: 200_000 }],
+  // OpenAI-family models (providers/): cached input at its own price, no cache-write charge; a local
+  // Ollama model costs nothing.
+  [/^ollama:/, { input: 0, output: 0, cacheWrite: 0, cacheRead: 0, contextWindow: 200_000 }],
+  [/gpt-4o-mini/, { input: 0.15, output: 0.6, cacheWrite: 0, cacheRead: 0.075, contextWindow: 128_000 }],
+  [/gpt-4o/, { input: 2.5, output: 10, cacheWrite: 0, cacheRead: 1.25, contextWindow: 128_000 }],
+  [/gpt-4\.1-mini/, { input: 0.4, output: 1.6, cacheWrite: 0, cacheRead: 0.1, contextWindow: 1_047_576 }],
+  [/gpt-4\.1/, { input: 2, output: 8, cacheWrite: 0, cacheRead: 0.5, contextWindow: 1_047_576 }],
+  [/gpt-5-mini/, { input: 0.25, output: 2, cacheWrite: 0, cacheRead: 0.025, contextWindow: 400_000 }],
+  [/gpt-5/, { input: 1.25, output: 10, cacheWrite: 0, cacheRead: 0.125, contextWindow: 400_000 }],
   [/sonnet|.*/, { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3, contextWindow: 200_000 }],
 ];
 

@@ -56,5 +56,9 @@ const ALIASES: Readonly<Record<string, string>> = {
 export function resolveModelName(name: string | undefined): string | undefined {
   const trimmed = name?.trim();
   if (!trimmed || trimmed === 'inherit') return undefined;
+  // `anthropic:sonnet` is the alias too; another provider's names are its own.
+  const prefixed = /^anthropic:/i.exec(trimmed);
+  if (prefixed)
+    return `anthropic:${ALIASES[trimmed.slice(10).trim().toLowerCase()] ?? trimmed.slice(10).trim()}`;
   return ALIASES[trimmed.toLowerCase()] ?? trimmed;
 }

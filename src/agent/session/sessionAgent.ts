@@ -172,6 +172,7 @@ export function subagentOptions(
     agents: s.main.kinds,
     // A custom agent's own `model` gets a client with the session's fallbacks behind it.
     clientFor: (m) => sessionModelClient({ ...options, model: m }, s.now),
+    ...(options.subagentModels ? { kindModels: options.subagentModels } : {}),
     wrapTool: s.wrapTool,
   };
 }

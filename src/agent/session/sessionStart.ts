@@ -8,6 +8,7 @@ import { setupSessionMcp, watchMcpProblems } from '../mcp/setup.ts';
 import type { AgentMessage, ToolResultMessage, UserMessage } from '../messages.ts';
 import { toolUses } from '../messages.ts';
 import { createModelClient, type ModelClient } from '../model/client.ts';
+import { anthropicModelName, createProviderLookup } from '../model/providers/index.ts';
 import { DEFAULT_EFFORT, type Effort, outputLimitFor } from '../model/models.ts';
 import { contextWindowFor, MIN_CONTEXT_WINDOW } from '../model/pricing.ts';
 import type { JobManager } from '../jobs/manager.ts';
@@ -215,7 +216,10 @@ export function newUserMessage(m: {
 /** The session's model client: its model, then its fallbacks. */
 export function sessionModelClient(options: AgentSessionOptions, now: () => number): ModelClient {
   return createModelClient({
-    models: [options.model, ...(options.fallbackModels ?? [])],
+    // `anthropic:x` is x to the Anthropic client; `openai:`/`azure:`/`ollama:` models go to their provider
+    // (a fallback chain may cross providers).
+    models: [options.model, ...(options.fallbackModels ?? [])].map(anthropicModelName),
+    providerFor: createProviderLookup(options.providers),
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
     ...(process.env.KEEL_RETRY_BASE_MS ? { retryBaseMs: Number(process.env.KEEL_RETRY_BASE_MS) } : {}),

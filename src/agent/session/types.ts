@@ -6,6 +6,7 @@ import type { AgentCatalog } from '../agents/discover.ts';
 import type { AgentMessage } from '../messages.ts';
 import type { RuleSourceName } from '../projectRules/sources.ts';
 import type { Effort } from '../model/models.ts';
+import type { ProviderSettings } from '../model/providers/index.ts';
 import type { AnyToolDefinition } from '../tools/protocol.ts';
 
 // The API hosts (CLI, VS Code extension) drive. Hosts never reach into the loop.
@@ -16,6 +17,10 @@ export interface AgentSessionOptions {
   readonly model: string;
   /** Tried in order after the primary model keeps failing with retryable errors. */
   readonly fallbackModels?: readonly string[];
+  /** `openai:`/`azure:`/`ollama:` models: Chat Completions or Responses, keys the host holds. */
+  readonly providers?: ProviderSettings;
+  /** A model per sub-agent kind (`explore`, `general`, a custom agent's name), e.g. a cheaper one. */
+  readonly subagentModels?: Readonly<Record<string, string>>;
   readonly apiKey?: string;
   readonly baseURL?: string;
   readonly maxTurns?: number;

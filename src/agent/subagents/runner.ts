@@ -62,6 +62,8 @@ export interface SubagentRunnerOptions {
   readonly agents?: readonly AgentDefinition[];
   /** A client for a custom agent's own `model` (default: the parent's client). */
   readonly clientFor?: (model: string) => ModelClient;
+  /** The user's model per sub-agent kind (`explore`, `general`, an agent's name): wins over an agent file's. */
+  readonly kindModels?: Readonly<Record<string, string>>;
 }
 
 /** About 2,000 tokens of result text for the parent. */
@@ -126,7 +128,8 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
       const limit = custom?.tools
         ? { allowed: custom.tools, by: `the agent file ${custom.shown}` }
         : undefined;
-      const model = custom?.model && options.clientFor ? options.clientFor(custom.model) : options.model;
+      const chosen = options.kindModels?.[mode] ?? custom?.model;
+      const model = chosen && options.clientFor ? options.clientFor(chosen) : options.model;
       const agentId = `${options.parentId}-sub-${randomBytes(3).toString('hex')}`;
       const logPath = sessionLogPath(host.stateDir, agentId);
       const log = createSessionLog(host.storage, logPath, {
@@ -134,7 +137,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         version: 1,
         id: agentId,
         createdAt: now(),
-        model: custom?.model ?? options.modelName,
+        model: chosen ?? options.modelName,
         workspace: root,
         parent: options.parentId,
         parentToolUseId: parent.toolUseId,
@@ -146,6 +149,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
         agentId,
         description: request.description,
         mode,
+        ...(chosen ? { model: chosen } : {}),
         logPath: path.relative(root, logPath),
       });
 
