@@ -1,5 +1,10 @@
 import { ModelError } from '../agent/model/errors.ts';
-import { isOpenAIFamily, ModelRefError, parseModelRef } from '../agent/model/providers/modelRef.ts';
+import {
+  isHostServed,
+  isOpenAIFamily,
+  ModelRefError,
+  parseModelRef,
+} from '../agent/model/providers/modelRef.ts';
 import { resolveOpenAISettings } from '../agent/model/providers/openai.ts';
 import type { ProviderSettings } from '../agent/model/providers/index.ts';
 import { UsageError } from './args.ts';
@@ -21,7 +26,12 @@ export interface ModelChoice {
 
 function checked(spec: string, flag: string) {
   try {
-    return parseModelRef(spec);
+    const ref = parseModelRef(spec);
+    if (isHostServed(ref.provider))
+      throw new UsageError(
+        `${flag}: ${spec} is one of VS Code's language models, served only inside VS Code (the Keel extension); here use a bare Claude model name or anthropic:, openai:, azure:, ollama:.`,
+      );
+    return ref;
   } catch (error) {
     if (error instanceof ModelRefError) throw new UsageError(`${flag}: ${error.message}`);
     throw error;

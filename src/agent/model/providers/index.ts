@@ -1,4 +1,11 @@
-import { isOpenAIFamily, type OpenAIFamily, parseModelRef } from './modelRef.ts';
+import { ModelError } from '../errors.ts';
+import {
+  type HostServed,
+  isHostServed,
+  isOpenAIFamily,
+  type OpenAIFamily,
+  parseModelRef,
+} from './modelRef.ts';
 import { createOpenAIProvider, type OpenAIApi } from './openai.ts';
 import type { ModelProvider } from './types.ts';
 
@@ -12,6 +19,24 @@ export interface ProviderSettings {
   /** Keys and addresses given by the host (else the provider's usual environment variables). */
   readonly keys?: Partial<Record<OpenAIFamily, { readonly apiKey?: string; readonly baseURL?: string }>>;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Providers the host itself serves (`vscode:` in the extension: VS Code's language models). */
+  readonly host?: Partial<Record<HostServed, ModelProvider>>;
+}
+
+/** A `vscode:` model named where no host serves it (the CLI): every call fails, saying why. */
+function unservedProvider(name: HostServed): ModelProvider {
+  const error = () =>
+    new ModelError(
+      'model_unavailable',
+      `${name}: models are VS Code's own language models and are served only inside VS Code; here use anthropic:, openai:, azure: or ollama:.`,
+    );
+  return {
+    name,
+    stream: async () => {
+      throw error();
+    },
+    classify: (e) => (e instanceof ModelError ? e : error()),
+  };
 }
 
 export function createProviderLookup(
@@ -20,6 +45,7 @@ export function createProviderLookup(
   const made = new Map<OpenAIFamily, ModelProvider>();
   return (model) => {
     const { provider } = parseModelRef(model);
+    if (isHostServed(provider)) return settings.host?.[provider] ?? unservedProvider(provider);
     if (!isOpenAIFamily(provider)) return undefined;
     let p = made.get(provider);
     if (!p) {

@@ -10,8 +10,12 @@ export const OPENAI_FAMILY = ['openai', 'azure', 'ollama'] as const;
 /** Prefixes served by the Anthropic SDK family (client.ts). bedrock/vertex join here (anthropicFamily.ts). */
 export const ANTHROPIC_FAMILY = ['anthropic'] as const;
 
+/** Prefixes a host serves itself (VS Code's language models); no other host knows them. */
+export const HOST_SERVED = ['vscode'] as const;
+
 export type OpenAIFamily = (typeof OPENAI_FAMILY)[number];
-export type ProviderName = OpenAIFamily | (typeof ANTHROPIC_FAMILY)[number];
+export type HostServed = (typeof HOST_SERVED)[number];
+export type ProviderName = OpenAIFamily | HostServed | (typeof ANTHROPIC_FAMILY)[number];
 
 export interface ModelRef {
   readonly provider: ProviderName;
@@ -28,7 +32,11 @@ export class ModelRefError extends Error {
   }
 }
 
-const KNOWN: readonly string[] = [...ANTHROPIC_FAMILY, ...OPENAI_FAMILY];
+const KNOWN: readonly string[] = [...ANTHROPIC_FAMILY, ...OPENAI_FAMILY, ...HOST_SERVED];
+
+export function isHostServed(provider: string): provider is HostServed {
+  return (HOST_SERVED as readonly string[]).includes(provider);
+}
 
 export function isOpenAIFamily(provider: string): provider is OpenAIFamily {
   return (OPENAI_FAMILY as readonly string[]).includes(provider);
