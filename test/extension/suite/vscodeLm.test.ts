@@ -108,4 +108,54 @@ describe('VS Code language models (no API key)', () => {
       );
     assert.ok(models.length >= 3 && models.every((m) => m === 'vscode:keel-test/emu-model'), String(models));
   });
+
+  it("a command asks through VS Code's own modal, as with a key; once allowed it runs and its output reaches the model", async function () {
+    this.timeout(120_000);
+    emulator.setScenario({
+      replies: [
+        {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'Bash',
+              input: { command: 'curl -s https://example.com/keel-lm || echo lm-approved-output' },
+            },
+          ],
+        },
+        { content: [{ type: 'text', text: 'Ran it.' }] },
+      ],
+      onExhausted: 'repeat_last',
+    });
+    // The modal itself cannot be clicked from the extension host (the E2E suite clicks it with a key);
+    // here the test answers VS Code's showWarningMessage the way the user would, and records the ask.
+    const asked: { message: string; modal: boolean; detail: string }[] = [];
+    const real = vscode.window.showWarningMessage;
+    (vscode.window as { showWarningMessage: unknown }).showWarningMessage = async (
+      message: string,
+      options: vscode.MessageOptions,
+      ...items: vscode.MessageItem[]
+    ) => {
+      asked.push({ message, modal: options?.modal === true, detail: options?.detail ?? '' });
+      return items.find((i) => i.title === 'Allow once');
+    };
+    try {
+      const start = emulator.requests.length;
+      const result = await api.controller.submit('Run the echo', { idempotencyKey: `lm-cmd-${Date.now()}` });
+      assert.ok(result.ok && result.outcome, result.error);
+      assert.equal((await result.outcome).status, 'finished');
+      // The command's own dialog first (a network command is not confined by the sandbox, so it asks);
+      // the sandbox's domain proxy may ask about example.com after it, through the same modal.
+      assert.ok(asked.length >= 1, 'Keel asked');
+      assert.ok(
+        asked.every((a) => a.modal),
+        'every ask is a modal dialog',
+      );
+      assert.match(`${asked[0]!.message}\n${asked[0]!.detail}`, /curl -s https:\/\/example\.com\/keel-lm/);
+      const last = JSON.stringify(emulator.requests.at(-1)?.body);
+      assert.ok(emulator.requests.length - start >= 2);
+      assert.match(last, /lm-approved-output/);
+    } finally {
+      (vscode.window as { showWarningMessage: unknown }).showWarningMessage = real;
+    }
+  });
 });
