@@ -5,7 +5,14 @@ import { createLimiter, type Limiter } from './limiter.ts';
 import { type Effort, outputLimitFor, thinkingPlan } from './models.ts';
 import { type BodyEncoder, createBodyEncoder } from './requestBody.ts';
 import { createRoutes, type MessagesClient } from './routes.ts';
-import { allRefused, isProfileFailure, isThinkingRejection, lowerEffort, shortReason } from './ladder.ts';
+import {
+  allRefused,
+  isProfileFailure,
+  providerHint,
+  isThinkingRejection,
+  lowerEffort,
+  shortReason,
+} from './ladder.ts';
 import type { AuthProfile } from './profiles.ts';
 import { platformModelId } from './anthropicFamily.ts';
 
@@ -119,7 +126,8 @@ const JSON_CONTENT = { 'content-type': 'application/json' } as const;
 
 async function streamOnce(
   client: MessagesClient,
-  encoder: BodyEncoder,
+  /** Absent for Bedrock/Vertex: their SDKs rewrite the body from its text, so it goes as the SDK makes it. */
+  encoder: BodyEncoder | undefined,
   model: string,
   request: ModelRequest,
   signal: AbortSignal,
@@ -153,7 +161,7 @@ async function streamOnce(
   // previous call was stringified (requestBody.ts; byte-identical to the SDK's JSON.stringify).
   const stream = await client.messages.create(params, {
     signal,
-    body: encoder.encode(params),
+    ...(encoder ? { body: encoder.encode(params) } : {}),
     headers: plan.beta ? { ...JSON_CONTENT, 'anthropic-beta': plan.beta } : JSON_CONTENT,
   });
   const snapshot = () => {
@@ -282,15 +290,18 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           try {
             sdk = await route.sdkFor(profile);
             const client = sdk;
+            const bodyEncoder = profile.provider === 'anthropic' ? encoder : undefined;
             const { effort: _asked, ...rest } = request;
             const sent: ModelRequest = effort ? { ...rest, effort } : rest;
             return await limiter.run(
-              () => streamOnce(client, encoder, wireModel, sent, signal, callbacks, partial),
+              () => streamOnce(client, bodyEncoder, wireModel, sent, signal, callbacks, partial),
               signal,
             );
           } catch (error) {
-            const classified =
-              error instanceof ModelError ? error : classifyError(error, signal, sdk?.baseURL);
+            const classified = providerHint(
+              error instanceof ModelError ? error : classifyError(error, signal, sdk?.baseURL),
+              profile,
+            );
             if (partial.length > 0)
               callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
             // Some models/endpoints allow fewer output tokens than we ask for: adopt their limit.

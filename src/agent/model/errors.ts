@@ -102,8 +102,9 @@ function retryAfter(headers: Headers | undefined): number | undefined {
 }
 
 function apiMessage(error: InstanceType<typeof Anthropic.APIError>): string {
-  const body = error.error as { error?: { message?: string } } | undefined;
-  return body?.error?.message ?? error.message;
+  // Anthropic and Vertex: {error: {message}}; Bedrock: {message}.
+  const body = error.error as { error?: { message?: string }; message?: string } | undefined;
+  return body?.error?.message ?? body?.message ?? error.message;
 }
 
 export function classifyError(error: unknown, signal: AbortSignal, endpoint?: string): ModelError {

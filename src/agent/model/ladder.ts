@@ -116,3 +116,17 @@ export function allRefused(ring: ProfileRing): ModelError {
     `Every auth profile was refused: ${ring.summary()}. Check ~/.keel/auth.json and ANTHROPIC_API_KEY (\`keel auth\` lists the profiles); the session is kept: \`keel run --resume\` continues it.`,
   );
 }
+
+const HINTS: Record<Exclude<AuthProfile['provider'], 'anthropic'>, string> = {
+  bedrock:
+    'Check the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or a Bedrock API key) and AWS_REGION.',
+  vertex:
+    'Check the Google credentials (gcloud auth application-default login, or an authToken in auth.json) and ANTHROPIC_VERTEX_PROJECT_ID.',
+};
+
+/** An auth error names what to check for the provider that refused (not ANTHROPIC_API_KEY for AWS). */
+export function providerHint(error: ModelError, profile: AuthProfile): ModelError {
+  if (error.kind !== 'auth' || profile.provider === 'anthropic') return error;
+  const message = error.message.replace(/Check ANTHROPIC_API_KEY\.$/, HINTS[profile.provider]);
+  return new ModelError(error.kind, message, error.status, error.retryAfterMs, error.requestId);
+}

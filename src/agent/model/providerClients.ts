@@ -65,6 +65,8 @@ export async function createSdkClient(
     const region = profile.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
     const base = {
       ...common,
+      // The body's anthropic_version comes from this header: the value Bedrock documents.
+      defaultHeaders: { 'anthropic-version': 'bedrock-2023-05-31' },
       ...(region ? { awsRegion: region } : {}),
       ...(baseURL ? { baseURL } : {}),
       // A Bedrock API key (bearer) when the profile has one; else SigV4 with the AWS credentials.
@@ -95,6 +97,7 @@ export async function createSdkClient(
   const useStatic = profile.authToken !== undefined || profile.skipAuth;
   const client = new Vertex({
     ...common,
+    defaultHeaders: { 'anthropic-version': 'vertex-2023-10-16' },
     region,
     ...(projectId ? { projectId } : {}),
     ...(baseURL ? { baseURL } : {}),
