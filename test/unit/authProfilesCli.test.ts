@@ -155,6 +155,31 @@ describe('auth profiles', () => {
     assert.ok(!shape.stderr.includes('sk-secret-wrong-shape-1'));
   });
 
+  test('keel doctor lists the profiles in order with masked keys, and fails on a refused auth.json', async () => {
+    const { env } = home([
+      { name: 'work', apiKey: 'sk-ant-work-0123456789abcd', baseUrl: 'http://127.0.0.1:9' },
+      { name: 'aws', provider: 'bedrock', region: 'eu-west-1' },
+    ]);
+    const doctor = await runKeel(['doctor', '--sandbox', 'off'], {
+      ...env,
+      ANTHROPIC_API_KEY: 'sk-ant-env-zyxwvutsrq9876',
+    });
+    assert.match(doctor.stdout, /1\. env {2}anthropic {2}from env {2}key sk-ant…9876/);
+    assert.match(
+      doctor.stdout,
+      /2\. work {2}anthropic at http:\/\/127\.0\.0\.1:9 {2}from auth\.json {2}key sk-ant…abcd/,
+    );
+    assert.match(doctor.stdout, /3\. aws {2}bedrock in eu-west-1 {2}from auth\.json/);
+    assert.ok(
+      !/0123456789abcd|zyxwvutsrq9876/.test(doctor.stdout.replace(/…[0-9a-z]{4}/g, '')),
+      'keys masked',
+    );
+    const open = home([{ name: 'w', apiKey: 'sk-open-1234567890' }], 0o640);
+    const bad = await runKeel(['doctor', '--sandbox', 'off'], open.env);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stdout, /✖ .*auth\.json is readable by other users \(mode 0640\)/);
+  });
+
   test('attacker: a workspace cannot add a profile or an address (its .keel/auth.json is never read)', async () => {
     const mine = await emulator({ credentials: ['sk-users-own-key-12345'] });
     const theirs = await emulator();
