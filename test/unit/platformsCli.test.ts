@@ -119,6 +119,32 @@ describe('providers', () => {
     assert.ok((mine.at(-1)?.usage?.cache_read_input_tokens ?? 0) > 0, 'the prompt cache is hit on Vertex');
   });
 
+  test('cross-provider failover: the Anthropic profile is refused, the Bedrock profile in auth.json finishes the session', async () => {
+    const env = cleanEnv({
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLEKEEL',
+      AWS_SECRET_ACCESS_KEY: 'keel-test-secret-not-real',
+    });
+    fs.mkdirSync(env.KEEL_HOME!, { recursive: true });
+    fs.writeFileSync(
+      path.join(env.KEEL_HOME!, 'auth.json'),
+      JSON.stringify({
+        profiles: [
+          { name: 'direct', apiKey: 'sk-ant-revoked-0000000000', baseUrl: emu.url },
+          { name: 'aws', provider: 'bedrock', region: 'us-east-1', baseUrl: emu.url },
+        ],
+      }),
+      { mode: 0o600 },
+    );
+    const { run, mine, ws } = await runSession(['--model', 'claude-sonnet-4-5'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /profile 'direct' rejected \(401\): switched to 'aws'/);
+    assert.equal(fs.readFileSync(path.join(ws, 'app.txt'), 'utf8'), 'name = demo\nversion = 2\n');
+    assert.deepEqual(
+      mine.map((r) => `${r.status} ${r.path?.startsWith('/model/') ? 'bedrock' : r.path}`),
+      ['401 /v1/messages', '200 bedrock', '200 bedrock', '200 bedrock', '200 bedrock'],
+    );
+  });
+
   test('CLAUDE_CODE_USE_BEDROCK=1 routes a plain model name to Bedrock; a wrong key id is refused (403) with a clear error', async () => {
     const { run, mine } = await runSession(
       ['--model', 'claude-sonnet-4-5'],
