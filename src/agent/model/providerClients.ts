@@ -57,7 +57,7 @@ export async function createSdkClient(
   }
   await loadSdk(); // the error classes classifyError tells apart
   if (profile.provider === 'bedrock') {
-    const { AnthropicBedrock } = await import('@anthropic-ai/bedrock-sdk');
+    const { AnthropicBedrock } = await import('./platformSdks.ts');
     const baseURL = profile.baseUrl ?? env.ANTHROPIC_BEDROCK_BASE_URL;
     checkUrl(baseURL, 'ANTHROPIC_BEDROCK_BASE_URL');
     const accessKey = profile.awsAccessKey ?? env.AWS_ACCESS_KEY_ID;
@@ -84,7 +84,7 @@ export async function createSdkClient(
         : new AnthropicBedrock(base);
     return client as unknown as MessagesClient;
   }
-  const { AnthropicVertex: Vertex } = await import('@anthropic-ai/vertex-sdk');
+  const { AnthropicVertex: Vertex } = await import('./platformSdks.ts');
   const baseURL = profile.baseUrl ?? env.ANTHROPIC_VERTEX_BASE_URL;
   checkUrl(baseURL, 'ANTHROPIC_VERTEX_BASE_URL');
   const region = profile.region ?? env.CLOUD_ML_REGION;
