@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { countInputTokens, createPromptCache, DEFAULT_MIN_CACHEABLE_TOKENS } from './cache.ts';
 import { createIds, createRng } from './ids.ts';
 import { checkExpectation, createReplyCursor, type ReplyCursor } from './scenario.ts';
@@ -9,14 +8,10 @@ import {
   cutToMaxTokens,
   defaultStopReason,
   estimateOutputTokens,
-  formatSse,
   type OutMessage,
-  type SseEvent,
   streamEvents,
 } from './sse.ts';
 import {
-  bedrockChunk,
-  bedrockException,
   type Platform,
   type PlatformRoute,
   platformFailure,
@@ -25,7 +20,8 @@ import {
   toMessagesBody,
 } from './platforms.ts';
 import { createThinkingLedger, replyForRequest } from './thinking.ts';
-import type { Fault, RecordedRequest, Scenario, UsageOut } from './types.ts';
+import type { RecordedRequest, Scenario, UsageOut } from './types.ts';
+import { type ErrorType, errorBody, pause, writeStream } from './writeStream.ts';
 import { validateRequest } from './validate.ts';
 
 export type {
@@ -73,16 +69,6 @@ export interface Emulator {
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
-const DEFAULT_FAULT_AFTER_EVENTS = 4;
-
-type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found_error'
-  | 'request_too_large'
-  | 'rate_limit_error'
-  | 'api_error'
-  | 'overloaded_error';
 
 class BodyTooLarge extends Error {}
 
@@ -106,10 +92,6 @@ function headerMap(req: IncomingMessage): Record<string, string> {
     if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
-}
-
-function errorBody(type: ErrorType, message: string, requestId: string) {
-  return { type: 'error', error: { type, message }, request_id: requestId };
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
@@ -378,17 +360,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 }
 
-/** Resolves false when the client went away during the pause. */
-async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (ms <= 0) return !signal.aborted;
-  try {
-    await sleep(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 // Non-streaming has no partial JSON to break, so the tool input arrives as the unparseable raw string.
 function corruptNonStreaming(content: OutMessage['content']): unknown[] {
   let done = false;
@@ -397,64 +368,4 @@ function corruptNonStreaming(content: OutMessage['content']): unknown[] {
     done = true;
     return { ...b, input: `${JSON.stringify(b.input).slice(0, -1)}, "oops": ]]` };
   });
-}
-
-async function writeStream(
-  res: ServerResponse,
-  record: RecordedRequest,
-  events: SseEvent[],
-  fault: Fault | undefined,
-  signal: AbortSignal,
-  requestId: string,
-  cut: () => void,
-  platform: Platform,
-): Promise<void> {
-  const bedrock = platform === 'bedrock';
-  res.writeHead(200, {
-    'content-type': bedrock ? 'application/vnd.amazon.eventstream' : 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-  });
-  res.flushHeaders();
-  record.status = 200;
-  record.eventsWritten = 0;
-  const breakAt =
-    fault?.type === 'mid_stream_error' || fault?.type === 'cut_stream'
-      ? Math.min(fault.afterEvents ?? DEFAULT_FAULT_AFTER_EVENTS, events.length - 1)
-      : -1;
-  const write = (chunk: string | Buffer) =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      res.write(chunk, () => resolve());
-    });
-
-  for (const [i, event] of events.entries()) {
-    if (i === breakAt) {
-      if (fault?.type === 'mid_stream_error') {
-        const err = errorBody('overloaded_error', 'Overloaded', requestId);
-        await write(
-          bedrock
-            ? bedrockException('modelStreamErrorException', 'Overloaded')
-            : `event: error\ndata: ${JSON.stringify(err)}\n\n`,
-        );
-        record.error = err.error;
-        res.end();
-        record.finished = true;
-      } else {
-        // Destroying the socket skips the terminating chunk: the client sees the connection die mid-body.
-        cut();
-      }
-      return;
-    }
-    if (fault?.type === 'slow' && i > 0) {
-      const ms = i === 1 ? fault.delayMs : (fault.perChunkDelayMs ?? fault.delayMs);
-      if (!(await pause(ms, signal))) return;
-    }
-    if (signal.aborted) return;
-    // Bedrock sends no pings: its event stream carries the API's events only.
-    if (bedrock && event.event === 'ping') continue;
-    await write(bedrock ? bedrockChunk(event.data) : formatSse(event));
-    record.eventsWritten = (record.eventsWritten ?? 0) + 1;
-  }
-  res.end();
-  record.finished = true;
 }
