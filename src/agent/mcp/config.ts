@@ -28,20 +28,80 @@ const stdioSchema = z
     startTimeout: z.number().int().positive().optional(),
   })
   .loose();
+/** Asymmetric JWS algorithms a private_key_jwt client assertion may be signed with (RFC 7518). */
+export const JWT_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+
+const httpsUrl = (what: string) =>
+  z.url(`${what} must be an https URL`).refine((u) => {
+    const url = new URL(u);
+    return url.protocol === 'https:' && url.pathname !== '/';
+  }, `${what} must be an https URL with a path (e.g. https://example.com/keel-client.json)`);
+
+const oauthSchema = z
+  .object({
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().optional(),
+    scope: z.string().optional(),
+    grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+    /** SEP-991: the https URL of this client's metadata document, used as its client_id. */
+    clientIdMetadataUrl: httpsUrl('clientIdMetadataUrl').optional(),
+    /** RFC 7523 §2.2 client authentication: a signed JWT instead of a client secret. */
+    privateKeyJwt: z
+      .object({
+        keyFile: z.string().min(1, 'keyFile is empty'),
+        alg: z.enum(JWT_ALGORITHMS),
+      })
+      .strict()
+      .optional(),
+    /** The authorization server these credentials belong to; they are sent to no other. */
+    issuer: z.url('issuer must be a URL').optional(),
+    /** SEP-990 cross-app access: an enterprise IdP's ID token → ID-JAG (RFC 8693) → access token (RFC 7523). */
+    crossAppAccess: z
+      .object({
+        idpTokenEndpoint: z.url('idpTokenEndpoint must be a URL'),
+        idpClientId: z.string().min(1),
+        idpClientSecret: z.string().optional(),
+        idToken: z.string().min(1, 'idToken is empty'),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    const problem = (message: string) => ctx.addIssue({ code: 'custom', message });
+    if (o.clientIdMetadataUrl && o.clientId)
+      problem('give either clientId (a pre-registered client) or clientIdMetadataUrl, not both');
+    if (o.privateKeyJwt && !o.clientId)
+      problem('privateKeyJwt needs clientId (the client the key is registered for)');
+    if (o.privateKeyJwt && o.clientSecret) problem('give either clientSecret or privateKeyJwt, not both');
+    if (o.grant === 'client_credentials' && !o.clientId)
+      problem('grant client_credentials needs clientId and clientSecret or privateKeyJwt');
+    if (o.grant === 'client_credentials' && o.clientId && !o.clientSecret && !o.privateKeyJwt)
+      problem('grant client_credentials needs clientSecret or privateKeyJwt');
+    if (o.crossAppAccess && !o.clientId)
+      problem(
+        "crossAppAccess needs clientId (and clientSecret or privateKeyJwt) of the client at the MCP server's authorization server",
+      );
+    if (o.crossAppAccess && o.grant === 'client_credentials')
+      problem('crossAppAccess replaces grant client_credentials; give one');
+  });
+
 const httpSchema = z
   .object({
     type: z.enum(['http', 'sse']),
     url: z.url('url must be an http(s) URL'),
     headers: z.record(z.string(), z.string()).default({}),
-    oauth: z
-      .object({
-        clientId: z.string().min(1).optional(),
-        clientSecret: z.string().optional(),
-        scope: z.string().optional(),
-        grant: z.enum(['authorization_code', 'client_credentials']).optional(),
-      })
-      .strict()
-      .optional(),
+    oauth: oauthSchema.optional(),
     description: z.string().max(200).optional(),
     timeout: z.number().int().positive().optional(),
     startTimeout: z.number().int().positive().optional(),
@@ -89,6 +149,20 @@ export interface McpOAuthSpec {
   readonly clientSecret?: string;
   readonly scope?: string;
   readonly grant?: 'authorization_code' | 'client_credentials';
+  readonly clientIdMetadataUrl?: string;
+  readonly privateKeyJwt?: {
+    readonly keyFile: string;
+    readonly alg: (typeof JWT_ALGORITHMS)[number];
+    /** The PEM read from keyFile: set only by resolveTransport, never parsed from a file. */
+    readonly privateKey?: string;
+  };
+  readonly issuer?: string;
+  readonly crossAppAccess?: {
+    readonly idpTokenEndpoint: string;
+    readonly idpClientId: string;
+    readonly idpClientSecret?: string;
+    readonly idToken: string;
+  };
 }
 
 export interface McpServerConfig {

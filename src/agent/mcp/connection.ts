@@ -151,6 +151,12 @@ async function authFor(
       : {}),
     ...(o?.scope ? { scope: o.scope } : {}),
     ...(o?.grant ? { grant: o.grant } : {}),
+    ...(o?.clientIdMetadataUrl ? { clientIdMetadataUrl: o.clientIdMetadataUrl } : {}),
+    ...(o?.privateKeyJwt?.privateKey
+      ? { privateKeyJwt: { privateKey: o.privateKeyJwt.privateKey, alg: o.privateKeyJwt.alg } }
+      : {}),
+    ...(o?.issuer ? { issuer: o.issuer } : {}),
+    ...(o?.crossAppAccess ? { crossAppAccess: o.crossAppAccess } : {}),
   });
   await auth.prepare();
   return auth;
