@@ -144,7 +144,9 @@ async function authFor(
   const auth = await createMcpAuth({
     server: hooks.server,
     url: spec.url,
-    store: createOAuthStore(hooks.server, spec.url, hooks.env),
+    store: hooks.tokenStore
+      ? await hooks.tokenStore(hooks.server, spec.url)
+      : createOAuthStore(hooks.server, spec.url, hooks.env),
     authorize: authorize ? (request) => authorize(request) : async () => false,
     ...(o?.clientId
       ? { client: { clientId: o.clientId, ...(o.clientSecret ? { clientSecret: o.clientSecret } : {}) } }

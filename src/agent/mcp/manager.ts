@@ -109,6 +109,7 @@ export function createMcpManager(options: McpManagerOptions): McpManager {
       roots: [{ uri: pathToFileURL(folder).href, name: path.basename(folder) }],
       ...(port.elicit ? { elicit: (r, s) => port.elicit!(r, s ?? signal) } : {}),
       ...(port.authorize ? { authorize: (r, s) => port.authorize!(r, s ?? signal) } : {}),
+      ...(port.openTokenStore ? { tokenStore: (server, url) => port.openTokenStore!(server, url) } : {}),
       ...(options.log ? { log: options.log } : {}),
     };
   }
