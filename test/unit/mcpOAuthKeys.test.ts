@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseMcpConfig } from '../../src/agent/mcp/config.ts';
 import { probeSandbox } from '../../src/agent/safety/sandbox/probe.ts';
+import { mcpServerGrants } from '../../src/agent/trust/items.ts';
 import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
 import { cliEnv, readLog, runKeel, sessionIdFrom, tempWorkspace } from './helpers/cli.ts';
 
@@ -16,6 +17,35 @@ import { cliEnv, readLog, runKeel, sessionIdFrom, tempWorkspace } from './helper
 // decision, never a repository's; a key file is kept where the command sandbox cannot read it.
 
 describe('oauth settings in mcp.json', () => {
+  test('approving a workspace server names the secrets its oauth settings send, and where', () => {
+    const [server] = parseMcpConfig(
+      JSON.stringify({
+        servers: {
+          s: {
+            type: 'http',
+            url: 'https://mcp.example.test/mcp',
+            oauth: {
+              clientId: 'c',
+              clientSecret: `$${'{'}env:CLIENT_SECRET}`,
+              crossAppAccess: {
+                idpTokenEndpoint: 'https://idp.example.test/token',
+                idpClientId: 'i',
+                idToken: `$${'{'}env:IDP_TOKEN}`,
+              },
+            },
+          },
+        },
+      }),
+      { file: '/w/.vscode/mcp.json', scope: 'workspace' },
+    ).servers;
+    const grants = mcpServerGrants(server!).join('\n');
+    assert.match(grants, /sends your CLIENT_SECRET as its OAuth client secret/);
+    assert.match(
+      grants,
+      /sends your IDP_TOKEN as your identity token to https:\/\/idp\.example\.test\/token/,
+    );
+  });
+
   const parse = (oauth: unknown) =>
     parseMcpConfig(
       JSON.stringify({ servers: { s: { type: 'http', url: 'https://mcp.example.test/mcp', oauth } } }),
