@@ -19,6 +19,8 @@ import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
+import type { ContextEngine } from '../context/engine.ts';
+import { createSessionReset, openFollowingResets } from './reset.ts';
 import { createSessionEngine } from './sessionEngine.ts';
 import { createSessionEvents } from './sessionEvents.ts';
 import {
@@ -33,7 +35,6 @@ import {
 import { gateRegistry, type ToolLimit } from './toolGate.ts';
 import {
   interruptedResults,
-  openSessionLog,
   sessionApprovals,
   sessionCheckpoints,
   sessionModelClient,
@@ -56,8 +57,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const now = () => base.clock.now();
   const { contextWindow, maxTokens, effort } = sessionLimits(options);
   const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
-  const opened = openSessionLog(base, options, now());
-  const { id, log, events, loggedPrefixHash } = opened;
+  const opened = openFollowingResets(base, options, now());
+  const { events, loggedPrefixHash } = opened;
+  // A reset (reset.ts) moves the session on to a new id and log; everything reads them from here.
+  let { id, log } = opened;
   const transcript = opened.transcript;
   // A plan being carried out starts with its steps as the todo list (shown with the first prompt).
   let seedTodos = opened.todos.length === 0 && (options.initialTodos?.length ?? 0) > 0;
@@ -78,6 +81,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     kept: events,
     ...(host.log ? { log: host.log } : {}),
   });
+  if (opened.redirectNote) bus.emit({ type: 'notice', level: 'info', text: opened.redirectNote });
   const emit = bus.emit;
   const append = (message: AgentMessage) => {
     transcript.push(message);
@@ -126,7 +130,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       onChange: (change) => emit({ type: 'memory_changed', change }),
     },
     // The engine is made below; a Skill call only happens once it exists.
-    skillInContext: (name) => engine.skillInContext(name),
+    skillInContext: (name) => engines.engine.skillInContext(name),
     ...(mcp ? { mcp } : {}),
     agentKinds: main.kinds,
     todos: {
@@ -150,7 +154,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const model = sessionModel(options, main.agent, events, (m) =>
     sessionModelClient({ ...options, model: m }, now),
   );
-  const { engine, logged: loggedEngine } = createSessionEngine(options, {
+  let engines = createSessionEngine(options, {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
@@ -172,6 +176,42 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     writePrefix: (record) => log.append({ ...record, seq: bus.nextSeq() }),
     now,
     newReminderId: () => newId('rem'),
+  });
+  // The loop and `/compact` talk to whichever engine the session has now (a reset makes a new one).
+  const loggedEngine: ContextEngine = {
+    prepare: (args) => engines.logged.prepare(args),
+    afterTools: (t) => engines.logged.afterTools(t),
+    skillInContext: (name) => engines.logged.skillInContext(name),
+    get systemText() {
+      return engines.logged.systemText;
+    },
+    get prefixHash() {
+      return engines.logged.prefixHash;
+    },
+  };
+  const reset = createSessionReset({
+    host,
+    options,
+    now,
+    newId,
+    contextWindow,
+    current: () => ({
+      id,
+      get logPath() {
+        return log.path;
+      },
+      transcript,
+      todos,
+      model: model.current,
+      ...(main.agent ? { agentName: main.agent.name } : {}),
+    }),
+    emit,
+    switchTo: (next) => {
+      ({ id, log } = next);
+      bus.continueAs(id);
+      engines = engines.continueAs(id);
+    },
+    append,
   });
 
   const subagents = createSubagentRunner({
@@ -280,6 +320,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         },
         hasSteering: () => steering.some((m) => m.role === 'user'),
         beforeStop: () => hooks.beforeStop(signal),
+        reset,
         maxTurns: options.maxTurns ?? 50,
         turnsUsed: () => treeTurns,
         maxTokens,

@@ -20,6 +20,11 @@ export interface SessionEngine {
   readonly engine: ContextEngine;
   /** What the loop and `/compact` use: prefixes logged, scoped rules added. */
   readonly logged: ContextEngine;
+  /**
+   * The engine of the session a reset continues into: the same frozen tools and system text, archives
+   * and prefix records under the new id, its prefix logged again (in the new log).
+   */
+  continueAs(sessionId: string): SessionEngine;
 }
 
 export function createSessionEngine(
@@ -41,27 +46,38 @@ export function createSessionEngine(
   const rules = loadProjectRules({ guard, disabled: options.rulesDisabled ?? [] });
   for (const problem of rules.problems)
     emit({ type: 'notice', level: 'warn', text: `Rules file ${problem.rel}: ${problem.message}.` });
-  const engine = createContextEngine({
-    ...engineOptions,
-    rulesText: rules.prefixText,
-    summarize: hooks.beforeCompact((prompt, signal) =>
-      askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
-    ),
-    // The same conversation the agent's calls cache, the instruction at the end: read from cache.
-    summarizeInContext: hooks.beforeCompact(async (request, signal) =>
-      replyText(await model.stream({ ...request, maxTokens: 4096 }, signal)),
-    ),
-  });
-  const prefixLogged = withPrefixLog(engine, loggedPrefixHash, (prefix) =>
-    writePrefix({
-      type: 'prefix',
-      sessionId: engineOptions.sessionId ?? '',
-      ts: now(),
-      hash: prefix.prefixHash,
-      system: prefix.system,
-      tools: prefix.tools,
-    }),
-  );
-  const logged = rules.scoped ? withScopedRules(prefixLogged, rules.scoped, newReminderId) : prefixLogged;
-  return { engine, logged };
+  const make = (sessionId: string | undefined, loggedHash: string | undefined, systemText?: string) => {
+    const engine = createContextEngine({
+      ...engineOptions,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      ...(systemText !== undefined ? { systemText } : {}),
+      rulesText: rules.prefixText,
+      summarize: hooks.beforeCompact((prompt, signal) =>
+        askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
+      ),
+      // The same conversation the agent's calls cache, the instruction at the end: read from cache.
+      summarizeInContext: hooks.beforeCompact(async (request, signal) =>
+        replyText(await model.stream({ ...request, maxTokens: 4096 }, signal)),
+      ),
+    });
+    const prefixLogged = withPrefixLog(engine, loggedHash, (prefix) =>
+      writePrefix({
+        type: 'prefix',
+        sessionId: sessionId ?? '',
+        ts: now(),
+        hash: prefix.prefixHash,
+        system: prefix.system,
+        tools: prefix.tools,
+      }),
+    );
+    const logged = rules.scoped ? withScopedRules(prefixLogged, rules.scoped, newReminderId) : prefixLogged;
+    const built: SessionEngine = {
+      engine,
+      logged,
+      // The very system text this engine froze (not the rules files read again): the same bytes (P1).
+      continueAs: (nextId) => make(nextId, undefined, engine.systemText),
+    };
+    return built;
+  };
+  return make(engineOptions.sessionId, loggedPrefixHash);
 }
