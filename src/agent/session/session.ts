@@ -19,9 +19,8 @@ import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
-import type { ContextEngine } from '../context/engine.ts';
 import { createSessionReset, openFollowingResets } from './reset.ts';
-import { createSessionEngine } from './sessionEngine.ts';
+import { createSessionEngine, currentEngine } from './sessionEngine.ts';
 import { createSessionEvents } from './sessionEvents.ts';
 import {
   agentTools,
@@ -43,6 +42,7 @@ import {
   sessionTrust,
   sessionJobControls,
   sessionLimits,
+  loggedEffort,
 } from './sessionStart.ts';
 
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
@@ -55,10 +55,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const { approvals, waitMs: approvalWaitMs } = sessionApprovals(options.host);
   const base = { ...options.host, approvals };
   const now = () => base.clock.now();
-  const { contextWindow, maxTokens, effort } = sessionLimits(options);
+  const limits = sessionLimits(options);
+  const { contextWindow, maxTokens } = limits;
   const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
   const opened = openFollowingResets(base, options, now());
   const { events, loggedPrefixHash } = opened;
+  // The chat's thinking level: the last one its effort picker chose (logged), else the option's.
+  let effort = loggedEffort(events, limits.effort);
   // A reset (reset.ts) moves the session on to a new id and log; everything reads them from here.
   let { id, log } = opened;
   const transcript = opened.transcript;
@@ -178,17 +181,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     newReminderId: () => newId('rem'),
   });
   // The loop and `/compact` talk to whichever engine the session has now (a reset makes a new one).
-  const loggedEngine: ContextEngine = {
-    prepare: (args) => engines.logged.prepare(args),
-    afterTools: (t) => engines.logged.afterTools(t),
-    skillInContext: (name) => engines.logged.skillInContext(name),
-    get systemText() {
-      return engines.logged.systemText;
-    },
-    get prefixHash() {
-      return engines.logged.prefixHash;
-    },
-  };
+  const loggedEngine = currentEngine(() => engines.logged);
   const reset = createSessionReset({
     host,
     options,
@@ -379,6 +372,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
     get model() {
       return model.current;
+    },
+    get effort() {
+      return effort ?? 'off';
+    },
+    setEffort(level) {
+      effort = level === 'off' ? undefined : level;
+      emit({ type: 'effort_change', effort: level });
     },
     setModel(name) {
       model.setModel(name);

@@ -81,3 +81,18 @@ export function createSessionEngine(
   };
   return make(engineOptions.sessionId, loggedPrefixHash);
 }
+
+/** An engine that is always the one `get` returns now (a reset swaps the session's engine mid-run). */
+export function currentEngine(get: () => ContextEngine): ContextEngine {
+  return {
+    prepare: (args) => get().prepare(args),
+    afterTools: (transcript) => get().afterTools(transcript),
+    skillInContext: (name) => get().skillInContext(name),
+    get systemText() {
+      return get().systemText;
+    },
+    get prefixHash() {
+      return get().prefixHash;
+    },
+  };
+}

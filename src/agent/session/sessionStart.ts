@@ -252,3 +252,15 @@ export function sessionJobControls(jobs: JobManager, runId: () => string | undef
     stopJobs: (currentRunOnly?: boolean) => jobs.stopAll(currentRunOnly ? (runId() ?? '\0none') : undefined),
   };
 }
+
+/** The thinking level the session's log last recorded (the panel's effort picker), else `fallback`. */
+export function loggedEffort(
+  events: readonly AgentEvent[],
+  fallback: Effort | undefined,
+): Effort | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === 'effort_change') return event.effort === 'off' ? undefined : event.effort;
+  }
+  return fallback;
+}
