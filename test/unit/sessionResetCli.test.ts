@@ -158,6 +158,17 @@ test('a session driven past three compactions resets itself, completes, and both
   // and the handoff after the prefix's breakpoint, in the messages.
   const sent = emu.requests.slice(first).map((r) => r.body as Record<string, unknown>);
   const agentCalls = sent.filter((b) => !isSummaryCall(b));
+  // Thinking is on (the default): a summary asked in the conversation sends the agent's thinking
+  // parameters, or the API would drop the cached messages and the whole conversation be paid again.
+  const inContext = emu.requests
+    .slice(first)
+    .filter((r) => isCompactionRequest(r.body as Parameters<typeof isCompactionRequest>[0]));
+  assert.ok(inContext.length >= 3, `summaries asked in the conversation (${inContext.length})`);
+  for (const r of inContext) {
+    const body = r.body as { thinking?: unknown };
+    assert.deepEqual(body.thinking, agentCalls[0]!.thinking, 'the same thinking as the agent calls');
+    assert.ok((r.usage?.cache_read_input_tokens ?? 0) > 8000, 'the conversation is read from cache');
+  }
   const firstNew = agentCalls.findIndex((b) =>
     JSON.stringify((b.messages as unknown[])[0]).includes(HANDOFF),
   );

@@ -179,6 +179,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     writePrefix: (record) => log.append({ ...record, seq: bus.nextSeq() }),
     now,
     newReminderId: () => newId('rem'),
+    thinking: () => ({ ...(effort ? { effort } : {}), maxTokens }),
   });
   // The loop and `/compact` talk to whichever engine the session has now (a reset makes a new one).
   const loggedEngine = currentEngine(() => engines.logged);

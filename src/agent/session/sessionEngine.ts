@@ -4,6 +4,7 @@ import type { AgentEventBody } from '../events.ts';
 import type { SessionHooks } from '../hooks/sessionHooks.ts';
 import { askText, replyText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { ModelClient } from '../model/client.ts';
+import type { Effort } from '../model/models.ts';
 import { loadProjectRules, withScopedRules } from '../projectRules/index.ts';
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
 import type { PrefixRecord } from './log.ts';
@@ -38,10 +39,25 @@ export function createSessionEngine(
     readonly writePrefix: (record: Omit<PrefixRecord, 'seq'>) => void;
     readonly now: () => number;
     readonly newReminderId: () => string;
+    /**
+     * The agent's calls' thinking level and output limit: an in-context summary sends the same thinking
+     * parameters, since the API drops the cached messages of a request whose thinking differs.
+     */
+    readonly thinking?: () => { readonly effort?: Effort; readonly maxTokens: number };
   },
 ): SessionEngine {
-  const { guard, model, hooks, emit, loggedPrefixHash, writePrefix, now, newReminderId, ...engineOptions } =
-    deps;
+  const {
+    guard,
+    model,
+    hooks,
+    emit,
+    loggedPrefixHash,
+    writePrefix,
+    now,
+    newReminderId,
+    thinking,
+    ...engineOptions
+  } = deps;
   // Every rules file, read once now (P1); path-scoped ones come later as reminders (projectRules/).
   const rules = loadProjectRules({ guard, disabled: options.rulesDisabled ?? [] });
   for (const problem of rules.problems)
@@ -56,9 +72,11 @@ export function createSessionEngine(
         askText(model, { system: SUMMARY_SYSTEM, prompt, maxTokens: 4096 }, signal),
       ),
       // The same conversation the agent's calls cache, the instruction at the end: read from cache.
-      summarizeInContext: hooks.beforeCompact(async (request, signal) =>
-        replyText(await model.stream({ ...request, maxTokens: 4096 }, signal)),
-      ),
+      summarizeInContext: hooks.beforeCompact(async (request, signal) => {
+        const asAgent = thinking?.();
+        const same = asAgent?.effort ? { effort: asAgent.effort, maxTokens: asAgent.maxTokens } : {};
+        return replyText(await model.stream({ ...request, maxTokens: 4096, ...same }, signal));
+      }),
     });
     const prefixLogged = withPrefixLog(engine, loggedHash, (prefix) =>
       writePrefix({
