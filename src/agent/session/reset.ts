@@ -109,6 +109,8 @@ export interface SessionResetDeps {
     readonly todos: readonly TodoItem[];
     readonly model: string;
     readonly agentName?: string;
+    /** The thinking level the chat chose (effort picker), if it chose one. */
+    readonly effort?: 'low' | 'medium' | 'high' | 'max' | 'off';
   };
   readonly emit: (body: AgentEventBody) => void;
   /** Points the session at the new log and id (events, engine, transcript holder). */
@@ -157,6 +159,7 @@ export function createSessionReset(deps: SessionResetDeps): (reason: string) => 
     // What a resume of the new session must find in its own log: the model and the todo list.
     if (old.model !== deps.options.model) deps.emit({ type: 'model_switch', model: old.model });
     if (old.todos.length > 0) deps.emit({ type: 'todo', todos: old.todos });
+    if (old.effort) deps.emit({ type: 'effort_change', effort: old.effort });
     deps.append(handoff);
     return true;
   };

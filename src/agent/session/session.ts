@@ -43,6 +43,7 @@ import {
   sessionJobControls,
   sessionLimits,
   loggedEffort,
+  chosenEffort,
 } from './sessionStart.ts';
 
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
@@ -198,6 +199,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       todos,
       model: model.current,
       ...(main.agent ? { agentName: main.agent.name } : {}),
+      ...chosenEffort(events),
     }),
     emit,
     switchTo: (next) => {

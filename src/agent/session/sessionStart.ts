@@ -264,3 +264,12 @@ export function loggedEffort(
   }
   return fallback;
 }
+
+/** The level the chat's effort picker last chose, as `{ effort }` (empty when it never chose). */
+export function chosenEffort(events: readonly AgentEvent[]): { effort?: Effort | 'off' } {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === 'effort_change') return { effort: event.effort };
+  }
+  return {};
+}
