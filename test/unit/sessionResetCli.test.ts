@@ -231,3 +231,31 @@ test('a session driven past three compactions resets itself, completes, and both
     .split('\n');
   assert.equal(oldAfter.length, oldLines.length, 'resuming did not write to the old log');
 });
+
+// Threat: a session log that came with the repository (not made by Keel here) names a "successor" to
+// steer `--resume` into a conversation the user did not have, or a Keel log is edited to point at one.
+// Only logs Keel created here are followed, both ends of every hop.
+test('resume never follows a reset line into, or out of, a log Keel did not create here', async () => {
+  const ws = tempWorkspace();
+  emu.setScenario({ replies: [{ content: [{ type: 'text', text: 'mine' }] }] });
+  const mine = await runKeel(['run', '--workspace', ws, 'hello'], cliEnv(emu.url));
+  assert.equal(mine.code, 0, mine.stderr);
+  const own = sessionIdFrom(mine.stderr);
+  const sessions = path.join(ws, '.keel', 'sessions');
+  const resetLine = (from: string, to: string) =>
+    `${JSON.stringify({ type: 'session_reset', oldSessionId: from, newSessionId: to, reason: 'x', compactions: 4, logPath: 'x', sessionId: from, seq: 99, ts: 1 })}\n`;
+  // A committed log that claims it went on as the user's own session.
+  const header = (id: string) =>
+    `${JSON.stringify({ type: 'session', version: 1, id, createdAt: 1, model: 'm', workspace: ws })}\n`;
+  fs.writeFileSync(path.join(sessions, 'planted.jsonl'), header('planted') + resetLine('planted', own));
+  let run = await runKeel(['run', '--workspace', ws, '--resume', 'planted', 'go'], cliEnv(emu.url));
+  assert.notEqual(run.code, 0);
+  assert.match(run.stderr, /was not created by Keel on this machine/);
+  // The user's own log, edited to point at the planted one: resumed as itself.
+  fs.appendFileSync(path.join(sessions, `${own}.jsonl`), resetLine(own, 'planted'));
+  emu.setScenario({ replies: [{ content: [{ type: 'text', text: 'still mine' }] }] });
+  run = await runKeel(['run', '--workspace', ws, '--resume', own, 'go'], cliEnv(emu.url));
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(sessionIdFrom(run.stderr), own);
+  assert.doesNotMatch(run.stderr, /went on as/);
+});
