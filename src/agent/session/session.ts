@@ -108,8 +108,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const hooks = createSessionHooks({
     host,
     trust,
-    sessionId: id,
-    transcriptPath: log.path,
+    // Read at each hook run: a reset moves the session on to a new id and log.
+    get sessionId() {
+      return id;
+    },
+    get transcriptPath() {
+      return log.path;
+    },
     now,
     resumed: options.resumeId !== undefined,
     audit: (entry) => audit.write(entry),
