@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { computeMetrics } from '../src/agent/context/metrics.ts';
 import { isCompactionRequest } from '../src/agent/context/summarizeRequest.ts';
 import type { ModelCallRecord } from '../src/agent/events.ts';
+import type { AgentMessage, SummaryMessage } from '../src/agent/messages.ts';
 import { createNodeHost } from '../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../src/agent/session/session.ts';
@@ -90,6 +91,8 @@ export interface VariantFigures {
   readonly model_calls: number;
   readonly summarize_calls: number;
   readonly compactions: number;
+  /** Session resets (past three compactions the session goes on as a new one, seeded with a handoff). */
+  readonly resets: number;
   readonly merged_summaries: number;
   readonly steering_skips: number;
   readonly spilled_outputs: number;
@@ -196,7 +199,7 @@ export async function runSessionBench(
   const pct = (n: number) => n.toFixed(4);
   const table = variants.map(
     (v) =>
-      `${v.variant.padEnd(18)} calls ${String(v.model_calls).padStart(3)} compactions ${v.compactions} | Keel hit ${pct(v.keel.cache_hit_ratio)} of-limit ${pct(v.keel.cache_hit_of_limit)} stability ${pct(v.keel.prefix_stability)} cost ${v.keel.input_cost_units} | naive hit ${pct(v.naive.cache_hit_ratio)} of-limit ${pct(v.naive.cache_hit_of_limit)} stability ${pct(v.naive.prefix_stability)} cost ${v.naive.input_cost_units} | fixed ${v.fixed_prefix_tokens} | missed: ${
+      `${v.variant.padEnd(18)} calls ${String(v.model_calls).padStart(3)} compactions ${v.compactions}${v.resets ? ` resets ${v.resets}` : ''} | Keel hit ${pct(v.keel.cache_hit_ratio)} of-limit ${pct(v.keel.cache_hit_of_limit)} stability ${pct(v.keel.prefix_stability)} cost ${v.keel.input_cost_units} | naive hit ${pct(v.naive.cache_hit_ratio)} of-limit ${pct(v.naive.cache_hit_of_limit)} stability ${pct(v.naive.prefix_stability)} cost ${v.naive.input_cost_units} | fixed ${v.fixed_prefix_tokens} | missed: ${
         Object.entries(v.goals)
           .filter(([, met]) => !met)
           .map(([goal]) => goal)
@@ -275,8 +278,13 @@ export async function runVariant(spec: VariantSpec): Promise<VariantFigures> {
       maxTurns: Math.max(...runs.map((r) => r.calls.length)) + 10,
     });
     steer = (text) => void session.prompt(text);
+    // Counted from the events: a reset moves `session.messages` on to the new session's transcript.
+    const appended: AgentMessage[] = [];
+    let resets = 0;
     session.subscribe((e) => {
       if (e.type === 'model_call') records.push(e.record);
+      if (e.type === 'message_appended') appended.push(e.message);
+      if (e.type === 'session_reset') resets++;
     });
     for (const run of runs) {
       clock += run.idleBeforeMs;
@@ -284,8 +292,10 @@ export async function runVariant(spec: VariantSpec): Promise<VariantFigures> {
       if (outcome.status !== 'finished')
         throw new Error(`${spec.name}: a run ended ${outcome.status}: ${outcome.error ?? ''}`);
     }
-    const summaries = session.messages.filter((m) => m.role === 'summary');
-    const results = session.messages.filter((m) => m.role === 'tool_result');
+    const summaries = appended.filter(
+      (m): m is SummaryMessage => m.role === 'summary' && !m.text.startsWith('<session-handoff'),
+    );
+    const results = appended.filter((m) => m.role === 'tool_result');
     const figures = {
       compactions: summaries.filter((m) => !m.text.includes('This merges summaries')).length,
       merged: summaries.filter((m) => m.text.includes('This merges summaries')).length,
@@ -322,6 +332,7 @@ export async function runVariant(spec: VariantSpec): Promise<VariantFigures> {
       model_calls: sent.length,
       summarize_calls: summarizeCalls,
       compactions: figures.compactions,
+      resets,
       merged_summaries: figures.merged,
       steering_skips: figures.skipped,
       spilled_outputs: figures.spilled,

@@ -106,6 +106,22 @@ export type AgentEventBody =
   | { type: 'plan'; text: string; steps: readonly string[]; file?: string }
   /** The session's model changed (`/model`): later calls use it; a resumed session keeps it. */
   | { type: 'model_switch'; model: string }
+  /** The chat's thinking level changed (the panel's effort picker): later turns use it; a resumed session keeps it. */
+  | { type: 'effort_change'; effort: 'low' | 'medium' | 'high' | 'max' | 'off' }
+  /**
+   * The session was driven past its compactions (or could not be brought under the window) and goes on
+   * as a new session seeded with a handoff (seed 002 P4). The last event of the old log; the new log's
+   * header names the old one (`continuedFrom`). Later events carry the new session id.
+   */
+  | {
+      type: 'session_reset';
+      oldSessionId: string;
+      newSessionId: string;
+      reason: string;
+      compactions: number;
+      /** The new session's log. */
+      logPath: string;
+    }
   | { type: 'error'; code: string; message: string };
 
 export type AgentEvent = AgentEventBody & {

@@ -6,6 +6,7 @@ import type { ModelClient } from './model/client.ts';
 import { ModelError } from './model/errors.ts';
 import type { Effort } from './model/models.ts';
 import { cutOffResult, streamTurn } from './modelTurn.ts';
+import { prepareTurn } from './prepareTurn.ts';
 import type { RunOutcome } from './session/types.ts';
 import { fail, renderForModel, type ToolContext, type ToolResult } from './tools/protocol.ts';
 import type { StartedCall, ToolRegistry } from './tools/registry.ts';
@@ -41,6 +42,12 @@ export interface LoopDeps {
   /** Thinking at this level where the model thinks; absent = no thinking. */
   readonly effort?: Effort;
   readonly contextWindow: number;
+  /**
+   * The last rung of recovery (seed 002 P4): the session goes on as a new one seeded with a handoff;
+   * false when it cannot (then the run fails as before). Called when the session was driven past
+   * MAX_COMPACTIONS, or the context cannot be brought under the window.
+   */
+  readonly reset?: (reason: string) => Promise<boolean>;
   /** Read-only calls of one reply run at the same time, at most (default READ_CONCURRENCY; 1 = one by one). */
   readonly readConcurrency?: number;
 }
@@ -219,15 +226,7 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     deps.emit({ type: 'turn_start', turn });
     for (const message of deps.takeSteering()) deps.append(message);
 
-    const overflow = overflowRetries > 0;
-    const { request, appended } = await deps.engine.prepare({
-      transcript: deps.transcript(),
-      now: deps.now(),
-      lastCallAt,
-      overflow,
-      signal: deps.signal,
-    });
-    for (const message of appended) deps.append(message);
+    const request = await prepareTurn(deps, overflowRetries > 0, lastCallAt);
 
     let reply: Awaited<ReturnType<ModelClient['stream']>>;
     const messageId = deps.newId('msg');
@@ -236,6 +235,14 @@ export async function runLoop(deps: LoopDeps): Promise<RunOutcome> {
     } catch (error) {
       const e = error instanceof ModelError ? error : new ModelError('invalid_request', String(error));
       if (e.kind === 'aborted' || deps.signal.aborted) return { status: 'aborted', finalText };
+      if (e.kind === 'prompt_too_long' && overflowRetries >= MAX_OVERFLOW_RETRIES && deps.reset) {
+        const reason = `the prompt stayed too long for the context window after ${overflowRetries} compaction attempts`;
+        if (await deps.reset(reason)) {
+          overflowRetries = 0;
+          turn--;
+          continue;
+        }
+      }
       if (e.kind === 'prompt_too_long' && overflowRetries < MAX_OVERFLOW_RETRIES) {
         overflowRetries++;
         deps.emit({

@@ -79,6 +79,10 @@ export function progressLine(event: AgentEvent, options: { color?: boolean } = {
         : `✔ plan (${event.steps.length} steps)`;
     case 'model_switch':
       return `⇄ model: ${event.model} from now on in this session`;
+    case 'effort_change':
+      return `⇄ thinking: ${event.effort} from now on in this session`;
+    case 'session_reset':
+      return `↳ session reset (${event.reason}): ${event.oldSessionId} → ${event.newSessionId}; resume with: keel run --resume ${event.newSessionId}`;
     case 'notice':
       return `${event.level === 'info' ? 'ℹ' : '⚠'} ${event.text}`;
     case 'error':

@@ -29,12 +29,20 @@ export function sessionsCommand(
     out(`No sessions yet in ${path.join(stateDir, 'sessions')}.\n${foreignNote}`);
     return 0;
   }
+  const successors = new Map(sessions.flatMap((s) => (s.continuedFrom ? [[s.continuedFrom, s.id]] : [])));
   for (const s of sessions) {
     const when = new Date(s.updatedAt).toISOString().replace('T', ' ').slice(0, 16);
     const messages = `${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`;
     // A run that failed at once (no API key, nothing listening) is not a conversation to go back to.
     const failed = s.replies === 0 ? '  [no model reply: the run failed before any answer]' : '';
     out(`${s.id}  ${when}  ${messages.padEnd(12)}  ${s.title || '(no prompt)'}${failed}\n`);
+    // A reset links two sessions both ways: the new one names the old, the old one its successor.
+    if (s.continuedFrom)
+      out(
+        `  ↳ continued from ${s.continuedFrom}${s.continuedReason ? ` (reset: ${s.continuedReason})` : ''}\n`,
+      );
+    const next = successors.get(s.id);
+    if (next) out(`  ↳ went on as ${next} (resuming ${s.id} resumes ${next})\n`);
   }
   out(`\nResume one with: keel run --resume ID "PROMPT"\n${foreignNote ? `\n${foreignNote}` : ''}`);
   return 0;

@@ -111,6 +111,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
 
   const submits = new Map<string, ReturnType<SessionController['submit']>>();
   const postModes = () => post(modesMessage(deps.roots()[0], deps.controller.mode));
+  const postEffort = () => post({ type: 'effort', effort: deps.controller.effort });
   const handle = async (message: WebviewMessage) => {
     switch (message.type) {
       case 'ready': {
@@ -120,6 +121,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         if (!restored && deps.controller.current) postSnapshot(message.afterSeq, message.sessionId);
         postUsage();
         postModes();
+        postEffort();
         const notice = sandboxNotice(deps.sandboxInfo?.());
         if (notice && !sandboxNoticeShown) {
           sandboxNoticeShown = true;
@@ -163,6 +165,10 @@ export function createChatView(deps: ChatViewDeps): ChatView {
         }
         return;
       }
+      case 'setEffort':
+        deps.controller.setEffort(message.effort);
+        postEffort();
+        return;
       case 'setMode':
         deps.controller.setMode(message.mode ?? undefined);
         postModes();
@@ -289,6 +295,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       if (e.type === 'event') post({ type: 'event', event: e.event });
       else if (e.type === 'usage') postUsage();
       else if (e.type === 'switched') {
+        postEffort();
         const session = deps.controller.current;
         if (session) postSnapshot(0, undefined);
         else

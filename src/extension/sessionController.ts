@@ -1,3 +1,4 @@
+import type { Effort } from '../agent/model/models.ts';
 import type { TodoItem } from '../agent/events.ts';
 import { planTodos, readPlanFile, startPlanPrompt } from '../agent/agents/plan.ts';
 import { runSlashBuiltin, slashTurn } from '../agent/commands/slashTurn.ts';
@@ -46,6 +47,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
   // The next new session's main agent (mode picker) and first todo list (a started plan).
   let mode: string | undefined;
   let seedTodos: TodoItem[] | undefined;
+  // The effort picker's choice for a chat that has no session yet (its first message creates it).
+  let effortChoice: Effort | 'off' | undefined;
   const abortRun = (reason: string) => {
     const current = runAbort;
     runAbort = undefined;
@@ -87,6 +90,16 @@ export function createSessionController(options: SessionControllerOptions): Sess
       // Nothing of an ended run may keep waiting (a proposal left open would block nobody, but
       // would still ask the user).
       if (event.type === 'agent_end') abortRun(`run ended: ${event.status}`);
+      // A reset moves the chat on to a new session: that one is the chat to reopen and to hold.
+      if (event.type === 'session_reset') {
+        release?.();
+        try {
+          release = holdSession(options.host().stateDir, event.newSessionId);
+        } catch {
+          release = undefined;
+        }
+        void options.memento?.update(LAST_SESSION_KEY, event.newSessionId);
+      }
       if (event.type === 'model_call') {
         records.push(event.record);
         emitter.fire({ type: 'usage', usage: usageFrom(records, windowSetting()) });
@@ -114,7 +127,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       host,
       model: lmModel ?? settings.model,
       providers: { hostProviders: { vscode: await vscodeModels() } },
-      effort: settings.effort,
+      effort: effortChoice ?? settings.effort,
       fallbackModels: settings.fallbackModels,
       ...(apiKey ? { apiKey } : {}),
       ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),
@@ -263,6 +276,13 @@ export function createSessionController(options: SessionControllerOptions): Sess
       runAbort ??= new AbortController();
       return runAbort.signal;
     },
+    get effort() {
+      return session?.effort ?? effortChoice ?? options.settings().effort;
+    },
+    setEffort(next) {
+      if (session) session.setEffort(next);
+      else effortChoice = next;
+    },
     get mode() {
       return mode;
     },
@@ -296,6 +316,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       release = undefined;
       session?.dispose();
       session = undefined;
+      effortChoice = undefined;
       records = [];
       void options.memento?.update(LAST_SESSION_KEY, undefined);
       emitter.fire({ type: 'switched' });

@@ -1,3 +1,4 @@
+import type { Effort } from '../agent/model/models.ts';
 import type * as vscode from 'vscode';
 import type { AgentEvent } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
@@ -56,6 +57,10 @@ export interface SessionController extends vscode.Disposable {
    */
   readonly runSignal: AbortSignal;
   newChat(): void;
+  /** The effort picker: the current chat's thinking level (the setting's until the chat picks one). */
+  readonly effort: Effort | 'off';
+  /** Applies to the chat's next turns; stored with its session (a new chat before its first message: kept for it). */
+  setEffort(effort: Effort | 'off'): void;
   /** The mode picker: the main agent of the next chat (`plan`, a custom agent; undefined = Keel's own). */
   readonly mode: string | undefined;
   setMode(mode: string | undefined): void;

@@ -33,6 +33,8 @@ export const AGENT_EVENT_TYPES = [
   'subagent_end',
   'plan',
   'model_switch',
+  'effort_change',
+  'session_reset',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -170,6 +172,14 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     file: z.optional(z.string().check(z.maxLength(MAX_PATH))),
   }),
   ev('model_switch', { model: z.string().check(z.maxLength(200)) }),
+  ev('effort_change', { effort: z.enum(['low', 'medium', 'high', 'max', 'off']) }),
+  ev('session_reset', {
+    oldSessionId: id,
+    newSessionId: id,
+    reason: z.string().check(z.maxLength(MAX_TEXT)),
+    compactions: count,
+    logPath: z.string().check(z.maxLength(MAX_PATH)),
+  }),
   ev('subagent_end', {
     toolUseId: z.string(),
     agentId: z.string(),

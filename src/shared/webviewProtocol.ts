@@ -4,6 +4,9 @@ import type { AgentMessage } from '../agent/messages.ts';
 import { agentEventSchema, todoSchema } from './agentEventSchema.ts';
 import { count, id, MAX_CODE, MAX_PATH, MAX_TEXT, relPath } from './protocolFields.ts';
 
+/** A chat's thinking level: an effort, or no thinking at all. */
+const effortLevel = z.enum(['low', 'medium', 'high', 'max', 'off']);
+
 // The one typed channel between the extension host and the chat webview. Both sides validate
 // everything they receive with these schemas (the webview is a separate, untrusted-ish JS context;
 // the host must never act on a malformed message). Agent events are validated loosely: the envelope
@@ -59,6 +62,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     items: z.array(sessionSummarySchema),
     currentId: z.optional(id),
   }),
+  /** The effort picker: the chat's thinking level for its next turns. */
+  z.strictObject({ type: z.literal('effort'), effort: effortLevel }),
   /** The mode picker's choices (built-in plan and custom agents) and the current one (null = default). */
   z.strictObject({
     type: z.literal('modes'),
@@ -160,6 +165,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('forkBefore'), promptNumber: z.int().check(z.positive()) }),
   /** The memory diff card's buttons: keep the change, or undo it (restores the previous version). */
   z.strictObject({ type: z.literal('memoryDecision'), changeId: id, keep: z.boolean() }),
+  /** The effort picker: the chat's thinking level from its next turn on (stored with the session). */
+  z.strictObject({ type: z.literal('setEffort'), effort: effortLevel }),
   /** The mode picker: the main agent of the next chat (`plan`, a custom agent; null = Keel's own). */
   z.strictObject({ type: z.literal('setMode'), mode: z.nullable(z.string().check(z.maxLength(64))) }),
   /** A plan card's Start: a new chat with the default agent carries out this (edited) plan. */

@@ -99,7 +99,14 @@ export function createPromptCache(options: PromptCacheOptions): PromptCache {
       const cumulative: number[] = [];
       let hash = createHash('sha256').update(`model:${req.model}`).digest('hex');
       let total = 0;
-      for (const block of blocks) {
+      // As the API documents: changing the thinking parameters (on/off, budget) invalidates the cached
+      // message blocks; tools and system stay cached. So the thinking setting is part of every message
+      // block's key (requests without thinking keep the keys they always had).
+      const messagesFrom = blocks.length - req.messages.reduce((n, m) => n + blocksOf(m.content).length, 0);
+      const thinking = thinkingKey(req);
+      for (const [i, block] of blocks.entries()) {
+        if (i === messagesFrom && thinking)
+          hash = createHash('sha256').update(hash).update(thinking).digest('hex');
         hash = createHash('sha256').update(hash).update('\0').update(block.canonical).digest('hex');
         total += block.tokens;
         keys.push(hash);
@@ -144,4 +151,11 @@ export function createPromptCache(options: PromptCacheOptions): PromptCache {
       };
     },
   };
+}
+
+/** The part of a request's thinking setting that keys its cached message blocks ('' when it does not think). */
+function thinkingKey(req: MessagesRequest): string {
+  const t = req.thinking;
+  if (t?.type !== 'enabled' && t?.type !== 'adaptive') return '';
+  return `\0thinking:${canonicalJson(t)}`;
 }

@@ -114,6 +114,7 @@ const composer = createComposer({
   },
   stop: () => post({ type: 'stop' }),
   setMode: (mode) => post({ type: 'setMode', mode }),
+  setEffort: (effort) => post({ type: 'setEffort', effort }),
   requestCompletions: (query) => post({ type: 'requestFileCompletions', query }),
   changed(next) {
     draft = next;
@@ -261,6 +262,7 @@ function handle(message: HostMessage): void {
   if (message.type === 'fileCompletions') composer.showCompletions(message.query, message.items);
   else if (message.type === 'setInput') composer.setInput(message.text, message.mentions);
   else if (message.type === 'modes') composer.setModes(message.modes, message.current);
+  else if (message.type === 'effort') composer.setEffort(message.effort);
   else if (message.type === 'submitResult' && !message.ok) {
     const refused = state.queue.find((q) => q.idempotencyKey === message.idempotencyKey);
     if (refused) giveBack(refused.text, refused.mentions ?? []);

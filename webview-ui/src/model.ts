@@ -122,7 +122,22 @@ export interface PlanItem {
   readonly file?: string;
 }
 
-export type Item = UserItem | AssistantItem | ToolItem | NoticeItem | ErrorItem | MemoryItem | PlanItem;
+/** A line across the chat: the session was reset and goes on as a new one (the run continues below). */
+export interface DividerItem {
+  readonly kind: 'divider';
+  readonly id: string;
+  readonly text: string;
+}
+
+export type Item =
+  | UserItem
+  | AssistantItem
+  | ToolItem
+  | NoticeItem
+  | ErrorItem
+  | MemoryItem
+  | PlanItem
+  | DividerItem;
 
 /** A message the user sent that the agent has not taken in yet. */
 export interface QueuedMessage {

@@ -238,6 +238,25 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
     case 'model_switch':
       addNotice(draft, `seq:${event.seq}`, 'info', `Model: ${event.model} from now on in this chat.`);
       break;
+    case 'effort_change':
+      addNotice(
+        draft,
+        `seq:${event.seq}`,
+        'info',
+        event.effort === 'off'
+          ? 'Thinking off from now on in this chat.'
+          : `Thinking: ${event.effort} effort from now on in this chat.`,
+      );
+      break;
+    case 'session_reset':
+      put(draft, {
+        kind: 'divider',
+        id: `seq:${event.seq}`,
+        text: `Session reset (${event.reason}): continuing as a new session, seeded with a handoff`,
+      });
+      // The run goes on in the new session: its events carry the new id (the sequence goes on).
+      draft.sessionId = event.newSessionId;
+      break;
     case 'turn_start':
     case 'turn_end':
       break;
@@ -321,7 +340,9 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
           // Our own submissions survive a resync (sending, or accepted and queued): dropping one the
           // new transcript does not show would lose a typed message without a word.
           queue: state.queue.filter((q) => q.state === 'sending' || q.idempotencyKey !== undefined),
-          sessionId: message.sessionId,
+          // A session that was reset in this host replays from its predecessor's events (the reset
+          // event moves the view on to the new id).
+          sessionId: message.events[0]?.sessionId ?? message.sessionId,
           items,
           usage: { ...initialState().usage, contextWindow: message.contextWindow },
         };
@@ -391,6 +412,7 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
     case 'fileCompletions':
     case 'setInput':
     case 'modes':
+    case 'effort':
       // UI-local concerns, handled by the input component.
       return state;
   }

@@ -1008,3 +1008,46 @@ test('in demo mode the panel says so and shows no cost', { skip }, async () => {
   await page.waitForFunction(() => window.__posted.length > 0);
   assert.equal(await page.locator('.demo-badge').count(), 0, 'no badge outside demo mode');
 });
+
+test("the effort picker shows the chat's level and posts a change; a session reset is a divider and the run goes on", {
+  skip,
+}, async () => {
+  await openPanel('dark');
+  const picker = page.getByRole('combobox', { name: 'Thinking effort' });
+  assert.equal(await picker.inputValue(), 'medium', 'the default before the host says otherwise');
+  await send({ type: 'effort', effort: 'high' });
+  assert.equal(await picker.inputValue(), 'high', "the host's level for this chat");
+  await picker.selectOption('off');
+  assert.deepEqual(await lastPosted(), { type: 'setEffort', effort: 'off' });
+  await picker.selectOption('max');
+  assert.deepEqual(await lastPosted(), { type: 'setEffort', effort: 'max' });
+  // A host message with a level that does not exist is refused by the protocol check, not shown.
+  await send({ type: 'effort', effort: 'extreme' });
+  assert.equal(await picker.inputValue(), 'max');
+  await send({ type: 'event', event: ev({ type: 'effort_change', effort: 'max' }) });
+  await page.getByText('Thinking: max effort from now on in this chat.').waitFor();
+
+  // The session is reset mid-run: a line across the chat, and the new session's events go on below it.
+  const before = (await posted()).length;
+  await send({
+    type: 'event',
+    event: ev({
+      type: 'session_reset',
+      oldSessionId: 's1',
+      newSessionId: 's2',
+      reason: 'driven past 3 compactions',
+      compactions: 4,
+      logPath: '/w/.keel/sessions/s2.jsonl',
+    }),
+  });
+  const divider = page.getByRole('separator');
+  await divider.waitFor();
+  assert.match(await divider.textContent(), /Session reset \(driven past 3 compactions\)/);
+  await send({
+    type: 'event',
+    event: ev({ type: 'notice', level: 'info', text: 'still going after the reset' }, 's2'),
+  });
+  await page.getByText('still going after the reset').waitFor();
+  const asked = (await posted()).slice(before).filter((m) => m.type === 'ready');
+  assert.deepEqual(asked, [], 'no resync: the new session is the same chat');
+});

@@ -116,8 +116,13 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks {
     config,
     shell: host.shell,
     root,
-    sessionId: options.sessionId,
-    transcriptPath: options.transcriptPath,
+    // Read when a hook runs (a session reset changes them).
+    get sessionId() {
+      return options.sessionId;
+    },
+    get transcriptPath() {
+      return options.transcriptPath;
+    },
     audit: options.audit,
     workspaceAllowed: isApprovedNow,
     // Unapproved at start: the trust room's one-line notice already named them and `keel trust`.

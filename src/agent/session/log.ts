@@ -28,6 +28,9 @@ const headerSchema = z.object({
   forkBeforePrompt: z.number().int().positive().optional(),
   /** The main agent (`plan`, a custom agent) when not Keel's own: part of the session's fixed prefix. */
   agent: z.string().optional(),
+  /** A session reset (seed 002 P4): the session this one continues, and why it was reset. */
+  continuedFrom: z.string().optional(),
+  continuedReason: z.string().optional(),
 });
 export type SessionHeader = z.infer<typeof headerSchema>;
 

@@ -19,7 +19,8 @@ import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
-import { createSessionEngine } from './sessionEngine.ts';
+import { createSessionReset, openFollowingResets } from './reset.ts';
+import { createSessionEngine, currentEngine } from './sessionEngine.ts';
 import { createSessionEvents } from './sessionEvents.ts';
 import {
   agentTools,
@@ -33,7 +34,6 @@ import {
 import { gateRegistry, type ToolLimit } from './toolGate.ts';
 import {
   interruptedResults,
-  openSessionLog,
   sessionApprovals,
   sessionCheckpoints,
   sessionModelClient,
@@ -42,6 +42,8 @@ import {
   sessionTrust,
   sessionJobControls,
   sessionLimits,
+  loggedEffort,
+  chosenEffort,
 } from './sessionStart.ts';
 
 import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
@@ -54,10 +56,15 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const { approvals, waitMs: approvalWaitMs } = sessionApprovals(options.host);
   const base = { ...options.host, approvals };
   const now = () => base.clock.now();
-  const { contextWindow, maxTokens, effort } = sessionLimits(options);
+  const limits = sessionLimits(options);
+  const { contextWindow, maxTokens } = limits;
   const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
-  const opened = openSessionLog(base, options, now());
-  const { id, log, events, loggedPrefixHash } = opened;
+  const opened = openFollowingResets(base, options, now());
+  const { events, loggedPrefixHash } = opened;
+  // The chat's thinking level: the last one its effort picker chose (logged), else the option's.
+  let effort = loggedEffort(events, limits.effort);
+  // A reset (reset.ts) moves the session on to a new id and log; everything reads them from here.
+  let { id, log } = opened;
   const transcript = opened.transcript;
   // A plan being carried out starts with its steps as the todo list (shown with the first prompt).
   let seedTodos = opened.todos.length === 0 && (options.initialTodos?.length ?? 0) > 0;
@@ -78,6 +85,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     kept: events,
     ...(host.log ? { log: host.log } : {}),
   });
+  if (opened.redirectNote) bus.emit({ type: 'notice', level: 'info', text: opened.redirectNote });
   const emit = bus.emit;
   const append = (message: AgentMessage) => {
     transcript.push(message);
@@ -100,8 +108,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const hooks = createSessionHooks({
     host,
     trust,
-    sessionId: id,
-    transcriptPath: log.path,
+    // Read at each hook run: a reset moves the session on to a new id and log.
+    get sessionId() {
+      return id;
+    },
+    get transcriptPath() {
+      return log.path;
+    },
     now,
     resumed: options.resumeId !== undefined,
     audit: (entry) => audit.write(entry),
@@ -126,7 +139,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       onChange: (change) => emit({ type: 'memory_changed', change }),
     },
     // The engine is made below; a Skill call only happens once it exists.
-    skillInContext: (name) => engine.skillInContext(name),
+    skillInContext: (name) => engines.engine.skillInContext(name),
     ...(mcp ? { mcp } : {}),
     agentKinds: main.kinds,
     todos: {
@@ -154,7 +167,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     (m) => sessionModelClient({ ...options, model: m }, now),
     warn,
   );
-  const { engine, logged: loggedEngine } = createSessionEngine(options, {
+  let engines = createSessionEngine(options, {
     tools: [...registry.apiTools],
     contextWindow,
     skills,
@@ -176,6 +189,34 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     writePrefix: (record) => log.append({ ...record, seq: bus.nextSeq() }),
     now,
     newReminderId: () => newId('rem'),
+    thinking: () => ({ ...(effort ? { effort } : {}), maxTokens }),
+  });
+  // The loop and `/compact` talk to whichever engine the session has now (a reset makes a new one).
+  const loggedEngine = currentEngine(() => engines.logged);
+  const reset = createSessionReset({
+    host,
+    options,
+    now,
+    newId,
+    contextWindow,
+    current: () => ({
+      id,
+      get logPath() {
+        return log.path;
+      },
+      transcript,
+      todos,
+      model: model.current,
+      ...(main.agent ? { agentName: main.agent.name } : {}),
+      ...chosenEffort(events),
+    }),
+    emit,
+    switchTo: (next) => {
+      ({ id, log } = next);
+      bus.continueAs(id);
+      engines = engines.continueAs(id);
+    },
+    append,
   });
 
   const subagents = createSubagentRunner({
@@ -284,6 +325,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
         },
         hasSteering: () => steering.some((m) => m.role === 'user'),
         beforeStop: () => hooks.beforeStop(signal),
+        reset,
         maxTurns: options.maxTurns ?? 50,
         turnsUsed: () => treeTurns,
         maxTokens,
@@ -342,6 +384,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
     get model() {
       return model.current;
+    },
+    get effort() {
+      return effort ?? 'off';
+    },
+    setEffort(level) {
+      effort = level === 'off' ? undefined : level;
+      emit({ type: 'effort_change', effort: level });
     },
     setModel(name) {
       model.setModel(name);

@@ -10,6 +10,8 @@ export interface SessionEvents {
   /** The next number in the session's one sequence (events and prefix records share it). */
   nextSeq(): number;
   subscribe(listener: Listener): { dispose(): void };
+  /** A session reset: later events carry the new session's id (the sequence goes on). */
+  continueAs(sessionId: string): void;
   /** The session is built: later notices are delivered live only. */
   built(): void;
   clear(): void;
@@ -28,9 +30,10 @@ export function createSessionEvents(deps: {
   const startupNotices: AgentEvent[] = [];
   let constructing = true;
   let seq = deps.firstSeq;
+  let sessionId = deps.sessionId;
   return {
     emit(body) {
-      const event = { ...body, sessionId: deps.sessionId, seq: ++seq, ts: deps.now() } as AgentEvent;
+      const event = { ...body, sessionId, seq: ++seq, ts: deps.now() } as AgentEvent;
       deps.append(event);
       if (event.type !== 'message_delta' && event.type !== 'tool_update') deps.kept.push(event);
       if (constructing && event.type === 'notice') startupNotices.push(event);
@@ -44,6 +47,9 @@ export function createSessionEvents(deps: {
       return event;
     },
     nextSeq: () => ++seq,
+    continueAs(next) {
+      sessionId = next;
+    },
     subscribe(listener) {
       listeners.add(listener);
       for (const notice of startupNotices) listener(notice);

@@ -23,6 +23,9 @@ export interface SessionSummary {
    * cannot be resumed, and its title is the repository's text.
    */
   readonly foreign?: boolean;
+  /** A reset session: the session it continues, and why that one was reset. */
+  readonly continuedFrom?: string;
+  readonly continuedReason?: string;
 }
 
 export const INDEX_FILE = '.index.json';
@@ -34,6 +37,9 @@ const entrySchema = z.object({
   createdAt: z.number(),
   /** A sub-agent's log (it belongs to its parent session: not a chat of its own). */
   child: z.boolean(),
+  /** The header's `continuedFrom` / `continuedReason` (a session a reset continued into). */
+  continuedFrom: z.string().optional(),
+  continuedReason: z.string().optional(),
   /** The log's first line as read: a log replaced by another one does not keep a stale entry. */
   head: z.string(),
   title: z.string().nullable(),
@@ -107,6 +113,8 @@ function scan(fd: number, head: string, from: Entry | undefined, stat: fs.Stats)
       id: header.id,
       createdAt: header.createdAt,
       child: typeof header.parent === 'string',
+      ...(typeof header.continuedFrom === 'string' ? { continuedFrom: header.continuedFrom } : {}),
+      ...(typeof header.continuedReason === 'string' ? { continuedReason: header.continuedReason } : {}),
       head,
       title: null,
       messageCount: 0,
@@ -190,22 +198,40 @@ export function listSessions(stateDir: string, options: ListOptions = {}): Sessi
     const known = Object.hasOwn(before, name) ? before[name] : undefined;
     const entry = summarise(dir, name, known);
     if (entry !== known) changed = true;
-    if (!entry) continue;
-    after[name] = entry;
-    if (entry.child) continue;
+    if (entry) after[name] = entry;
+  }
+  for (const name of names) {
+    const entry = Object.hasOwn(after, name) ? after[name] : undefined;
+    if (!entry || entry.child) continue;
     out.push({
       id: entry.id,
-      title: entry.title ?? '(empty session)',
+      // A reset session starts from a handoff, not a prompt: it goes by the title of the work it continues.
+      title: entry.title ?? inheritedTitle(entry, after) ?? '(empty session)',
       createdAt: entry.createdAt,
       updatedAt: entry.mtimeMs,
       messageCount: entry.messageCount,
       replies: entry.replies ?? 0,
       ...(isKeelSessionLog(path.join(dir, name)) ? {} : { foreign: true }),
+      ...(entry.continuedFrom ? { continuedFrom: entry.continuedFrom } : {}),
+      ...(entry.continuedReason ? { continuedReason: entry.continuedReason } : {}),
     });
   }
   changed ||= Object.keys(before).some((name) => !Object.hasOwn(after, name));
   if (changed) saveIndex(indexFile, after, options.log);
   return out.sort((a, b) => b.updatedAt - a.updatedAt);
+}
+
+/** The title of the first session up a reset chain that has one (entries are keyed by file name). */
+function inheritedTitle(entry: Entry, entries: Record<string, Entry>): string | undefined {
+  let from = entry.continuedFrom;
+  for (let hop = 0; from && hop < 50; hop++) {
+    const name = `${from}.jsonl`;
+    const parent = Object.hasOwn(entries, name) ? entries[name] : undefined;
+    if (!parent) return undefined;
+    if (parent.title) return parent.title;
+    from = parent.continuedFrom;
+  }
+  return undefined;
 }
 
 function saveIndex(file: string, entries: Record<string, Entry>, log: ListOptions['log']): void {

@@ -259,3 +259,24 @@ export function sessionJobControls(jobs: JobManager, runId: () => string | undef
     stopJobs: (currentRunOnly?: boolean) => jobs.stopAll(currentRunOnly ? (runId() ?? '\0none') : undefined),
   };
 }
+
+/** The thinking level the session's log last recorded (the panel's effort picker), else `fallback`. */
+export function loggedEffort(
+  events: readonly AgentEvent[],
+  fallback: Effort | undefined,
+): Effort | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === 'effort_change') return event.effort === 'off' ? undefined : event.effort;
+  }
+  return fallback;
+}
+
+/** The level the chat's effort picker last chose, as `{ effort }` (empty when it never chose). */
+export function chosenEffort(events: readonly AgentEvent[]): { effort?: Effort | 'off' } {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === 'effort_change') return { effort: event.effort };
+  }
+  return {};
+}

@@ -106,6 +106,10 @@ export interface AgentSession extends EventStream {
   readonly running: boolean;
   /** The session's model (`setModel` changes it). */
   readonly model: string;
+  /** The chat's thinking level for its next runs ('off': no thinking). */
+  readonly effort: Effort | 'off';
+  /** The panel's effort picker: later runs think at this level (logged, so a resumed session keeps it). */
+  setEffort(effort: Effort | 'off'): void;
   /** `/model NAME`: later calls use this model (logged, so a resumed session keeps it). */
   setModel(model: string): void;
   /** `/compact`: summarise the history now (between runs); false when there was nothing to compact. */

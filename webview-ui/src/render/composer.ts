@@ -19,7 +19,19 @@ export interface ComposerOptions {
   changed(draft: { text: string; mentions: string[] }): void;
   /** The mode picker changed: the main agent of the next chat (null = Keel's own). */
   setMode(mode: string | null): void;
+  /** The effort picker changed: the chat's thinking level from its next turn on. */
+  setEffort(effort: EffortLevel): void;
 }
+
+export type EffortLevel = 'low' | 'medium' | 'high' | 'max' | 'off';
+
+const EFFORT_CHOICES: readonly [EffortLevel, string, string][] = [
+  ['low', 'Low', 'Thinking: low effort (fastest)'],
+  ['medium', 'Medium', 'Thinking: medium effort'],
+  ['high', 'High', 'Thinking: high effort'],
+  ['max', 'Max', 'Thinking: the most effort the model allows'],
+  ['off', 'No thinking', 'No thinking: the model answers at once'],
+];
 
 export interface Composer {
   readonly element: HTMLElement;
@@ -28,6 +40,8 @@ export interface Composer {
   setInput(text: string, mentions: readonly string[]): void;
   /** The mode picker's choices (plan, custom agents) and the current one. */
   setModes(modes: readonly { name: string; description: string }[], current: string | null): void;
+  /** The effort picker's current choice (the host's: the chat's, or the setting's). */
+  setEffort(effort: EffortLevel): void;
   /** What is typed in the input now. */
   text(): string;
   focus(): void;
@@ -66,6 +80,21 @@ export function createComposer(options: ComposerOptions): Composer {
     title: 'Mode (starts a new chat)',
   });
   modePicker.addEventListener('change', () => options.setMode(modePicker.value || null));
+  // How hard the model thinks in this chat, from its next turn on (stored with the session).
+  const effortPicker = h(
+    'select',
+    {
+      class: 'effort-picker',
+      'aria-label': 'Thinking effort',
+      title: 'Thinking effort (this chat, next turns)',
+    },
+    ...EFFORT_CHOICES.map(([value, label, title]) => h('option', { value, title }, label)),
+  );
+  effortPicker.value = 'medium';
+  effortPicker.addEventListener('change', () => {
+    const chosen = EFFORT_CHOICES.find(([value]) => value === effortPicker.value);
+    if (chosen) options.setEffort(chosen[0]);
+  });
   const element = h(
     'div',
     { class: 'composer' },
@@ -79,6 +108,7 @@ export function createComposer(options: ComposerOptions): Composer {
       send,
       // Last in the tab order (Tab from the input reaches Stop, then Send); shown first (CSS order).
       modePicker,
+      effortPicker,
     ),
   );
   textarea.setAttribute('aria-describedby', 'composer-hint');
@@ -239,6 +269,9 @@ export function createComposer(options: ComposerOptions): Composer {
         option('', 'Agent', "Keel's own agent"),
         ...modes.map((m) => option(m.name, m.name === 'plan' ? 'Plan' : m.name, m.description)),
       );
+    },
+    setEffort(effort) {
+      effortPicker.value = effort;
     },
     text: () => textarea.value,
     focus() {

@@ -257,5 +257,11 @@ export function renderItem(item: Item, ctx: RenderContext): HTMLElement {
       return renderMemory(item, ctx);
     case 'plan':
       return renderPlan(item, ctx);
+    case 'divider':
+      return h(
+        'div',
+        { class: 'divider', 'data-id': item.id, role: 'separator', 'aria-label': item.text },
+        h('span', {}, item.text),
+      );
   }
 }
