@@ -19,9 +19,16 @@ export interface EditorCommandDeps {
   readonly roots: () => readonly string[];
   /** A path as the user sees it (relative to the workspace). */
   readonly display: (p: string) => string;
+  /** Adds a mention to the end of the panel's input (and reveals it). */
+  readonly addToInput?: (text: string, mentions: readonly string[]) => Promise<void>;
 }
 
-export function registerEditorCommands({ send, roots, display }: EditorCommandDeps): vscode.Disposable[] {
+export function registerEditorCommands({
+  send,
+  roots,
+  display,
+  addToInput,
+}: EditorCommandDeps): vscode.Disposable[] {
   const withEditor = async (fn: (editor: vscode.TextEditor) => Promise<void>) => {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {
@@ -47,6 +54,22 @@ export function registerEditorCommands({ send, roots, display }: EditorCommandDe
       });
       if (question === undefined) return;
       await send(askPrompt(question, ctx), [ctx.path]);
+    }),
+  );
+  // `@path:12-20` into the input: the lines' text reaches the model when the message is sent
+  // (contextMentions.ts), read then, so edits made meanwhile count.
+  command('keel.addSelectionToChat', () =>
+    withEditor(async (editor) => {
+      if (editor.document.uri.scheme !== 'file') {
+        void vscode.window.showInformationMessage(
+          'Keel: only a selection in a file of the workspace can be added.',
+        );
+        return;
+      }
+      const ctx = selectionContext(editor, roots());
+      // As editorMentions.ts parses it (kept out of activation's bundle: that module is the core's).
+      const mention = `${ctx.path}:${ctx.startLine}${ctx.endLine !== ctx.startLine ? `-${ctx.endLine}` : ''}`;
+      await addToInput?.(`@${mention} `, [mention]);
     }),
   );
   command('keel.explainSelection', () =>

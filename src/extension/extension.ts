@@ -24,6 +24,7 @@ import { type LongTaskView, registerLongTask } from './longTask.ts';
 import { runOutsideMessage } from './sandboxUi.ts';
 import { readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
+import { createTerminalRecorder } from './terminalOutput.ts';
 import { createExtensionTelemetry } from './telemetry.ts';
 import { workspaceRoots } from './vscodeHost.ts';
 
@@ -111,7 +112,11 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     log: (level, message) => write(level, message),
   });
   sub(vscode.commands.registerCommand(REVIEW_TRUST_COMMAND, () => trustReview.review()));
+  // `@terminal`: each command's output is read as it runs (only then can it be read).
+  const terminals = createTerminalRecorder();
+  sub(terminals);
   controller = createSessionController({
+    editorSources: { terminal: () => terminals.lastOutput() },
     beforeCreate: () => trustReview.beforeSession(),
     host: getHost,
     settings: readSettings,
@@ -237,7 +242,14 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     ctl.newChat();
     await chat.reveal();
   });
-  sub(...registerEditorCommands({ send, roots, display }));
+  sub(
+    ...registerEditorCommands({
+      send,
+      roots,
+      display,
+      addToInput: (text, mentions) => chat.addToInput(text, mentions),
+    }),
+  );
   command('keel.stop', () => ctl.stop());
   command('keel.acceptAllEdits', async () => {
     const n = (await review.acceptAll()) + proposals.decideAll(true);

@@ -1,6 +1,7 @@
 import type * as vscode from 'vscode';
 import type { AgentEvent } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
+import type { EditorSources } from './contextMentions.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
 import type { KeelSettings } from './settings.ts';
 import type { ExtensionTelemetry } from './telemetry.ts';
@@ -94,4 +95,6 @@ export interface SessionControllerOptions {
   readonly telemetry?: ExtensionTelemetry;
   /** Runs before a session is made (the workspace-trust modal for what the repository supplies). */
   readonly beforeCreate?: () => Promise<unknown>;
+  /** The editor's context for `@terminal` (contextMentions.ts). */
+  readonly editorSources?: EditorSources;
 }

@@ -114,6 +114,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('setInput'),
     text: z.string().check(z.maxLength(MAX_TEXT)),
     mentions: z.array(relPath),
+    /** Add to what is typed instead of replacing it ("Add Selection to Chat"). */
+    append: z.optional(z.literal(true)),
   }),
   /** A host-side problem outside any session event (no API key, session failed to start). */
   z.strictObject({

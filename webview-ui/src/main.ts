@@ -259,7 +259,8 @@ function resendUnsent(): void {
 
 function handle(message: HostMessage): void {
   if (message.type === 'fileCompletions') composer.showCompletions(message.query, message.items);
-  else if (message.type === 'setInput') composer.setInput(message.text, message.mentions);
+  else if (message.type === 'setInput')
+    composer.setInput(message.text, message.mentions, message.append === true);
   else if (message.type === 'modes') composer.setModes(message.modes, message.current);
   else if (message.type === 'submitResult' && !message.ok) {
     const refused = state.queue.find((q) => q.idempotencyKey === message.idempotencyKey);

@@ -25,7 +25,8 @@ export interface Composer {
   readonly element: HTMLElement;
   setRunning(running: boolean): void;
   showCompletions(query: string, items: readonly string[]): void;
-  setInput(text: string, mentions: readonly string[]): void;
+  /** Replace the input (or add to its end: `append`). */
+  setInput(text: string, mentions: readonly string[], append?: boolean): void;
   /** The mode picker's choices (plan, custom agents) and the current one. */
   setModes(modes: readonly { name: string; description: string }[], current: string | null): void;
   /** What is typed in the input now. */
@@ -222,10 +223,11 @@ export function createComposer(options: ComposerOptions): Composer {
       active = items.length > 0 ? 0 : -1;
       renderList();
     },
-    setInput(text, mentions) {
-      textarea.value = text;
-      chosen = [...mentions];
-      textarea.setSelectionRange(text.length, text.length);
+    setInput(text, mentions, append = false) {
+      const before = append ? textarea.value.replace(/\s+$/, '') : '';
+      textarea.value = before ? `${before} ${text}` : text;
+      chosen = append ? [...chosen, ...mentions.filter((m) => !chosen.includes(m))] : [...mentions];
+      textarea.setSelectionRange(textarea.value.length, textarea.value.length);
       changed();
       textarea.focus();
     },
