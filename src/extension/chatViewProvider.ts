@@ -153,6 +153,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           pending = deps.controller.submit(message.text, {
             mentions: message.mentions,
             idempotencyKey: message.idempotencyKey,
+            ...(message.images ? { images: message.images } : {}),
           });
           submits.set(message.idempotencyKey, pending);
           if (submits.size > 200) submits.delete(submits.keys().next().value!);

@@ -201,6 +201,9 @@ export function createSessionController(options: SessionControllerOptions): Sess
       }
       if (turn?.kind === 'builtin')
         return { ok: true, info: await runSlashBuiltin(turn, s, options.host().stateDir) };
+      const { checkImages } = await import('../agent/context/images.ts');
+      const images = checkImages(submitOptions?.images ?? []);
+      if (!images.ok) return { ok: false, code: 'BAD_IMAGE', error: images.error };
       // @problems / @changes / @terminal / @selection, a line range, a folder: what the editor knows
       // now, as reminders delivered with this message. Loaded on first submit, like the session itself.
       const { fileMentions, mentionReminders } = await import('./contextMentions.ts');
@@ -211,6 +214,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
       const outcome = s.prompt(turn?.kind === 'send' ? turn.text : text, {
         ...(turn?.kind === 'send' ? turn.options : {}),
         ...(mentions.length ? { mentions } : {}),
+        ...(images.images.length ? { images: images.images } : {}),
         ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),
       });
       lastRun = outcome;

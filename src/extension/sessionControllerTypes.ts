@@ -43,7 +43,12 @@ export interface SessionController extends vscode.Disposable {
   ensure(): Promise<AgentSession>;
   submit(
     text: string,
-    options?: { mentions?: readonly string[]; idempotencyKey?: string },
+    options?: {
+      mentions?: readonly string[];
+      idempotencyKey?: string;
+      /** Pasted images, checked here (context/images.ts) before they reach the session. */
+      images?: readonly { mediaType: string; data: string; name?: string }[];
+    },
   ): Promise<SubmitResult>;
   /** Aborts the current run: the session's own signal, and `runSignal` (pending proposals). */
   stop(): void;

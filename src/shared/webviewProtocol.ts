@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import type { AgentEvent, TodoItem } from '../agent/events.ts';
+import { imageAttachmentSchema, MAX_IMAGES_PER_MESSAGE } from '../agent/context/images.ts';
 import type { AgentMessage } from '../agent/messages.ts';
 import { agentEventSchema, todoSchema } from './agentEventSchema.ts';
 import { count, id, MAX_CODE, MAX_PATH, MAX_TEXT, relPath } from './protocolFields.ts';
@@ -145,6 +146,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     mentions: z.array(relPath).check(z.maxLength(200)),
     /** A double-send with the same key runs once. */
     idempotencyKey: id,
+    /** Pasted images (checked again by the host: context/images.ts). */
+    images: z.optional(z.array(imageAttachmentSchema).check(z.maxLength(MAX_IMAGES_PER_MESSAGE))),
   }),
   z.strictObject({ type: z.literal('stop') }),
   z.strictObject({ type: z.literal('stopJob'), id }),
