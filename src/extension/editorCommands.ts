@@ -32,7 +32,9 @@ export function registerEditorCommands({
   const withEditor = async (fn: (editor: vscode.TextEditor) => Promise<void>) => {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {
-      void vscode.window.showInformationMessage('Keel: open a file and select some code first.');
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Keel: open a file and select some code first.'),
+      );
       return;
     }
     await fn(editor);
@@ -45,11 +47,13 @@ export function registerEditorCommands({
     withEditor(async (editor) => {
       const ctx = selectionContext(editor, roots());
       const lines =
-        ctx.startLine === ctx.endLine ? `line ${ctx.startLine}` : `lines ${ctx.startLine}-${ctx.endLine}`;
+        ctx.startLine === ctx.endLine
+          ? vscode.l10n.t('line {0}', ctx.startLine)
+          : vscode.l10n.t('lines {0}-{1}', ctx.startLine, ctx.endLine);
       const question = await vscode.window.showInputBox({
-        title: 'Ask Keel About Selection',
-        prompt: `About ${ctx.path}, ${lines}`,
-        placeHolder: 'What do you want to know? (Enter: explain it)',
+        title: vscode.l10n.t('Ask Keel About Selection'),
+        prompt: vscode.l10n.t('About {0}, {1}', ctx.path, lines),
+        placeHolder: vscode.l10n.t('What do you want to know? (Enter: explain it)'),
         ignoreFocusOut: true,
       });
       if (question === undefined) return;
@@ -62,7 +66,7 @@ export function registerEditorCommands({
     withEditor(async (editor) => {
       if (editor.document.uri.scheme !== 'file') {
         void vscode.window.showInformationMessage(
-          'Keel: only a selection in a file of the workspace can be added.',
+          vscode.l10n.t('Keel: only a selection in a file of the workspace can be added.'),
         );
         return;
       }
@@ -91,7 +95,9 @@ export function registerEditorCommands({
         .getDiagnostics(editor.document.uri)
         .filter((d) => d.severity <= vscode.DiagnosticSeverity.Warning);
       if (problems.length === 0) {
-        void vscode.window.showInformationMessage(`Keel: VS Code reports no errors or warnings in ${rel}.`);
+        void vscode.window.showInformationMessage(
+          vscode.l10n.t('Keel: VS Code reports no errors or warnings in {0}.', rel),
+        );
         return;
       }
       await send(fixProblemsPrompt(rel, problems), [rel]);
@@ -101,7 +107,9 @@ export function registerEditorCommands({
     const root = roots()[0];
     const status = root ? await gitStatus(root) : undefined;
     if (status !== undefined && status.trim() === '') {
-      void vscode.window.showInformationMessage(`Keel: there are no uncommitted changes in ${root}.`);
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Keel: there are no uncommitted changes in {0}.', root ?? ''),
+      );
       return;
     }
     await send(reviewChangesPrompt(status));
