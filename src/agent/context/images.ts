@@ -1,5 +1,3 @@
-import * as z from 'zod/mini';
-
 // Images the user attaches to a message (a pasted screenshot in the panel, `@shot.png` in the CLI):
 // base64 in the user message, sent as Anthropic `image` blocks in that message only (P1: the prefix
 // never changes; P2: the message is appended like any other and kept in the session log, so a
@@ -32,13 +30,6 @@ export interface ImageAttachment {
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Base64 length of MAX_IMAGE_BYTES (what a schema can bound before decoding). */
 export const MAX_IMAGE_BASE64 = Math.ceil(MAX_IMAGE_BYTES / 3) * 4;
-
-export const imageAttachmentSchema = z.strictObject({
-  mediaType: z.enum(IMAGE_MEDIA_TYPES),
-  // A little over the limit is let through here so that checkImage can say how big it is.
-  data: z.string().check(z.maxLength(MAX_IMAGE_BASE64 * 2)),
-  name: z.optional(z.string().check(z.maxLength(260))),
-});
 
 /** The media type the bytes themselves say, or undefined when they are none of the four. */
 export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
