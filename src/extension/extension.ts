@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { Host } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
+import { createChatRequestHandler, registerChatParticipant } from './chatParticipant.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
 import { createProposals } from './editReview/proposals.ts';
 import {
@@ -46,6 +47,8 @@ export interface KeelApi {
   readonly moduleLoadMs: number;
   host(): Host;
   readonly longTask: LongTaskView;
+  /** `@keel` in the Chat view (also where the chat UI is missing, e.g. without a language model). */
+  readonly chatRequestHandler: vscode.ChatRequestHandler;
 }
 
 let log: vscode.LogOutputChannel | undefined;
@@ -242,6 +245,11 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     ctl.newChat();
     await chat.reveal();
   });
+  // `@keel` in VS Code's Chat view: the same controller, session, approvals and review as the panel.
+  const chatDeps = { controller: ctl, review, roots, display };
+  const chatRequestHandler = createChatRequestHandler(chatDeps);
+  const participant = registerChatParticipant(chatDeps, context.extensionUri);
+  if (participant) sub(participant);
   sub(
     ...registerEditorCommands({
       send,
@@ -339,7 +347,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       'warn',
       `no ripgrep found under ${vscode.env.appRoot}: Grep will answer UNAVAILABLE (Glob and Read still work)`,
     );
-  return { controller: ctl, activationMs, moduleLoadMs, host: getHost, longTask };
+  return { controller: ctl, activationMs, moduleLoadMs, host: getHost, longTask, chatRequestHandler };
 }
 
 /** After a reload: the edits the user had not reviewed yet are pending again (or dropped, said so). */
