@@ -36,10 +36,16 @@ export function packageVsix({ out = path.join(repo, 'dist', 'keel.vsix'), build 
     manifest.dependencies = Object.fromEntries(RUNTIME_MODULES.map((m) => [m, manifest.dependencies[m]]));
     fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     fs.copyFileSync(path.join(repo, USER_README), path.join(stage, 'README.md'));
-    for (const file of ['CHANGELOG.md', 'LICENSE', '.vscodeignore'])
+    for (const file of [
+      'CHANGELOG.md',
+      'LICENSE',
+      '.vscodeignore',
+      'package.nls.json',
+      'package.nls.zh-cn.json',
+    ])
       fs.copyFileSync(path.join(repo, file), path.join(stage, file));
     // .vscodeignore picks what of these ships (no CLI chunks, no source maps).
-    for (const dir of ['dist', 'media', 'skills'])
+    for (const dir of ['dist', 'media', 'skills', 'l10n'])
       fs.cpSync(path.join(repo, dir), path.join(stage, dir), { recursive: true, dereference: true });
     const require = createRequire(path.join(repo, 'package.json'));
     for (const m of RUNTIME_MODULES) {

@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import { checkImage, type ImageAttachment } from './context/images.ts';
 import type { ToolResult } from './tools/protocol.ts';
 
 // App-level messages (what the session log and the UIs hold) vs. the LLM message list (what the
@@ -40,6 +41,8 @@ export interface UserMessage extends Base {
   readonly steering?: boolean;
   /** Files the user @-mentioned; rendered as a reminder to read them, never their content (P3). */
   readonly mentions?: readonly string[];
+  /** Images the user attached (a pasted screenshot): image blocks of this message only (P1). */
+  readonly images?: readonly ImageAttachment[];
 }
 
 export interface AssistantMessage extends Base {
@@ -141,6 +144,18 @@ function assistantToLlm(message: AssistantMessage): Anthropic.ContentBlockParam[
 const assistantLlm = new WeakMap<AssistantMessage, LlmMessage | null>();
 const userRunLlm = new WeakMap<AgentMessage, { members: readonly AgentMessage[]; message: LlmMessage }>();
 
+/** A user message's images (before its text, as the API recommends), then its text. */
+function userMessageBlocks(message: UserMessage): UserBlock[] {
+  // Checked again here: a message read back from a log file is not trusted to hold what was checked.
+  const images: UserBlock[] = (message.images ?? []).map((image) => {
+    const checked = checkImage(image);
+    if (!checked.ok) return { type: 'text', text: `[An attached image was left out: ${checked.error}]` };
+    const { mediaType, data } = checked.image;
+    return { type: 'image', source: { type: 'base64', media_type: mediaType, data } };
+  });
+  return [...images, { type: 'text', text: renderUserText(message) }];
+}
+
 function userBlock(message: AgentMessage): UserBlock | undefined {
   switch (message.role) {
     case 'user':
@@ -176,6 +191,10 @@ function userRunToLlm(members: readonly AgentMessage[]): LlmMessage {
   const results: UserBlock[] = [];
   const rest: UserBlock[] = [];
   for (const member of members) {
+    if (member.role === 'user' && member.images?.length) {
+      rest.push(...userMessageBlocks(member));
+      continue;
+    }
     const block = userBlock(member)!;
     (block.type === 'tool_result' ? results : rest).push(block);
   }

@@ -24,7 +24,7 @@ import {
 import { isStdoutGone, out, setOnStdoutGone, watchOutput } from './cliOutput.ts';
 import { demoFailures, startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { effortOption } from './effort.ts';
-import { mentionedFiles } from './mentions.ts';
+import { mentionedFiles, mentionedImages } from './mentions.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, sandboxNotice } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
@@ -74,6 +74,9 @@ async function run(args: RunArgs): Promise<number> {
       process.stderr.write(`${start.message}\n`);
       return EXIT.finished;
     }
+    // `@shot.png`: attached as an image; a bad one stops here, before a session exists.
+    const images = mentionedImages(prompt, workspace);
+    if (!images.ok) throw new UsageError(images.error);
     const host = makeHost(
       workspace,
       approvalsFor(args.approve),
@@ -159,6 +162,7 @@ async function run(args: RunArgs): Promise<number> {
         outcome = await session.prompt(start.prompt, {
           ...start.options,
           ...(mentions.length ? { mentions } : {}),
+          ...(images.images.length ? { images: images.images } : {}),
         });
         // The session ends here: durable facts go to MEMORY.md (never blocks the exit for long, never fails it).
         if (outcome.status === 'finished') await session.consolidateMemory();

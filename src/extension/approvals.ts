@@ -33,17 +33,23 @@ export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsP
       const preApproved = request.once && options.consumePreApproval?.(request);
       if (preApproved) return 'allow_once';
       if (policy === 'allow' && !request.once) return 'allow_once';
-      const risk = request.risk === 'high' ? ' (high risk)' : '';
+      const risk = request.risk === 'high' ? vscode.l10n.t(' (high risk)') : '';
+      // The buttons in the user's language; which one was pressed is known by its English key.
+      const items = approvalItems(request).map((item) => ({
+        ...item,
+        key: item.title,
+        title: vscode.l10n.t(item.title),
+      }));
       const dialog = vscode.window.showWarningMessage(
         `Keel: ${request.title}${risk}`,
         { modal: true, detail: request.detail },
-        ...approvalItems(request),
+        ...items,
       );
       // An aborted run must not hang on a dialog nobody will answer; the dialog's later answer is ignored.
       const aborted = new Promise<undefined>((resolve) => {
         signal?.addEventListener('abort', () => resolve(undefined), { once: true });
       });
-      const choice = (await Promise.race([dialog, aborted]))?.title;
+      const choice = (await Promise.race([dialog, aborted]))?.key;
       if (choice === ALLOW_SESSION && !request.once) return 'allow_session';
       if (choice === ALLOW_ONCE) return 'allow_once';
       return 'deny';

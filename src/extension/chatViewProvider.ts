@@ -39,18 +39,33 @@ export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable 
   post(message: HostMessage): void;
   /** Prefill the chat input (and reveal the panel). */
   setInput(text: string, mentions: readonly string[]): Promise<void>;
+  /** Add a mention to the end of the chat input (and reveal the panel). */
+  addToInput(text: string, mentions: readonly string[]): Promise<void>;
   reveal(): Promise<void>;
 }
 
 async function fileCompletions(query: string, roots: readonly string[]): Promise<string[]> {
   const safe = query.replace(/[[\]{}()*?!\\]/g, '');
   const pattern = safe ? `**/*${safe}*` : '**/*';
-  const uris = await vscode.workspace.findFiles(pattern, '{**/node_modules/**,**/.git/**,**/.keel/**}', 50);
+  const exclude = '{**/node_modules/**,**/.git/**,**/.keel/**}';
+  const [uris, inFolders] = await Promise.all([
+    vscode.workspace.findFiles(pattern, exclude, 50),
+    vscode.workspace.findFiles(safe ? `**/*${safe}*/**` : '*/**', exclude, 50),
+  ]);
   const files = uris
     .map((u) => relativeTo(roots, u.fsPath))
     .sort((a, b) => a.length - b.length || a.localeCompare(b));
-  // @problems and @changes first: chosen, they become reminders (contextMentions.ts), not files.
-  return [...contextMentionCompletions(query), ...files];
+  // Folders (`src/`): chosen, one becomes a listing of its entries (contextMentions.ts).
+  const folders = new Set<string>();
+  for (const u of [...inFolders, ...uris]) {
+    const parts = relativeTo(roots, u.fsPath).split('/').slice(0, -1);
+    parts.forEach((name, i) => {
+      if (name.toLowerCase().includes(safe.toLowerCase())) folders.add(`${parts.slice(0, i + 1).join('/')}/`);
+    });
+  }
+  const dirs = [...folders].sort((a, b) => a.length - b.length || a.localeCompare(b)).slice(0, 10);
+  // The context mentions first: chosen, they become reminders (contextMentions.ts), not files.
+  return [...contextMentionCompletions(query), ...dirs, ...files];
 }
 
 export function createChatView(deps: ChatViewDeps): ChatView {
@@ -140,6 +155,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           pending = deps.controller.submit(message.text, {
             mentions: message.mentions,
             idempotencyKey: message.idempotencyKey,
+            ...(message.images ? { images: message.images } : {}),
           });
           submits.set(message.idempotencyKey, pending);
           if (submits.size > 200) submits.delete(submits.keys().next().value!);
@@ -358,6 +374,10 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       await chatView.reveal();
       // The webview may be loading; it asks for state on `ready`, and this arrives after.
       post({ type: 'setInput', text, mentions: [...mentions] });
+    },
+    async addToInput(text, mentions) {
+      await chatView.reveal();
+      post({ type: 'setInput', text, mentions: [...mentions], append: true });
     },
     async reveal() {
       await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);

@@ -19,13 +19,22 @@ export interface EditorCommandDeps {
   readonly roots: () => readonly string[];
   /** A path as the user sees it (relative to the workspace). */
   readonly display: (p: string) => string;
+  /** Adds a mention to the end of the panel's input (and reveals it). */
+  readonly addToInput?: (text: string, mentions: readonly string[]) => Promise<void>;
 }
 
-export function registerEditorCommands({ send, roots, display }: EditorCommandDeps): vscode.Disposable[] {
+export function registerEditorCommands({
+  send,
+  roots,
+  display,
+  addToInput,
+}: EditorCommandDeps): vscode.Disposable[] {
   const withEditor = async (fn: (editor: vscode.TextEditor) => Promise<void>) => {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {
-      void vscode.window.showInformationMessage('Keel: open a file and select some code first.');
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Keel: open a file and select some code first.'),
+      );
       return;
     }
     await fn(editor);
@@ -38,15 +47,33 @@ export function registerEditorCommands({ send, roots, display }: EditorCommandDe
     withEditor(async (editor) => {
       const ctx = selectionContext(editor, roots());
       const lines =
-        ctx.startLine === ctx.endLine ? `line ${ctx.startLine}` : `lines ${ctx.startLine}-${ctx.endLine}`;
+        ctx.startLine === ctx.endLine
+          ? vscode.l10n.t('line {0}', ctx.startLine)
+          : vscode.l10n.t('lines {0}-{1}', ctx.startLine, ctx.endLine);
       const question = await vscode.window.showInputBox({
-        title: 'Ask Keel About Selection',
-        prompt: `About ${ctx.path}, ${lines}`,
-        placeHolder: 'What do you want to know? (Enter: explain it)',
+        title: vscode.l10n.t('Ask Keel About Selection'),
+        prompt: vscode.l10n.t('About {0}, {1}', ctx.path, lines),
+        placeHolder: vscode.l10n.t('What do you want to know? (Enter: explain it)'),
         ignoreFocusOut: true,
       });
       if (question === undefined) return;
       await send(askPrompt(question, ctx), [ctx.path]);
+    }),
+  );
+  // `@path:12-20` into the input: the lines' text reaches the model when the message is sent
+  // (contextMentions.ts), read then, so edits made meanwhile count.
+  command('keel.addSelectionToChat', () =>
+    withEditor(async (editor) => {
+      if (editor.document.uri.scheme !== 'file') {
+        void vscode.window.showInformationMessage(
+          vscode.l10n.t('Keel: only a selection in a file of the workspace can be added.'),
+        );
+        return;
+      }
+      const ctx = selectionContext(editor, roots());
+      // As editorMentions.ts parses it (kept out of activation's bundle: that module is the core's).
+      const mention = `${ctx.path}:${ctx.startLine}${ctx.endLine !== ctx.startLine ? `-${ctx.endLine}` : ''}`;
+      await addToInput?.(`@${mention} `, [mention]);
     }),
   );
   command('keel.explainSelection', () =>
@@ -68,7 +95,9 @@ export function registerEditorCommands({ send, roots, display }: EditorCommandDe
         .getDiagnostics(editor.document.uri)
         .filter((d) => d.severity <= vscode.DiagnosticSeverity.Warning);
       if (problems.length === 0) {
-        void vscode.window.showInformationMessage(`Keel: VS Code reports no errors or warnings in ${rel}.`);
+        void vscode.window.showInformationMessage(
+          vscode.l10n.t('Keel: VS Code reports no errors or warnings in {0}.', rel),
+        );
         return;
       }
       await send(fixProblemsPrompt(rel, problems), [rel]);
@@ -78,7 +107,9 @@ export function registerEditorCommands({ send, roots, display }: EditorCommandDe
     const root = roots()[0];
     const status = root ? await gitStatus(root) : undefined;
     if (status !== undefined && status.trim() === '') {
-      void vscode.window.showInformationMessage(`Keel: there are no uncommitted changes in ${root}.`);
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Keel: there are no uncommitted changes in {0}.', root ?? ''),
+      );
       return;
     }
     await send(reviewChangesPrompt(status));

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { Host } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
+import { createChatRequestHandler, registerChatParticipant } from './chatParticipant.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
 import { createProposals } from './editReview/proposals.ts';
 import {
@@ -25,6 +26,7 @@ import { type LongTaskView, registerLongTask } from './longTask.ts';
 import { runOutsideMessage } from './sandboxUi.ts';
 import { readSettings } from './settings.ts';
 import { createStatusBar } from './statusBar.ts';
+import { createTerminalRecorder } from './terminalOutput.ts';
 import { createExtensionTelemetry } from './telemetry.ts';
 import { workspaceRoots } from './vscodeHost.ts';
 
@@ -48,6 +50,8 @@ export interface KeelApi {
   readonly longTask: LongTaskView;
   /** An MCP server's sign-in state (never the token: a hash of it, for tests). */
   mcpAuth(server: string): Promise<McpAuthStatus | undefined>;
+  /** `@keel` in the Chat view (also where the chat UI is missing, e.g. without a language model). */
+  readonly chatRequestHandler: vscode.ChatRequestHandler;
 }
 
 let log: vscode.LogOutputChannel | undefined;
@@ -114,7 +118,11 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     log: (level, message) => write(level, message),
   });
   sub(vscode.commands.registerCommand(REVIEW_TRUST_COMMAND, () => trustReview.review()));
+  // `@terminal`: each command's output is read as it runs (only then can it be read).
+  const terminals = createTerminalRecorder();
+  sub(terminals);
   controller = createSessionController({
+    editorSources: { terminal: () => terminals.lastOutput() },
     beforeCreate: () => trustReview.beforeSession(),
     host: getHost,
     settings: readSettings,
@@ -240,7 +248,19 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     ctl.newChat();
     await chat.reveal();
   });
-  sub(...registerEditorCommands({ send, roots, display }));
+  // `@keel` in VS Code's Chat view: the same controller, session, approvals and review as the panel.
+  const chatDeps = { controller: ctl, review, roots, display };
+  const chatRequestHandler = createChatRequestHandler(chatDeps);
+  const participant = registerChatParticipant(chatDeps, context.extensionUri);
+  if (participant) sub(participant);
+  sub(
+    ...registerEditorCommands({
+      send,
+      roots,
+      display,
+      addToInput: (text, mentions) => chat.addToInput(text, mentions),
+    }),
+  );
   command('keel.stop', () => ctl.stop());
   command('keel.acceptAllEdits', async () => {
     const n = (await review.acceptAll()) + proposals.decideAll(true);
@@ -334,7 +354,15 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     const manager = ctl.current?.mcp;
     return manager ? mcpAuthStatus(context.secrets, manager, server) : undefined;
   };
-  return { controller: ctl, activationMs, moduleLoadMs, host: getHost, longTask, mcpAuth };
+  return {
+    controller: ctl,
+    activationMs,
+    moduleLoadMs,
+    host: getHost,
+    longTask,
+    mcpAuth,
+    chatRequestHandler,
+  };
 }
 
 /** After a reload: the edits the user had not reviewed yet are pending again (or dropped, said so). */

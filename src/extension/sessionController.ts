@@ -244,14 +244,20 @@ export function createSessionController(options: SessionControllerOptions): Sess
       }
       if (turn?.kind === 'builtin')
         return { ok: true, info: await runSlashBuiltin(turn, s, options.host().stateDir) };
-      // @problems / @changes: what the editor knows now, as reminders delivered with this message.
-      // Loaded on first submit, like the session itself: activation stays small.
+      const { checkImages } = await import('../agent/context/images.ts');
+      const images = checkImages(submitOptions?.images ?? []);
+      if (!images.ok) return { ok: false, code: 'BAD_IMAGE', error: images.error };
+      // @problems / @changes / @terminal / @selection, a line range, a folder: what the editor knows
+      // now, as reminders delivered with this message. Loaded on first submit, like the session itself.
       const { fileMentions, mentionReminders } = await import('./contextMentions.ts');
-      const mentions = fileMentions(submitOptions?.mentions ?? [], options.host().workspace.roots);
-      for (const note of await mentionReminders(text, mentions, options.host())) s.notify(note, 'mention');
+      const chosen = submitOptions?.mentions ?? [];
+      const mentions = fileMentions(chosen, options.host().workspace.roots);
+      for (const note of await mentionReminders(text, chosen, options.host(), options.editorSources))
+        s.notify(note, 'mention');
       const outcome = s.prompt(turn?.kind === 'send' ? turn.text : text, {
         ...(turn?.kind === 'send' ? turn.options : {}),
         ...(mentions.length ? { mentions } : {}),
+        ...(images.images.length ? { images: images.images } : {}),
         ...(submitOptions?.idempotencyKey ? { idempotencyKey: submitOptions.idempotencyKey } : {}),
       });
       lastRun = outcome;

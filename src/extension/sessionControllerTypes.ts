@@ -2,6 +2,7 @@ import type { Effort } from '../agent/model/models.ts';
 import type * as vscode from 'vscode';
 import type { AgentEvent } from '../agent/events.ts';
 import type { Host } from '../agent/host.ts';
+import type { EditorSources } from './contextMentions.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
 import type { KeelSettings } from './settings.ts';
 import type { ExtensionTelemetry } from './telemetry.ts';
@@ -45,7 +46,12 @@ export interface SessionController extends vscode.Disposable {
   ensure(): Promise<AgentSession>;
   submit(
     text: string,
-    options?: { mentions?: readonly string[]; idempotencyKey?: string },
+    options?: {
+      mentions?: readonly string[];
+      idempotencyKey?: string;
+      /** Pasted images, checked here (context/images.ts) before they reach the session. */
+      images?: readonly { mediaType: string; data: string; name?: string }[];
+    },
   ): Promise<SubmitResult>;
   /** Aborts the current run: the session's own signal, and `runSignal` (pending proposals). */
   stop(): void;
@@ -101,4 +107,6 @@ export interface SessionControllerOptions {
   readonly telemetry?: ExtensionTelemetry;
   /** Runs before a session is made (the workspace-trust modal for what the repository supplies). */
   readonly beforeCreate?: () => Promise<unknown>;
+  /** The editor's context for `@terminal` (contextMentions.ts). */
+  readonly editorSources?: EditorSources;
 }

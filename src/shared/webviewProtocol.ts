@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import type { AgentEvent, TodoItem } from '../agent/events.ts';
+import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BASE64, MAX_IMAGES_PER_MESSAGE } from '../agent/context/images.ts';
 import type { AgentMessage } from '../agent/messages.ts';
 import { agentEventSchema, todoSchema } from './agentEventSchema.ts';
 import { count, id, MAX_CODE, MAX_PATH, MAX_TEXT, relPath } from './protocolFields.ts';
@@ -119,6 +120,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('setInput'),
     text: z.string().check(z.maxLength(MAX_TEXT)),
     mentions: z.array(relPath),
+    /** Add to what is typed instead of replacing it ("Add Selection to Chat"). */
+    append: z.optional(z.literal(true)),
   }),
   /** A host-side problem outside any session event (no API key, session failed to start). */
   z.strictObject({
@@ -148,6 +151,19 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     mentions: z.array(relPath).check(z.maxLength(200)),
     /** A double-send with the same key runs once. */
     idempotencyKey: id,
+    /** Pasted images (checked again by the host: context/images.ts). */
+    images: z.optional(
+      z
+        .array(
+          z.strictObject({
+            mediaType: z.enum(IMAGE_MEDIA_TYPES),
+            // A little over the limit gets through, so that the host can say how big it is.
+            data: z.string().check(z.maxLength(MAX_IMAGE_BASE64 * 2)),
+            name: z.optional(z.string().check(z.maxLength(260))),
+          }),
+        )
+        .check(z.maxLength(MAX_IMAGES_PER_MESSAGE)),
+    ),
   }),
   z.strictObject({ type: z.literal('stop') }),
   z.strictObject({ type: z.literal('stopJob'), id }),

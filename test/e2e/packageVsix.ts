@@ -19,6 +19,9 @@ const STAGED = [
   'dist',
   'media',
   'skills',
+  'package.nls.json',
+  'package.nls.zh-cn.json',
+  'l10n',
 ];
 
 export function packageVsix(vsix: string): void {

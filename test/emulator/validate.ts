@@ -104,6 +104,33 @@ function checkMessages(messages: MessageIn[]): string | undefined {
   return undefined;
 }
 
+const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+const MAGIC: Record<string, (b: Buffer) => boolean> = {
+  'image/png': (b) => b.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47])),
+  'image/jpeg': (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
+  'image/gif': (b) => b.subarray(0, 4).toString('latin1') === 'GIF8',
+  'image/webp': (b) =>
+    b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+};
+
+/** An image block as the API checks it: base64 source, one of four media types, at most 5 MB, bytes that match. */
+function checkImageBlock(block: ContentBlockIn, path: string, role: string): string | undefined {
+  if (role !== 'user') return `${path}: image blocks may only appear in user messages`;
+  const source = block['source'] as Record<string, unknown> | undefined;
+  if (!source || typeof source !== 'object') return `${path}.source: Field required`;
+  if (source['type'] !== 'base64') return `${path}.source.type: Input should be 'base64'`;
+  const mediaType = source['media_type'];
+  if (typeof mediaType !== 'string' || !IMAGE_TYPES.includes(mediaType))
+    return `${path}.source.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+  const data = source['data'];
+  if (typeof data !== 'string' || data.length === 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data))
+    return `${path}.source.base64: invalid base64 data`;
+  const bytes = Buffer.from(data, 'base64');
+  if (bytes.length > 5 * 1024 * 1024) return `${path}.source.base64: image exceeds 5 MB maximum`;
+  if (!MAGIC[mediaType]!(bytes)) return `${path}: Image does not match the provided media type ${mediaType}`;
+  return undefined;
+}
+
 function checkBlock(
   block: ContentBlockIn,
   path: string,
@@ -139,6 +166,8 @@ function checkBlock(
       toolUseIds.add(id);
       return undefined;
     }
+    case 'image':
+      return checkImageBlock(block, path, role);
     case 'tool_result': {
       if (role !== 'user') return `${path}: tool_result blocks may only appear in user messages`;
       if (typeof block['tool_use_id'] !== 'string') return `${path}.tool_use_id: Field required`;

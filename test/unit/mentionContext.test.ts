@@ -17,7 +17,7 @@ test('@problems and @changes are found as words of their own; a picked file of t
   assert.deepEqual(contextMentionsIn('@problems/x.ts and me@changes'), []);
   assert.deepEqual(contextMentionsIn('see @problems', ['problems']), []);
   assert.deepEqual(contextMentionsIn('@problems, please'), ['problems']);
-  assert.deepEqual(contextMentionCompletions(''), ['problems', 'changes']);
+  assert.deepEqual(contextMentionCompletions(''), ['problems', 'changes', 'terminal', 'selection']);
   assert.deepEqual(contextMentionCompletions('Pro'), ['problems']);
   assert.deepEqual(contextMentionCompletions('src'), []);
 });

@@ -1,6 +1,6 @@
 import type { AgentMessage } from '../../src/agent/messages.ts';
 import { addNotice, assistantBlocks, draftOf, get, put, toolFromUse, withResult } from './draft.ts';
-import { initialState, type Item } from './model.ts';
+import { imagesOf, initialState, type Item } from './model.ts';
 
 // A transcript rebuilt from the messages alone (an old log whose events are gone): what was said,
 // each tool call with its result, notices; a call that never got a result shows as cancelled.
@@ -17,6 +17,7 @@ export function itemsFromMessages(messages: readonly AgentMessage[]): Item[] {
           text: message.text,
           mentions: message.mentions ?? [],
           steering: message.steering ?? false,
+          ...imagesOf(message),
         });
         break;
       case 'assistant': {

@@ -14,6 +14,7 @@
 // the view state + last seq live in `vscode.setState` and `ready {afterSeq}` catches up.
 
 import '@vscode-elements/elements/dist/vscode-button/index.js';
+import { t } from './l10n.ts';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import { type HostMessage, parseHostMessage, type WebviewMessage } from '../../src/shared/webviewProtocol.ts';
 import { button, h } from './dom.ts';
@@ -31,6 +32,7 @@ import {
   renderTodos,
 } from './render/panels.ts';
 import { restoreSaved, type Saved, toSaved } from './persist.ts';
+import type { ImageDraft } from './render/attachments.ts';
 import { samePath } from './format.ts';
 
 interface VsCodeApi {
@@ -56,6 +58,14 @@ function post(message: WebviewMessage): void {
   vscode.postMessage(message);
 }
 
+// Images of messages not yet acknowledged, for a re-post with the same key (not kept in the saved
+// state: megabytes there would slow every re-show; a message resent by a reloaded panel goes without).
+const pendingImages = new Map<string, ImageDraft[]>();
+function withImages(idempotencyKey: string): { images?: ImageDraft[] } {
+  const images = pendingImages.get(idempotencyKey);
+  return images ? { images } : {};
+}
+
 // ---------- layout ----------
 
 const app = document.getElementById('app') ?? document.body.appendChild(h('div', { id: 'app' }));
@@ -66,7 +76,7 @@ const historyPanel = h('div', {
   role: 'region',
   'aria-label': 'Past chats',
 });
-const historyButton = button('Chat history', () => toggleHistory(), {
+const historyButton = button(t('Chat history'), () => toggleHistory(), {
   icon: 'history',
   iconOnly: true,
   secondary: true,
@@ -101,18 +111,23 @@ const queue = h('div', { class: 'queue', 'aria-label': 'Queued messages' });
 const banner = h('div', { class: 'banner' });
 const meter = h('div', { class: 'meter' });
 const composer = createComposer({
-  submit(text, mentions) {
+  submit(text, mentions, images) {
     const idempotencyKey = crypto.randomUUID();
     state = addPending(state, text, idempotencyKey, mentions);
     // Saved before it is posted: if this webview goes away now, the next one resends it (unsent).
     persist();
-    post({ type: 'submit', text, mentions, idempotencyKey });
+    if (images.length > 0) pendingImages.set(idempotencyKey, images);
+    post({ type: 'submit', text, mentions, idempotencyKey, ...withImages(idempotencyKey) });
     watchDelivery(idempotencyKey);
     // What the user just sent, and the answer to it, is what they want to see next.
     transcript.followLatest();
     schedule();
   },
   stop: () => post({ type: 'stop' }),
+  error(text) {
+    state = { ...state, banner: { level: 'error', text } };
+    schedule();
+  },
   setMode: (mode) => post({ type: 'setMode', mode }),
   setEffort: (effort) => post({ type: 'setEffort', effort }),
   requestCompletions: (query) => post({ type: 'requestFileCompletions', query }),
@@ -211,7 +226,13 @@ function watchDelivery(idempotencyKey: string, attempt = 1): void {
     const q = state.queue.find((x) => x.idempotencyKey === idempotencyKey);
     if (!q || q.received || q.state !== 'sending') return;
     if (attempt < DELIVERY_ATTEMPTS) {
-      post({ type: 'submit', text: q.text, mentions: [...(q.mentions ?? [])], idempotencyKey });
+      post({
+        type: 'submit',
+        text: q.text,
+        mentions: [...(q.mentions ?? [])],
+        idempotencyKey,
+        ...withImages(idempotencyKey),
+      });
       watchDelivery(idempotencyKey, attempt + 1);
       return;
     }
@@ -259,8 +280,10 @@ function resendUnsent(): void {
 }
 
 function handle(message: HostMessage): void {
+  if (message.type === 'submitResult') pendingImages.delete(message.idempotencyKey);
   if (message.type === 'fileCompletions') composer.showCompletions(message.query, message.items);
-  else if (message.type === 'setInput') composer.setInput(message.text, message.mentions);
+  else if (message.type === 'setInput')
+    composer.setInput(message.text, message.mentions, message.append === true);
   else if (message.type === 'modes') composer.setModes(message.modes, message.current);
   else if (message.type === 'effort') composer.setEffort(message.effort);
   else if (message.type === 'submitResult' && !message.ok) {

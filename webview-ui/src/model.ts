@@ -16,6 +16,21 @@ export interface UserItem {
   readonly steering: boolean;
   /** The prompt's checkpoint number (runs it started, from 1): "Restore to before this". */
   readonly promptNumber?: number;
+  /** Attached images (shown as thumbnails). */
+  readonly images?: readonly { readonly mediaType: string; readonly data: string }[];
+}
+
+/** A user message's images as a UserItem keeps them (only well-formed ones). */
+export function imagesOf(message: { images?: unknown }): Pick<UserItem, 'images'> {
+  if (!Array.isArray(message.images)) return {};
+  const images = message.images.flatMap((i: { mediaType?: unknown; data?: unknown }) =>
+    typeof i?.mediaType === 'string' &&
+    /^image\/(png|jpeg|gif|webp)$/.test(i.mediaType) &&
+    typeof i.data === 'string'
+      ? [{ mediaType: i.mediaType, data: i.data }]
+      : [],
+  );
+  return images.length > 0 ? { images } : {};
 }
 
 export interface AssistantBlockView {

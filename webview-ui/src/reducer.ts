@@ -17,7 +17,7 @@ import {
   toolFromUse,
   withResult,
 } from './draft.ts';
-import { initialState, type QueuedMessage, type ViewState } from './model.ts';
+import { imagesOf, initialState, type QueuedMessage, type ViewState } from './model.ts';
 import { itemsFromMessages } from './fromMessages.ts';
 import { applyWorkEvent } from './reduceWork.ts';
 
@@ -127,6 +127,7 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
         mentions: message.mentions ?? [],
         steering,
         ...(promptNumber !== undefined ? { promptNumber } : {}),
+        ...imagesOf(message),
       });
       break;
     }

@@ -2,12 +2,12 @@ import type { Problem } from '../host.ts';
 import { wrapUntrusted } from '../safety/untrusted.ts';
 import { formatProblem } from '../tools/editing/problems.ts';
 
-// `@problems` and `@changes` in a user's message: what the editor knows right now (its diagnostics,
+// `@problems`, `@changes` (here), `@terminal` and `@selection` (editorMentions.ts) in a user's message: what the editor knows right now (its diagnostics,
 // the working-tree diff), captured when the message is sent and given to the model as a reminder
 // next to that message (P3: dynamic context after the last breakpoint, never in the prefix). The
 // host gathers; this module decides the words and the caps, so every host says the same thing.
 
-export const CONTEXT_MENTIONS = ['problems', 'changes'] as const;
+export const CONTEXT_MENTIONS = ['problems', 'changes', 'terminal', 'selection'] as const;
 export type ContextMention = (typeof CONTEXT_MENTIONS)[number];
 
 export function isContextMention(name: string): name is ContextMention {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { AgentMessage } from '../messages.ts';
+import { IMAGE_TOKENS } from './images.ts';
 import { toLlm } from '../messages.ts';
 import { canonicalJson } from '../safety/guards/loopDetector.ts';
 
@@ -31,6 +32,8 @@ export function sha256(text: string): string {
 }
 
 function blockTokens(block: object, role?: string): number {
+  // An image costs what its pixels cost, not its base64 (images.ts).
+  if ((block as { type?: unknown }).type === 'image') return IMAGE_TOKENS;
   const { cache_control: _ignored, ...rest } = block as Record<string, unknown>;
   // The unit is the canonical JSON's length; key order never changes a length, so the engine's own
   // JSON.stringify measures it without sorting every object of every block.

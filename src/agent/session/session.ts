@@ -271,7 +271,14 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   });
 
   const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage =>
-    newUserMessage({ id: newId('usr'), ts: now(), text, steering: isSteering, mentions: opts?.mentions });
+    newUserMessage({
+      id: newId('usr'),
+      ts: now(),
+      text,
+      steering: isSteering,
+      mentions: opts?.mentions,
+      images: opts?.images,
+    });
 
   const startRun = async (message: UserMessage, opts?: PromptOptions): Promise<RunOutcome> => {
     controller = new AbortController();

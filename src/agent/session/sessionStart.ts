@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import type { ImageAttachment } from '../context/images.ts';
 import { randomBytes } from 'node:crypto';
 import { createCheckpointRecorder } from '../checkpoints/recorder.ts';
 import { DEFAULT_CHECKPOINT_BUDGET_BYTES, pruneCheckpoints } from '../checkpoints/stats.ts';
@@ -205,6 +206,7 @@ export function newUserMessage(m: {
   readonly text: string;
   readonly steering: boolean;
   readonly mentions: readonly string[] | undefined;
+  readonly images?: readonly ImageAttachment[] | undefined;
 }): UserMessage {
   return {
     role: 'user',
@@ -213,6 +215,7 @@ export function newUserMessage(m: {
     text: m.text,
     ...(m.steering ? { steering: true } : {}),
     ...(m.mentions?.length ? { mentions: [...m.mentions] } : {}),
+    ...(m.images?.length ? { images: [...m.images] } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { AgentEvent, EventStream, TodoItem } from '../events.ts';
+import type { ImageAttachment } from '../context/images.ts';
 import type { Host } from '../host.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import type { JobInfo } from '../jobs/manager.ts';
@@ -88,6 +89,8 @@ export interface RunOutcome {
 export interface PromptOptions {
   /** Files the user @-mentioned (workspace-relative). */
   readonly mentions?: readonly string[];
+  /** Images attached to the message, already checked (context/images.ts checkImages). */
+  readonly images?: readonly ImageAttachment[];
   /** A double-send with the same key runs once. */
   readonly idempotencyKey?: string;
   /** The model for this run only (a prompt file's `model`); ignored for a steering message. */

@@ -1,4 +1,5 @@
 import { button, h, setDisabled } from '../dom.ts';
+import { t } from '../l10n.ts';
 import {
   insertMention,
   insertSlash,
@@ -7,12 +8,15 @@ import {
   mentionsInText,
   slashAt,
 } from '../mentions.ts';
+import { createAttachments, type ImageDraft } from './attachments.ts';
 
 // The message input: Enter sends, Shift+Enter is a newline, '@' opens a keyboard-navigable file
 // list and '/' as the first word a list of slash commands (the host answers `requestFileCompletions`). While the agent runs, a sent message steers it.
 
 export interface ComposerOptions {
-  submit(text: string, mentions: string[]): void;
+  submit(text: string, mentions: string[], images: ImageDraft[]): void;
+  /** Something the user did could not be done (an image refused): shown in the panel's banner. */
+  error(text: string): void;
   stop(): void;
   requestCompletions(query: string): void;
   /** Draft changed (persisted so a re-shown panel keeps it). */
@@ -37,7 +41,8 @@ export interface Composer {
   readonly element: HTMLElement;
   setRunning(running: boolean): void;
   showCompletions(query: string, items: readonly string[]): void;
-  setInput(text: string, mentions: readonly string[]): void;
+  /** Replace the input (or add to its end: `append`). */
+  setInput(text: string, mentions: readonly string[], append?: boolean): void;
   /** The mode picker's choices (plan, custom agents) and the current one. */
   setModes(modes: readonly { name: string; description: string }[], current: string | null): void;
   /** The effort picker's current choice (the host's: the chat's, or the setting's). */
@@ -55,10 +60,12 @@ export function createComposer(options: ComposerOptions): Composer {
     id: 'message-input',
     class: 'input',
     rows: 3,
-    'aria-label': 'Message Keel',
+    'aria-label': t('Message Keel'),
     'aria-autocomplete': 'list',
     'aria-controls': listId,
-    placeholder: 'Ask Keel — @ to mention a file, / for commands, Enter to send, Shift+Enter for a new line',
+    placeholder: t(
+      'Ask Keel — @ to mention a file, / for commands, Enter to send, Shift+Enter for a new line',
+    ),
   });
   const listbox = h('ul', {
     id: listId,
@@ -67,8 +74,8 @@ export function createComposer(options: ComposerOptions): Composer {
     'aria-label': 'Files',
     hidden: true,
   });
-  const send = button('Send', () => doSubmit(), { icon: 'send', className: 'send' });
-  const stop = button('Stop', () => options.stop(), {
+  const send = button(t('Send'), () => doSubmit(), { icon: 'send', className: 'send' });
+  const stop = button(t('Stop'), () => options.stop(), {
     icon: 'debug-stop',
     secondary: true,
     className: 'stop',
@@ -95,10 +102,30 @@ export function createComposer(options: ComposerOptions): Composer {
     const chosen = EFFORT_CHOICES.find(([value]) => value === effortPicker.value);
     if (chosen) options.setEffort(chosen[0]);
   });
+  // Pasted or dropped images, shown above the input until sent.
+  const attachments = createAttachments({ onError: (text) => options.error(text), changed: () => refresh() });
+  const imageFiles = (data: DataTransfer | null) =>
+    Array.from(data?.files ?? []).filter((f) => f.type.startsWith('image/'));
+  textarea.addEventListener('paste', (event) => {
+    const files = imageFiles(event.clipboardData);
+    if (files.length === 0) return;
+    event.preventDefault();
+    void attachments.add(files);
+  });
+  textarea.addEventListener('dragover', (event) => {
+    if (event.dataTransfer?.types.includes('Files')) event.preventDefault();
+  });
+  textarea.addEventListener('drop', (event) => {
+    const files = imageFiles(event.dataTransfer);
+    if (files.length === 0) return;
+    event.preventDefault();
+    void attachments.add(files);
+  });
   const element = h(
     'div',
     { class: 'composer' },
     listbox,
+    attachments.element,
     textarea,
     h(
       'div',
@@ -123,9 +150,9 @@ export function createComposer(options: ComposerOptions): Composer {
   const hint = element.querySelector<HTMLElement>('#composer-hint')!;
 
   function refresh(): void {
-    setDisabled(send, textarea.value.trim().length === 0);
+    setDisabled(send, textarea.value.trim().length === 0 && attachments.count === 0);
     setDisabled(stop, !running);
-    hint.textContent = running ? 'Keel is working — your message will steer it before its next step.' : '';
+    hint.textContent = running ? t('Keel is working — your message will steer it before its next step.') : '';
   }
 
   function closeList(): void {
@@ -186,15 +213,18 @@ export function createComposer(options: ComposerOptions): Composer {
   }
 
   function doSubmit(): void {
-    const text = textarea.value.trim();
-    if (!text) return;
+    const typed = textarea.value.trim();
+    if (!typed && attachments.count === 0) return;
+    // An image sent on its own still needs words for the model (and the transcript).
+    const text = typed || 'See the attached image.';
     const mentions = mentionsInText(text, chosen);
     // Clear first: a second Enter/click in the same tick finds nothing to send (no double-submit).
     textarea.value = '';
     chosen = [];
+    const images = attachments.take();
     closeList();
     changed();
-    options.submit(text, mentions);
+    options.submit(text, mentions, images);
   }
 
   textarea.addEventListener('input', () => {
@@ -252,10 +282,11 @@ export function createComposer(options: ComposerOptions): Composer {
       active = items.length > 0 ? 0 : -1;
       renderList();
     },
-    setInput(text, mentions) {
-      textarea.value = text;
-      chosen = [...mentions];
-      textarea.setSelectionRange(text.length, text.length);
+    setInput(text, mentions, append = false) {
+      const before = append ? textarea.value.replace(/\s+$/, '') : '';
+      textarea.value = before ? `${before} ${text}` : text;
+      chosen = append ? [...chosen, ...mentions.filter((m) => !chosen.includes(m))] : [...mentions];
+      textarea.setSelectionRange(textarea.value.length, textarea.value.length);
       changed();
       textarea.focus();
     },

@@ -1,8 +1,10 @@
 import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
+import { t } from '../l10n.ts';
 import { button, h, icon } from '../dom.ts';
 import type { FileRef } from '../fileLinks.ts';
 import { renderMarkdown } from '../markdown.ts';
 import type { AssistantItem, ErrorItem, Item, MemoryItem, NoticeItem, PlanItem, UserItem } from '../model.ts';
+import { imageUrl } from './attachments.ts';
 import { renderToolCard } from './toolCard.ts';
 
 export interface RenderContext {
@@ -71,18 +73,27 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
       class: `msg user${item.steering ? ' steering' : ''}`,
       'data-id': item.id,
       role: 'article',
-      'aria-label': 'You',
+      'aria-label': t('You'),
     },
     h(
       'div',
       { class: 'msg-author' },
       icon('account'),
-      'You',
+      t('You'),
       item.steering ? h('span', { class: 'tag' }, 'steering') : null,
       item.promptNumber !== undefined ? restoreButton(item.promptNumber, ctx) : null,
       item.promptNumber !== undefined ? editButton(item.promptNumber, ctx) : null,
     ),
     h('div', { class: 'msg-text' }, ...userTextParts(item.text)),
+    item.images?.length
+      ? h(
+          'div',
+          { class: 'msg-images' },
+          ...item.images.map((image, i) =>
+            h('img', { class: 'msg-image', src: imageUrl(image), alt: `Attached image ${i + 1}` }),
+          ),
+        )
+      : null,
     item.mentions.length > 0
       ? h(
           'div',

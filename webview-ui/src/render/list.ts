@@ -1,4 +1,5 @@
 import { h } from '../dom.ts';
+import { t } from '../l10n.ts';
 import type { Item } from '../model.ts';
 import { createGeometry } from '../virtual.ts';
 import { type RenderContext, renderItem } from './items.ts';
@@ -57,11 +58,13 @@ export function createTranscript(): Transcript {
   const empty = h(
     'div',
     { class: 'empty-state' },
-    h('h2', {}, 'Ask Keel'),
+    h('h2', {}, t('Ask Keel')),
     h(
       'p',
       {},
-      'Describe a change, ask about the code, or type @ to mention a file. Edits arrive as diffs you can accept or reject.',
+      t(
+        'Describe a change, ask about the code, or type @ to mention a file. Edits arrive as diffs you can accept or reject.',
+      ),
     ),
   );
   element.append(empty, above, list, below);

@@ -1,4 +1,5 @@
 import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
+import { t } from '../l10n.ts';
 import { button, h, icon } from '../dom.ts';
 import { contextPercent, formatCost, formatTokens } from '../format.ts';
 import type { ViewState } from '../model.ts';
@@ -87,7 +88,10 @@ export function renderJobs(target: HTMLElement, state: ViewState, post: Post): v
         { class: 'job', 'data-job': job.id },
         icon('terminal'),
         h('span', { class: 'job-command', title: job.command }, job.command),
-        button('Stop', () => post({ type: 'stopJob', id: job.id }), { icon: 'debug-stop', secondary: true }),
+        button(t('Stop'), () => post({ type: 'stopJob', id: job.id }), {
+          icon: 'debug-stop',
+          secondary: true,
+        }),
       ),
     );
   }

@@ -1,0 +1,199 @@
+// Keel in Simplified Chinese: the packaged .vsix in code-server started with `--locale zh-cn`, driven in
+// Chromium, talking to the emulator. Keel's commands and views (package.nls.zh-cn.json), the panel (its
+// strings come from the host's vscode.l10n bundle) and its approval dialog are in Chinese. VS Code's own
+// UI may stay English: no language pack can be installed offline. Screenshots: test-artifacts/l10n-zh-cn-*.
+// Run: node --import tsx --test test/e2e/l10n.test.ts
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { type Emulator, startEmulator } from '../emulator/server.ts';
+import {
+  type CodeServer,
+  codeServerEntry,
+  ensureCodeServer,
+  launchBrowser,
+  log,
+  makeWorkspace,
+  node24,
+  REPO,
+  run,
+  startCodeServer,
+  WORK,
+} from './codeServer.ts';
+import { packageVsix } from './packageVsix.ts';
+
+const ARTIFACTS = path.join(REPO, 'test-artifacts');
+const UI_TIMEOUT = 60_000;
+
+let emulator: Emulator;
+let server: CodeServer;
+let browser: BrowserContext;
+let page: Page;
+
+async function shot(name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+}
+
+async function chatFrame(): Promise<Frame> {
+  const end = Date.now() + UI_TIMEOUT;
+  for (;;) {
+    for (const f of page.frames()) {
+      try {
+        if (await f.$('textarea#message-input')) return f;
+      } catch {
+        // detached while we looked
+      }
+    }
+    if (Date.now() > end) throw new Error('no Keel chat webview');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The palette lists `title`; Enter runs it. */
+async function runCommand(title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await input.fill(`>${title}`);
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: title })
+    .first()
+    .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+describe('Keel in zh-cn (code-server --locale zh-cn)', { timeout: 600_000 }, () => {
+  before(async () => {
+    ensureCodeServer();
+    run(process.execPath, ['scripts/build-ext.mjs', '--production', '--no-tests']);
+    const vsix = path.join(WORK, 'keel-l10n.vsix');
+    fs.mkdirSync(WORK, { recursive: true });
+    packageVsix(vsix);
+    emulator = await startEmulator({ port: 0 });
+    const workspace = makeWorkspace('l10n-ws', { 'README.md': '# l10n\n' });
+    server = await startCodeServer({
+      name: 'l10n',
+      workspace,
+      args: ['--locale', 'zh-cn'],
+      machineSettings: { 'keel.baseUrl': emulator.url },
+      settings: { 'workbench.secondarySideBar.defaultVisibility': 'hidden' },
+      env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
+    });
+    const xdg = path.join(server.runDir, 'tmp');
+    const install = run(
+      node24(),
+      [
+        codeServerEntry(),
+        '--config',
+        path.join(server.runDir, 'config.yaml'),
+        '--user-data-dir',
+        path.join(server.runDir, 'user-data'),
+        '--extensions-dir',
+        path.join(server.runDir, 'extensions'),
+        '--install-extension',
+        vsix,
+      ],
+      {
+        env: {
+          ...process.env,
+          XDG_CONFIG_HOME: path.join(xdg, 'xdg-config'),
+          XDG_DATA_HOME: path.join(xdg, 'xdg-data'),
+          XDG_CACHE_HOME: path.join(xdg, 'xdg-cache'),
+        },
+      },
+    );
+    assert.match(install, /was successfully installed/);
+    browser = await launchBrowser(server.runDir);
+    page = browser.pages()[0] ?? (await browser.newPage());
+    await page.goto(`${server.base}/?folder=${encodeURIComponent(workspace)}`);
+    await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    server?.stop();
+    await emulator?.close();
+  });
+
+  it('commands, the panel and the approval dialog are in Chinese', async (t) => {
+    // VS Code switches an extension's language only when a language pack for it is installed; none can
+    // be installed offline (code-server then runs in English whatever --locale says). Then there is
+    // nothing to check here: said so, not passed. The bundles' completeness is test/unit/l10n.test.ts.
+    const english = page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'Keel: Open Panel' })
+      .first();
+    const chinese = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Keel: 打开面板' }).first();
+    // The palette lists Keel's commands once its extension host is up: asked again until it does.
+    let isEnglish = false;
+    for (let end = Date.now() + UI_TIMEOUT; ; ) {
+      await page.keyboard.press('F1');
+      await page.locator('.quick-input-widget input').fill('>Keel: ');
+      const shown = await english
+        .or(chinese)
+        .waitFor({ timeout: 5_000 })
+        .then(() => true)
+        .catch(() => false);
+      isEnglish = (await english.count()) > 0;
+      await page.keyboard.press('Escape');
+      if (shown) break;
+      if (Date.now() > end) throw new Error("the palette never listed Keel's Open Panel command");
+    }
+    if (isEnglish) {
+      await shot('l10n-zh-cn-unavailable');
+      t.skip('VS Code stayed English: no zh-cn language pack is installed in this code-server');
+      return;
+    }
+    // A command by its Chinese title (package.nls.zh-cn.json).
+    await runCommand('Keel: 打开面板');
+    const frame = await chatFrame();
+    // The view's name, in the side bar's title.
+    await page
+      .locator('.part.sidebar .title-label', { hasText: '聊天' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    // The panel's words (the host's vscode.l10n bundle, handed to the webview).
+    const input = frame.locator('textarea#message-input');
+    assert.equal(await input.getAttribute('aria-label'), '给 Keel 发消息');
+    assert.match((await input.getAttribute('placeholder')) ?? '', /^询问 Keel — 输入 @ 提及文件/);
+    await frame.getByText('询问 Keel').first().waitFor({ timeout: UI_TIMEOUT });
+    await frame.getByRole('button', { name: '发送' }).first().waitFor({ timeout: UI_TIMEOUT });
+    assert.equal(await frame.evaluate(() => document.documentElement.lang), 'zh-cn');
+    await shot('l10n-zh-cn-panel');
+
+    // A dialog: the approval modal's buttons.
+    emulator.setScenario({
+      replies: [
+        {
+          content: [
+            { type: 'tool_use', name: 'Bash', input: { command: 'curl -s https://example.com/keel-l10n' } },
+          ],
+        },
+        { content: [{ type: 'text', text: '好的，不运行。' }] },
+      ],
+      onExhausted: 'repeat_last',
+    });
+    await input.fill('Fetch example.com');
+    await input.press('Enter');
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    await dialog.getByRole('button', { name: '允许一次' }).waitFor();
+    await dialog.getByRole('button', { name: '在本次会话中允许' }).waitFor();
+    await shot('l10n-zh-cn-approval');
+    await dialog.getByRole('button', { name: '拒绝' }).click();
+    await frame.getByText('好的，不运行。').first().waitFor({ timeout: UI_TIMEOUT });
+    // The palette lists Keel's commands in Chinese.
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').fill('>Keel: ');
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'Keel: 将所选内容添加到聊天' })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await shot('l10n-zh-cn-commands');
+    await page.keyboard.press('Escape');
+    const workbenchLanguage = await page.evaluate(() => document.documentElement.lang);
+    log(`VS Code's own UI language: ${workbenchLanguage} (Keel's strings are Chinese either way)`);
+  });
+});
