@@ -32,6 +32,8 @@ export interface ChatViewDeps {
   readonly runOutsideSandbox?: (command: string) => Promise<void>;
   /** The sandbox tier, for the one-time panel notice. */
   readonly sandboxInfo?: () => SandboxInfo | undefined;
+  /** Where ratings of answers are kept (`.keel/feedback/`, read by `keel eval --from-feedback`). */
+  readonly stateDir?: () => string;
 }
 
 export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable {
@@ -292,6 +294,19 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           ...enterSafeItems(RUN_OUTSIDE, 'Keep It Refused'),
         );
         if (choice?.title === RUN_OUTSIDE) await deps.runOutsideSandbox?.(command);
+        return;
+      }
+      case 'feedback': {
+        const session = deps.controller.current;
+        const stateDir = deps.stateDir?.();
+        // Loaded on the first rating: off the panel's start-up path.
+        const { recordAnswerFeedback } = await import('../agent/eval/feedback.ts');
+        const result =
+          session && stateDir
+            ? recordAnswerFeedback(stateDir, session, message)
+            : { ok: false as const, error: 'No session to rate.' };
+        if (!result.ok)
+          post({ type: 'hostNotice', level: 'warn', text: `Feedback not saved: ${result.error}` });
         return;
       }
       case 'requestFileCompletions':

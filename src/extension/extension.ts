@@ -151,6 +151,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     roots,
     log: write,
     sandboxInfo: () => hosts.sandboxInfo(),
+    stateDir: () => getHost().stateDir,
     runOutsideSandbox: async (command) => {
       hosts.approveOutsideOnce(command);
       await ctl.submit(runOutsideMessage(command), {

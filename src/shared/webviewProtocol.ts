@@ -208,6 +208,13 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   }),
   /** "Run outside the sandbox…" on a SANDBOX_DENIED card: the host asks in a modal first. */
   z.strictObject({ type: z.literal('runOutsideSandbox'), toolUseId: id }),
+  /** 👍/👎 on a finished answer (a later one replaces it); the host keeps it with the session. */
+  z.strictObject({
+    type: z.literal('feedback'),
+    messageId: id,
+    rating: z.enum(['up', 'down']),
+    note: z.optional(z.string().check(z.maxLength(4000))),
+  }),
 ]);
 
 // ---------- types ----------

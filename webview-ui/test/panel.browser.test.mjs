@@ -274,6 +274,47 @@ test('controls post typed messages: reject, accept all, insert code, expand on d
   assert.deepEqual(await lastPosted(), { type: 'stop' });
 });
 
+test('👍/👎 on a finished answer: posts a typed rating, 👎 takes an optional note, the choice stays shown', {
+  skip,
+}, async () => {
+  await openPanel('dark');
+  const answer = page.locator('.msg.assistant[data-id="m1"]');
+  const row = answer.locator('.msg-feedback');
+  assert.equal(await row.count(), 1, 'the finished answer has the rating buttons');
+  await answer.hover();
+  await row.getByRole('button', { name: 'Bad answer' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'feedback', messageId: 'm1', rating: 'down' });
+  assert.equal(await row.getByRole('button', { name: 'Bad answer' }).getAttribute('aria-pressed'), 'true');
+  assert.equal(await row.getByRole('button', { name: 'Good answer' }).getAttribute('aria-pressed'), 'false');
+  const note = row.getByRole('textbox', { name: 'What went wrong (optional)' });
+  await note.fill('  It edited the wrong file  ');
+  await note.press('Enter');
+  assert.deepEqual(await lastPosted(), {
+    type: 'feedback',
+    messageId: 'm1',
+    rating: 'down',
+    note: 'It edited the wrong file',
+  });
+  assert.equal(await note.count(), 0, 'the note form goes once sent');
+  assert.match(await row.locator('.feedback-status').textContent(), /Noted, with your note/);
+  await row.getByRole('button', { name: 'Good answer' }).click();
+  assert.deepEqual(await lastPosted(), { type: 'feedback', messageId: 'm1', rating: 'up' });
+  assert.equal(await row.getByRole('button', { name: 'Good answer' }).getAttribute('aria-pressed'), 'true');
+  assert.equal(await row.getByRole('button', { name: 'Bad answer' }).getAttribute('aria-pressed'), 'false');
+  // An answer still streaming has nothing to rate yet.
+  await send({
+    type: 'event',
+    event: ev({ type: 'message_start', messageId: 'm9', model: 'claude-sonnet-4-5' }),
+  });
+  await send({
+    type: 'event',
+    event: ev({ type: 'message_delta', messageId: 'm9', blockIndex: 0, kind: 'text', delta: 'Working on' }),
+  });
+  await page.locator('.msg.assistant[data-id="m9"]').waitFor();
+  assert.equal(await page.locator('.msg.assistant[data-id="m9"] .msg-feedback').count(), 0);
+  assert.deepEqual(await page.evaluate(() => window.__violations), []);
+});
+
 test('a SANDBOX_DENIED card says what was blocked and offers "Run outside the sandbox…"', {
   skip,
 }, async () => {

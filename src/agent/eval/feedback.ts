@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import type { AgentEvent } from '../events.ts';
 import { isValidSessionId } from '../session/log.ts';
 import { createTaskFromSession, FromSessionError } from './fromSession.ts';
 
@@ -123,4 +124,30 @@ export function tasksFromFeedback(options: {
     }
   }
   return { made, skipped, unreadable };
+}
+
+/**
+ * The panel's 👍/👎 on one answer: recorded only for an assistant message of that session (the id
+ * comes from the webview), so a rating can never be filed against another session or a made-up id.
+ */
+export function recordAnswerFeedback(
+  stateDir: string,
+  session: { readonly id: string; eventsSince(after: number): readonly AgentEvent[] },
+  rating: { readonly messageId: string; readonly rating: 'up' | 'down'; readonly note?: string },
+): { ok: true; record: Feedback } | { ok: false; error: string } {
+  const known = session
+    .eventsSince(0)
+    .some(
+      (e) =>
+        e.type === 'message_appended' && e.message.role === 'assistant' && e.message.id === rating.messageId,
+    );
+  if (!known) return { ok: false, error: 'That answer is not part of the current session.' };
+  const note = rating.note?.trim();
+  const record = recordFeedback(stateDir, {
+    session: session.id,
+    message: rating.messageId,
+    rating: rating.rating,
+    ...(note ? { note } : {}),
+  });
+  return { ok: true, record };
 }

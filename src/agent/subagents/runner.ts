@@ -30,6 +30,7 @@ import { createToolRegistry, type ToolRegistry } from '../tools/registry.ts';
 import { agentPromptSection, type AgentDefinition } from '../agents/discover.ts';
 import { gateRegistry, limitNames } from '../session/toolGate.ts';
 import { parseAnswer, SUBAGENT_TOOLS, subagentSystemPrompt } from './prompt.ts';
+import { createTaskGraph, runInGraph } from './taskGraph.ts';
 import { startWriter, type WriterSession } from './writer.ts';
 import { sweepStaleWriterTrees } from './worktree.ts';
 
@@ -129,7 +130,8 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
     merging = next.catch(() => {});
     return next;
   };
-  return {
+  const graph = createTaskGraph();
+  const inner = {
     async run(request: SubagentRequest, parent: ToolContext): Promise<ToolResult> {
       const custom = options.agents?.find((a) => a.name === request.mode && a.source !== 'builtin');
       const builtin =
@@ -405,4 +407,6 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
       }
     },
   };
+  // Task calls with `id`/`after` (taskGraph.ts): dependents wait for their tasks' merged result.
+  return { run: (request, parent) => runInGraph(graph, request, parent, inner.run) };
 }

@@ -85,6 +85,10 @@ export interface SubagentRequest {
   readonly prompt: string;
   /** `explore`, `general`, or the name of a custom agent (agent files). */
   readonly mode: string;
+  /** A short name other Task calls can wait for (`after`). */
+  readonly id?: string;
+  /** Ids of Task calls that must finish (and merge) before this one starts. */
+  readonly after?: readonly string[];
 }
 
 export interface SubagentPort {

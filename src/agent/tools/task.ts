@@ -11,21 +11,37 @@ export interface TaskAgentKind {
   readonly description: string;
 }
 
+// Checked by refinements, which add nothing to the tool's schema (the prefix stays small, P1).
+const taskId = z
+  .string()
+  .refine((v) => /^[A-Za-z0-9_.-]{1,40}$/.test(v), 'a task id is 1-40 letters, digits, "_", "-" or "."');
 const inputSchemaFor = (kinds: readonly TaskAgentKind[]) =>
-  z.object({
-    description: z.string().min(1).max(80),
-    prompt: z.string().min(1),
-    mode: z.enum(['explore', 'general', 'writer', ...kinds.map((k) => k.name)]).default('explore'),
-  });
+  z
+    .object({
+      description: z.string().min(1).max(80),
+      prompt: z.string().min(1),
+      mode: z.enum(['explore', 'general', 'writer', ...kinds.map((k) => k.name)]).default('explore'),
+      id: taskId.optional(),
+      after: z
+        .array(taskId)
+        .refine((a) => a.length <= 20, 'at most 20 ids')
+        .optional(),
+    })
+    .refine((t) => t.id === undefined || !t.after?.includes(t.id), {
+      message: 'a task cannot wait for itself ("after" names its own "id")',
+      path: ['after'],
+    });
 const defaultSchema = lazy(() => inputSchemaFor([]));
 export interface TaskInput {
   readonly description: string;
   readonly prompt: string;
   /** `explore`, `general`, `writer`, or a custom agent's name. */
   readonly mode: string;
+  readonly id?: string;
+  readonly after?: readonly string[];
 }
 
-const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns, keeping your context small. Several calls in one reply run in parallel. Mode "general" may also edit and run commands; mode "writer" does so in its own copy of the workspace, and its changes come back as one reviewed merge (parallel edits, even of one file, are safe). Not for one known file (Read) or one search (Grep).
+const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns, keeping your context small. Several calls in one reply run in parallel; "after":[ids] waits for the calls with those "id"s to finish and merge. Mode "general" may also edit and run commands; mode "writer" does so in its own copy of the workspace, its changes coming back as one reviewed merge (parallel edits of one file are safe). Not for one known file (Read) or one search (Grep).
 Example: {"description":"Find auth checks","prompt":"Where are tokens validated?"}`;
 
 /** The description with the custom agents' one-liners (their prompts stay in their own prefix). */
@@ -44,7 +60,16 @@ async function execute(input: TaskInput, ctx: ToolContext): Promise<ToolResult> 
       'Do the work with your own tools.',
     );
   }
-  return ctx.subagents.run({ description: input.description, prompt: input.prompt, mode: input.mode }, ctx);
+  return ctx.subagents.run(
+    {
+      description: input.description,
+      prompt: input.prompt,
+      mode: input.mode,
+      ...(input.id !== undefined ? { id: input.id } : {}),
+      ...(input.after?.length ? { after: input.after } : {}),
+    },
+    ctx,
+  );
 }
 
 /**

@@ -113,6 +113,63 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
   );
 }
 
+/**
+ * 👍/👎 under a finished answer. 👎 records at once, then offers an optional note (sent as a newer
+ * rating of the same answer); the host keeps ratings for `keel eval --from-feedback`.
+ */
+function feedbackRow(messageId: string, ctx: RenderContext): HTMLElement {
+  const row = h('div', { class: 'msg-feedback', role: 'group', 'aria-label': 'Rate this answer' });
+  const status = h('span', { class: 'feedback-status', role: 'status' });
+  const rate = (rating: 'up' | 'down', label: string, glyph: string) => {
+    const b = h(
+      'button',
+      {
+        type: 'button',
+        class: `msg-action feedback-${rating}`,
+        title: label,
+        'aria-label': label,
+        'aria-pressed': 'false',
+      },
+      glyph,
+    );
+    b.addEventListener('click', () => {
+      ctx.post({ type: 'feedback', messageId, rating });
+      row.dataset.rating = rating;
+      for (const other of Array.from(row.querySelectorAll('button[aria-pressed]')))
+        other.setAttribute('aria-pressed', String(other === b));
+      row.querySelector('.feedback-note')?.remove();
+      status.textContent = rating === 'up' ? 'Thanks for the feedback.' : 'Noted.';
+      if (rating === 'down') row.append(noteForm());
+    });
+    return b;
+  };
+  const noteForm = () => {
+    const input = h('input', {
+      type: 'text',
+      class: 'feedback-note-input',
+      maxlength: 4000,
+      placeholder: 'What went wrong? (optional)',
+      'aria-label': 'What went wrong (optional)',
+    });
+    const form = h(
+      'form',
+      { class: 'feedback-note' },
+      input,
+      h('button', { type: 'submit', class: 'msg-action feedback-send' }, 'Send'),
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const note = input.value.trim();
+      if (note) ctx.post({ type: 'feedback', messageId, rating: 'down', note });
+      form.remove();
+      status.textContent = note ? 'Noted, with your note.' : 'Noted.';
+    });
+    return form;
+  };
+  row.append(rate('up', 'Good answer', '👍'), rate('down', 'Bad answer', '👎'), status);
+  return row;
+}
+
 function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
   const el = h('div', {
     // A finished reply with nothing to read (only tool calls) would be an empty bubble: hide it.
@@ -146,6 +203,8 @@ function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
       el.append(body);
     }
   }
+  if (!item.streaming && item.blocks.some((b) => b.kind !== 'thinking' && b.text.trim().length > 0))
+    el.append(feedbackRow(item.id, ctx));
   if (item.streaming && item.blocks.every((b) => b.text.length === 0)) {
     el.append(
       h('div', { class: 'typing' }, h('vscode-progress-ring', { 'aria-label': 'Keel is responding' })),
