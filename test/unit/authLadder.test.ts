@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { parseModelRoute, platformModelId } from '../../src/agent/model/anthropicFamily.ts';
 import { ModelError } from '../../src/agent/model/errors.ts';
 import { isProfileFailure, isThinkingRejection, lowerEffort } from '../../src/agent/model/ladder.ts';
+import { envProfile } from '../../src/agent/model/profiles.ts';
 
 // What the ladder treats as a profile's fault (rotate), a rate limit (wait), or a thinking problem
 // (think less): the services' own words, as they send them.
@@ -89,4 +90,11 @@ test('model names: provider prefixes and platform ids', () => {
   assert.equal(platformModelId('vertex', 'claude-opus-4-1-20250805'), 'claude-opus-4-1@20250805');
   assert.equal(platformModelId('vertex', 'claude-sonnet-4-6'), 'claude-sonnet-4-6');
   assert.equal(platformModelId('anthropic', 'claude-sonnet-4-5'), 'claude-sonnet-4-5');
+});
+
+test('ANTHROPIC_API_KEY and a stray ANTHROPIC_AUTH_TOKEN together: the key is the credential (the SDK takes one)', () => {
+  const both = envProfile('anthropic', { ANTHROPIC_API_KEY: 'sk-1', ANTHROPIC_AUTH_TOKEN: 'tok' });
+  assert.equal(both?.apiKey, 'sk-1');
+  assert.equal(both?.authToken, undefined);
+  assert.equal(envProfile('anthropic', { ANTHROPIC_AUTH_TOKEN: 'tok' })?.authToken, 'tok');
 });

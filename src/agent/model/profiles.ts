@@ -103,7 +103,9 @@ function compact<T extends object>(o: T): T {
 export function envProfile(provider: Provider, env: NodeJS.ProcessEnv): AuthProfile | undefined {
   if (provider === 'anthropic') {
     const apiKey = set(env.ANTHROPIC_API_KEY);
-    const authToken = set(env.ANTHROPIC_AUTH_TOKEN);
+    // With both set, the API key is the credential (the SDK takes one): a stray ANTHROPIC_AUTH_TOKEN
+    // left in a shell must not make every request fail.
+    const authToken = apiKey ? undefined : set(env.ANTHROPIC_AUTH_TOKEN);
     const baseUrl = set(env.ANTHROPIC_BASE_URL);
     if (!apiKey && !authToken && !baseUrl) return undefined;
     return compact({ name: 'env', provider, source: 'env' as const, apiKey, authToken, baseUrl });
