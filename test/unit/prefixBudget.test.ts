@@ -6,8 +6,10 @@ import { measureSentPrefix } from './helpers/prefix.ts';
 // session sends it, counted with the cl100k tokenizer: the team budget of 2,500 tokens, now that
 // Memory, Task and Job are all in the default toolset and the system prompt carries the sandbox's
 // untrusted-content notice. (MCP tools only appear when servers are configured, FeatureDone only in
-// long-task sessions: neither is part of the default prefix.)
-const BUDGET = 2500;
+// long-task sessions: neither is part of the default prefix.) Raised from 2,500 to 2,550 when Task
+// gained writer sub-agents in their own worktrees and the task graph ("id"/"after"): +40 tokens, the
+// whole prefix still about a quarter of Claude Code's (9,562 measured on the same scripted work).
+const BUDGET = 2550;
 
 test(`the fixed prefix of the default toolset is at most ${BUDGET} cl100k tokens`, async () => {
   const m = await measureSentPrefix();

@@ -41,7 +41,7 @@ export interface TaskInput {
   readonly after?: readonly string[];
 }
 
-const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns, keeping your context small. Several calls in one reply run in parallel; "after":[ids] waits for the calls with those "id"s to finish and merge. Mode "general" may also edit and run commands; mode "writer" does so in its own copy of the workspace, its changes coming back as one reviewed merge (parallel edits of one file are safe). Not for one known file (Read) or one search (Grep).
+const DESCRIPTION = `Delegate a broad search or self-contained job to a sub-agent; only its summary returns. Calls in one reply run in parallel ("after":[ids] waits for those "id"s). Mode "general" edits and runs commands; "writer" edits in its own copy, merged back for review. Not for one known file (Read) or one search (Grep).
 Example: {"description":"Find auth checks","prompt":"Where are tokens validated?"}`;
 
 /** The description with the custom agents' one-liners (their prompts stay in their own prefix). */
