@@ -15,6 +15,7 @@ import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { registerMcpServersCommand } from './mcp.ts';
 import { type McpAuthStatus, mcpAuthStatus } from './mcpAuth.ts';
+import { providerKeys, registerProviderKeyCommand } from './providerKeys.ts';
 import { createHostProvider } from './hostProvider.ts';
 import { createTrustReview, REVIEW_TRUST_COMMAND } from './workspaceTrust.ts';
 import { registerMemoryCommands } from './memoryCommands.ts';
@@ -127,6 +128,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     host: getHost,
     settings: readSettings,
     apiKey: async () => (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+    providerKeys: () => providerKeys(context.secrets),
     log: write,
     memento: context.workspaceState,
     bundledSkillsDir: vscode.Uri.joinPath(context.extensionUri, 'skills').fsPath,
@@ -136,6 +138,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   sub(
     ctl,
     registerMcpServersCommand(ctl, (m) => write('warn', m), context.secrets),
+    registerProviderKeyCommand(context.secrets),
   );
   // VS Code waits (a few seconds at most) for deactivate: long enough to log a cut run's end.
   shutdown = () => ctl.shutdown(2000);

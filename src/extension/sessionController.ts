@@ -4,9 +4,8 @@ import { planTodos, readPlanFile, startPlanPrompt } from '../agent/agents/plan.t
 import { runSlashBuiltin, slashTurn } from '../agent/commands/slashTurn.ts';
 import * as vscode from 'vscode';
 import type { ModelCallRecord } from '../agent/events.ts';
-import { parseModelRef } from '../agent/model/providers/modelRef.ts';
-import type { ModelProvider } from '../agent/model/providers/types.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
+import { createLmChoice } from './lm/lmChoice.ts';
 import { closeInterruptedRun, holdSession } from './interruptedRun.ts';
 import { usageFrom } from './usage.ts';
 import type {
@@ -55,21 +54,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
     current?.abort(new Error(reason));
   };
 
-  // No API key: the chat answers with one of VS Code's language models (`vscode:vendor/id`).
-  let lmModel: string | undefined;
-  let lmProvider: ModelProvider | undefined;
-  const vscodeModels = async (): Promise<ModelProvider> => {
-    lmProvider ??= (await import('./lm/vscodeLmProvider.ts')).createVscodeLmProvider();
-    return lmProvider;
-  };
-  /** Only a bare or `anthropic:` model needs Keel's key; others have their own (or VS Code's). */
-  const needsAnthropicKey = (model: string) => {
-    try {
-      return parseModelRef(model).provider === 'anthropic';
-    } catch {
-      return false; // a bad name is reported when the session starts
-    }
-  };
+  // No API key: the chat answers with one of VS Code's language models (lm/lmChoice.ts).
+  const lm = createLmChoice();
 
   const windowSetting = () => options.settings().contextWindow ?? DEFAULT_WINDOW;
 
@@ -125,8 +111,12 @@ export function createSessionController(options: SessionControllerOptions): Sess
     }
     const created = createAgentSession({
       host,
-      model: lmModel ?? settings.model,
-      providers: { hostProviders: { vscode: await vscodeModels() } },
+      model: lm.model ?? settings.model,
+      providers: {
+        hostProviders: { vscode: await lm.provider() },
+        keys: (await options.providerKeys?.()) ?? {},
+      },
+      ...(Object.keys(settings.subagentModels).length ? { subagentModels: settings.subagentModels } : {}),
       effort: effortChoice ?? settings.effort,
       fallbackModels: settings.fallbackModels,
       ...(apiKey ? { apiKey } : {}),
@@ -146,7 +136,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
     await options.telemetry?.attach(created, settings.model);
     options.log(
       'info',
-      `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${lmModel ?? settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`,
+      `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${lm.model ?? settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`,
     );
     return created;
   };
@@ -201,23 +191,14 @@ export function createSessionController(options: SessionControllerOptions): Sess
       const apiKey = await options.apiKey();
       const settings = options.settings();
       let notice: string | undefined;
-      if (apiKey || settings.baseUrl || !needsAnthropicKey(settings.model)) lmModel = undefined;
-      else if (!session) {
-        // No key of Keel's own: a model the user has in VS Code answers (their Copilot plan's, a key
-        // added to VS Code, another extension's provider). Decided per new session.
-        const { defaultLmModel } = await import('./lm/vscodeLmProvider.ts');
-        const found = await defaultLmModel();
-        if (!found)
-          return {
-            ok: false,
-            code: 'NO_API_KEY',
-            error: 'No Anthropic API key is set, and VS Code offers no language model.',
-            suggestion:
-              'Run "Keel: Set API Key" (the key is kept in VS Code\'s secret storage), or add a model to VS Code (GitHub Copilot, or "Chat: Manage Language Models").',
-          };
-        if (found !== lmModel)
-          notice = `No Anthropic API key is set: ${found} (one of VS Code's language models) answers this chat. "Keel: Set API Key" or the keel.model setting changes that; /model switches this chat.`;
-        lmModel = found;
+      if (!session) {
+        const decided = await lm.decide(Boolean(apiKey || settings.baseUrl), settings.model);
+        if (!decided.ok)
+          return { ok: false, code: 'NO_API_KEY', error: decided.error, suggestion: decided.suggestion };
+        const refused = settings.modelRefused
+          ? `This workspace's keel.model (${settings.modelRefused}) names another provider than your own setting, so it is not used: set it in your user settings to use it.`
+          : undefined;
+        notice = [decided.notice, refused].filter(Boolean).join(' ') || undefined;
       }
       // `/name args`: a prompt file expands here (as in `keel run`); a built-in acts on the session.
       const turn = slashTurn(text, options.host().workspace.roots[0] ?? '');

@@ -98,6 +98,8 @@ export interface SessionControllerOptions {
   readonly host: () => Host;
   readonly settings: () => KeelSettings;
   readonly apiKey: () => Promise<string | undefined>;
+  /** Keys of the OpenAI-compatible providers from VS Code's secret storage (providerKeys.ts). */
+  readonly providerKeys?: () => Promise<Partial<Record<'openai' | 'azure', { apiKey: string }>>>;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
   /** Remembers the current session id across window reloads (workspaceState). */
   readonly memento?: vscode.Memento;

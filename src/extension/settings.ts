@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { parseDisabledSources, type RuleSourceName } from '../agent/projectRules/sources.ts';
 import { DEFAULT_EFFORT, type Effort, isEffort } from '../agent/model/models.ts';
+import { kindModels, modelSetting } from './modelSettings.ts';
 
 // Settings are a boundary (users type them into JSON): validate per field, fall back per field,
 // never throw at the user because one value is wrong. Plain checks, not zod: this module loads at
@@ -41,6 +42,10 @@ export interface KeelSettings {
   readonly checkpointBudgetMB?: number | undefined;
   /** Rules-file sources Keel does not read (`keel.rules.disabled`); unknown names are dropped. */
   readonly rulesDisabled: RuleSourceName[];
+  /** A model per sub-agent kind (`explore`, `general`, `writer`, an agent's name), e.g. a cheaper one. */
+  readonly subagentModels: Record<string, string>;
+  /** A workspace's `keel.model` that named another provider than the user's own, so was not used. */
+  readonly modelRefused?: string | undefined;
 }
 
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
@@ -77,6 +82,7 @@ export function parseSettings(raw: {
   sandbox?: { enabled?: unknown; failIfUnavailable?: unknown; denyRead?: unknown; allowedDomains?: unknown };
   checkpointBudgetMB?: unknown;
   rulesDisabled?: unknown;
+  subagentModels?: unknown;
 }): KeelSettings {
   const approvals = {} as Record<ApprovalCategory, ApprovalPolicy>;
   for (const k of APPROVAL_CATEGORIES) approvals[k] = policy(raw.approvals?.[k]);
@@ -104,6 +110,7 @@ export function parseSettings(raw: {
     },
     checkpointBudgetMB: positiveInt(raw.checkpointBudgetMB),
     rulesDisabled: parseDisabledSources(raw.rulesDisabled).disabled,
+    subagentModels: kindModels(raw.subagentModels),
   };
 }
 
@@ -123,8 +130,9 @@ export function readSettings(): KeelSettings {
   // Setting ids are camelCase (keel.approvals.protectedWrite); the core's kinds are snake_case.
   for (const k of APPROVAL_CATEGORIES)
     approvals[k] = userValue(c, `approvals.${k.replace(/_(\w)/g, (_, ch: string) => ch.toUpperCase())}`);
-  return parseSettings({
-    model: c.get('model'),
+  const model = modelSetting(c.inspect('model') ?? {});
+  const parsed = parseSettings({
+    model: model.model,
     effort: c.get('effort'),
     fallbackModels: c.get('fallbackModels'),
     baseUrl: userValue(c, 'baseUrl') ?? '',
@@ -141,5 +149,8 @@ export function readSettings(): KeelSettings {
     checkpointBudgetMB: c.get('checkpoints.budgetMB') ?? undefined,
     // Turning a source off only takes text away, so a workspace may set it too.
     rulesDisabled: c.get('rules.disabled'),
+    // Which vendor a sub-agent's work goes to is the user's choice, never a workspace's.
+    subagentModels: userValue(c, 'subagentModels'),
   });
+  return model.refused ? { ...parsed, modelRefused: model.refused } : parsed;
 }
