@@ -65,10 +65,15 @@ function readTurn() {
 function lastMessages(): string {
   const body = emu.requests.at(-1)?.body as { messages: unknown };
   const ids = new Map<string, string>();
-  return JSON.stringify(body.messages).replace(/toolu_\w+/g, (id) => {
-    if (!ids.has(id)) ids.set(id, `toolu_${ids.size}`);
-    return ids.get(id)!;
-  });
+  return (
+    JSON.stringify(body.messages)
+      // Each run has its own workspace folder, which the runtime note names.
+      .replace(/workspace [^\s"\\]+\./g, 'workspace WS.')
+      .replace(/toolu_\w+/g, (id) => {
+        if (!ids.has(id)) ids.set(id, `toolu_${ids.size}`);
+        return ids.get(id)!;
+      })
+  );
 }
 
 function toolResults(): { id: string; text: string }[] {
