@@ -106,6 +106,18 @@ export type AgentEventBody =
   | { type: 'plan'; text: string; steps: readonly string[]; file?: string }
   /** The session's model changed (`/model`): later calls use it; a resumed session keeps it. */
   | { type: 'model_switch'; model: string }
+  /** `--approve auto`: the classifier's verdict on a command (allowed, or escalated to a person). */
+  | {
+      type: 'auto_classifier';
+      toolUseId: string;
+      command: string;
+      decision: 'allow' | 'escalate';
+      reason: string;
+      model: string;
+      latencyMs: number;
+      failure?: 'malformed' | 'error' | 'timeout' | 'unavailable';
+      costUsd?: number;
+    }
   | { type: 'error'; code: string; message: string };
 
 export type AgentEvent = AgentEventBody & {

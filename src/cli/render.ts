@@ -81,6 +81,8 @@ export function progressLine(event: AgentEvent, options: { color?: boolean } = {
       return `⇄ model: ${event.model} from now on in this session`;
     case 'notice':
       return `${event.level === 'info' ? 'ℹ' : '⚠'} ${event.text}`;
+    case 'auto_classifier':
+      return `⚖ auto: ${event.decision === 'allow' ? 'allowed' : 'escalated'} by the classifier (${event.model || 'no model'}): ${event.reason.slice(0, 200)}`;
     case 'error':
       return `✖ ${event.code}: ${event.message}`;
     default:

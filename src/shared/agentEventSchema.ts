@@ -33,6 +33,7 @@ export const AGENT_EVENT_TYPES = [
   'subagent_end',
   'plan',
   'model_switch',
+  'auto_classifier',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -170,6 +171,14 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     file: z.optional(z.string().check(z.maxLength(MAX_PATH))),
   }),
   ev('model_switch', { model: z.string().check(z.maxLength(200)) }),
+  ev('auto_classifier', {
+    toolUseId: z.string(),
+    command: z.string().check(z.maxLength(MAX_TEXT)),
+    decision: z.enum(['allow', 'escalate']),
+    reason: z.string().check(z.maxLength(MAX_TEXT)),
+    model: z.string().check(z.maxLength(200)),
+    latencyMs: z.number(),
+  }),
   ev('subagent_end', {
     toolUseId: z.string(),
     agentId: z.string(),

@@ -19,6 +19,7 @@ import { warmMemoryIndex } from '../tools/memorySearch.ts';
 import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
+import { sessionClassifier } from './sessionClassifier.ts';
 import { createSessionEngine } from './sessionEngine.ts';
 import { createSessionEvents } from './sessionEvents.ts';
 import {
@@ -215,6 +216,15 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
+  // --approve auto: the classifier for what the effect classes leave to a person (fresh context).
+  const autoClassifier = sessionClassifier({
+    approvals: options.host.approvals,
+    model,
+    make: (m) => sessionModelClient({ ...options, model: m, fallbackModels: [] }, now),
+    transcript: () => transcript,
+    now,
+    emit,
+  });
   const toolContext = (toolUseId: string, signal: AbortSignal): ToolContext => ({
     host: hookedHost,
     sessionId: id,
@@ -226,6 +236,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     update: (text) => emit({ type: 'tool_update', toolUseId, text }),
     jobs,
     subagents,
+    autoClassifier,
     ...(runId ? { runId } : {}),
   });
 
