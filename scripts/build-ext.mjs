@@ -22,10 +22,32 @@ const cjsImportMeta = {
   banner: { js: "const __keelImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 };
 
+// The Bedrock / Vertex SDKs (~2 MB with the AWS and Google auth libraries) are a file of their own,
+// required on first use of such a profile: the extension's bundle (and its activation) does not carry them.
+const platformSdksExternal = {
+  name: 'platform-sdks-external',
+  setup(build) {
+    build.onResolve({ filter: /[\\/]platformSdks\.ts$|^\.\/platformSdks\.ts$/ }, () => ({
+      path: './platform-sdks.cjs',
+      external: true,
+    }));
+  },
+};
+
 const builds = [
   {
     ...common,
+    entryPoints: { 'platform-sdks': 'src/agent/model/platformSdks.ts' },
+    outExtension: { '.js': '.cjs' },
+    outdir: 'dist',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
+  {
+    ...common,
     ...cjsImportMeta,
+    plugins: [platformSdksExternal],
     entryPoints: { extension: 'src/extension/extension.ts' },
     // zod probes `navigator` (for Cloudflare workers); in VS Code's extension host on Node 22+ touching
     // that global logs "PendingMigrationError: navigator is now a global in nodejs". The extension

@@ -1,3 +1,4 @@
+import type { OAuthStore as McpTokenStore } from './mcp/oauthStore.ts';
 import type { TrustRoom } from './trust/room.ts';
 
 // The ports the agent core needs from whatever hosts it (the CLI, the VS Code extension, tests).
@@ -267,6 +268,8 @@ export interface McpServerApprovalRequest {
   readonly hash: string;
 }
 
+export type { McpTokenStore };
+
 export interface McpPort {
   /** Config files the user named (CLI `--mcp-config`): their servers count as approved. */
   readonly namedConfigFiles?: readonly string[];
@@ -298,6 +301,11 @@ export interface McpPort {
    * sign in now, and the connection fails saying so. Absent = the same as false.
    */
   authorize?(request: McpAuthorizationRequest, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Where a server's OAuth client registration and tokens are kept (VS Code: SecretStorage). Absent =
+   * the CLI's 0600 file under `<keelHome>/mcp-oauth/`. Keyed by the server URL.
+   */
+  openTokenStore?(server: string, url: string): Promise<McpTokenStore>;
 }
 
 /** An `elicitation/create` request, as the user should see it. */

@@ -43,6 +43,8 @@ export async function streamTurn(
           deps.emit({ type: 'message_delta', messageId, blockIndex, kind, delta }),
         onRetry: (info) => deps.emit({ type: 'retry', ...info }),
         onDiscard: (partial) => deps.emit({ type: 'discarded', ...partial }),
+        // The failover ladder (another auth profile, less thinking): shown, and kept in the log.
+        onSwitch: (info) => deps.emit({ type: 'notice', level: 'warn', text: info.text }),
       },
     );
     recordCall(deps, request, reply, contextWindow);

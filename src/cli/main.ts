@@ -296,7 +296,10 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       case 'doctor': {
         const report = doctorReport(args.sandbox);
         process.stdout.write(`${report.text}\n`);
-        return report.ok ? EXIT.finished : EXIT.failed;
+        // The auth profiles a run would use (masked keys), or why auth.json is refused.
+        const auth = (await import('./authReport.ts')).authReport();
+        process.stdout.write(`${auth.text}\n`);
+        return report.ok && auth.ok ? EXIT.finished : EXIT.failed;
       }
       case 'memory': {
         const { memoryCommand } = await import('./commands.ts');

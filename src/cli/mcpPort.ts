@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpPort } from '../agent/host.ts';
-import { inputEnvName } from '../agent/mcp/config.ts';
+import { inputEnvName } from '../agent/mcp/resolve.ts';
 import type { RunArgs } from './args.ts';
 import { UsageError } from './args.ts';
 import { cliAuthorize, cliElicit } from './mcpPrompts.ts';

@@ -151,6 +151,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           ...(result.ok && result.info !== undefined ? { settled: true as const } : {}),
         });
         if (result.info) post({ type: 'hostNotice', level: 'info', text: result.info });
+        if (result.notice) post({ type: 'hostNotice', level: 'info', text: result.notice });
         if (!result.ok) {
           post({
             type: 'hostNotice',

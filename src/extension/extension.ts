@@ -13,6 +13,7 @@ import {
 import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { registerMcpServersCommand } from './mcp.ts';
+import { type McpAuthStatus, mcpAuthStatus } from './mcpAuth.ts';
 import { createHostProvider } from './hostProvider.ts';
 import { createTrustReview, REVIEW_TRUST_COMMAND } from './workspaceTrust.ts';
 import { registerMemoryCommands } from './memoryCommands.ts';
@@ -45,6 +46,8 @@ export interface KeelApi {
   readonly moduleLoadMs: number;
   host(): Host;
   readonly longTask: LongTaskView;
+  /** An MCP server's sign-in state (never the token: a hash of it, for tests). */
+  mcpAuth(server: string): Promise<McpAuthStatus | undefined>;
 }
 
 let log: vscode.LogOutputChannel | undefined;
@@ -124,7 +127,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   const ctl = controller;
   sub(
     ctl,
-    registerMcpServersCommand(ctl, (m) => write('warn', m)),
+    registerMcpServersCommand(ctl, (m) => write('warn', m), context.secrets),
   );
   // VS Code waits (a few seconds at most) for deactivate: long enough to log a cut run's end.
   shutdown = () => ctl.shutdown(2000);
@@ -327,7 +330,11 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       'warn',
       `no ripgrep found under ${vscode.env.appRoot}: Grep will answer UNAVAILABLE (Glob and Read still work)`,
     );
-  return { controller: ctl, activationMs, moduleLoadMs, host: getHost, longTask };
+  const mcpAuth = async (server: string) => {
+    const manager = ctl.current?.mcp;
+    return manager ? mcpAuthStatus(context.secrets, manager, server) : undefined;
+  };
+  return { controller: ctl, activationMs, moduleLoadMs, host: getHost, longTask, mcpAuth };
 }
 
 /** After a reload: the edits the user had not reviewed yet are pending again (or dropped, said so). */

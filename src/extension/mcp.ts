@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpPort } from '../agent/host.ts';
 import type { McpManager, McpServerStatus } from '../agent/mcp/manager.ts';
+import { authorizeInBrowser, mcpAuthStatus, openSecretTokenStore, signIn, signOut } from './mcpAuth.ts';
 import type { SessionController } from './sessionController.ts';
 
 // MCP in VS Code: a workspace-defined server starts only after a native modal naming its exact command
@@ -52,6 +53,8 @@ export function createVscodeMcpPort(
     },
     howToApprove: () =>
       'approve it in the dialog Keel shows, or start it with the command "Keel: MCP Servers".',
+    authorize: (request, signal) => authorizeInBrowser(request, signal),
+    openTokenStore: (server, url) => openSecretTokenStore(context.secrets, server, url),
   };
 }
 
@@ -75,26 +78,37 @@ const ICON: Record<McpServerStatus['state'], string> = {
   stopped: '$(circle-slash)',
 };
 
-/** One quick-pick row per server: state, tool count, and why it failed. */
-export function serverItem(s: McpServerStatus): vscode.QuickPickItem & { server: string } {
+/** One quick-pick row per server: state, tool count, sign-in state (HTTP servers), and why it failed. */
+export function serverItem(s: McpServerStatus, auth?: string): vscode.QuickPickItem & { server: string } {
   const tools = s.toolCount !== undefined ? ` · ${s.toolCount} tools` : '';
   return {
     server: s.name,
     label: `${ICON[s.state]} ${s.name}`,
-    description: `${STATE_LABEL[s.state]}${tools} · ${s.scope === 'workspace' ? 'workspace' : s.scope === 'user' ? 'user' : 'named'}`,
+    description: `${STATE_LABEL[s.state]}${tools}${auth ? ` · ${auth}` : ''} · ${s.scope === 'workspace' ? 'workspace' : s.scope === 'user' ? 'user' : 'named'}`,
     detail: s.reason ? s.reason.split('\n')[0] : s.commandLine,
   };
 }
 
-async function act(manager: McpManager, name: string, log: (m: string) => void): Promise<void> {
+async function act(
+  manager: McpManager,
+  name: string,
+  log: (m: string) => void,
+  secrets: vscode.SecretStorage,
+): Promise<void> {
   const status = manager.status().find((s) => s.name === name);
   if (!status) return;
   const running = status.state === 'running';
-  const actions = running ? ['Restart', 'Stop'] : ['Start'];
+  const auth = await mcpAuthStatus(secrets, manager, name);
+  const actions = [
+    ...(running ? ['Restart', 'Stop'] : ['Start']),
+    ...(auth.remote ? (auth.signedIn ? ['Sign out'] : ['Sign in']) : []),
+  ];
   const action = await vscode.window.showQuickPick(actions, { title: `MCP server ${name}` });
   if (!action) return;
   try {
-    if (action === 'Stop') await manager.stop(name);
+    if (action === 'Sign in') await signIn(manager, name);
+    else if (action === 'Sign out') await signOut(secrets, manager, name);
+    else if (action === 'Stop') await manager.stop(name);
     else if (action === 'Restart') await manager.restart(name);
     else
       await (status.state === 'crashed' || status.state === 'denied' || status.state === 'failed'
@@ -107,10 +121,56 @@ async function act(manager: McpManager, name: string, log: (m: string) => void):
   }
 }
 
-/** "Keel: MCP Servers". */
+/** "Keel: MCP Servers", and "Keel: Sign in to / out of an MCP Server" (a server name, or a pick). */
 export function registerMcpServersCommand(
   controller: SessionController,
   log: (m: string) => void,
+  secrets: vscode.SecretStorage,
+): vscode.Disposable {
+  const remoteServer = async (given: unknown, verb: string) => {
+    const manager = (controller.current ?? (await controller.ensure())).mcp;
+    const remote = (manager?.servers ?? []).filter((s) => s.transport.type !== 'stdio').map((s) => s.name);
+    if (!manager || remote.length === 0) {
+      void vscode.window.showInformationMessage('Keel: no HTTP MCP servers are configured.');
+      return undefined;
+    }
+    const name =
+      typeof given === 'string' && remote.includes(given)
+        ? given
+        : remote.length === 1
+          ? remote[0]
+          : await vscode.window.showQuickPick(remote, { title: `Keel: ${verb} an MCP server` });
+    return name ? { manager, name } : undefined;
+  };
+  const report = (name: string, error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    log(`MCP server ${name}: ${message}`);
+    void vscode.window.showErrorMessage(`Keel: MCP server "${name}": ${message.split('\n')[0]}`);
+  };
+  return vscode.Disposable.from(
+    vscode.commands.registerCommand('keel.mcpSignIn', async (server?: unknown) => {
+      const target = await remoteServer(server, 'Sign in to');
+      if (!target) return false;
+      try {
+        await signIn(target.manager, target.name);
+        return true;
+      } catch (error) {
+        report(target.name, error);
+        return false;
+      }
+    }),
+    vscode.commands.registerCommand('keel.mcpSignOut', async (server?: unknown) => {
+      const target = await remoteServer(server, 'Sign out of');
+      return target ? signOut(secrets, target.manager, target.name) : false;
+    }),
+    registerServersPick(controller, log, secrets),
+  );
+}
+
+function registerServersPick(
+  controller: SessionController,
+  log: (m: string) => void,
+  secrets: vscode.SecretStorage,
 ): vscode.Disposable {
   return vscode.commands.registerCommand('keel.mcpServers', async () => {
     const session = controller.current ?? (await controller.ensure());
@@ -125,14 +185,24 @@ export function registerMcpServersCommand(
     pick.title = 'Keel: MCP Servers';
     pick.placeholder = 'Select a server to start, stop or restart it';
     const refresh = () => {
-      pick.items = manager.status().map(serverItem);
+      const statuses = manager.status();
+      pick.items = statuses.map((s) => serverItem(s));
+      // The sign-in state of HTTP servers comes from SecretStorage (async): filled in when read.
+      void Promise.all(
+        statuses.map(async (s) => {
+          const auth = await mcpAuthStatus(secrets, manager, s.name);
+          return serverItem(s, auth.remote ? auth.label : undefined);
+        }),
+      ).then((items) => {
+        pick.items = items;
+      });
     };
     refresh();
     const sub = manager.onDidChange(refresh);
     pick.onDidAccept(() => {
       const chosen = pick.selectedItems[0];
       pick.hide();
-      if (chosen) void act(manager, chosen.server, log);
+      if (chosen) void act(manager, chosen.server, log, secrets);
     });
     pick.onDidHide(() => {
       sub.dispose();

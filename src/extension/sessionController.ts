@@ -3,6 +3,8 @@ import { planTodos, readPlanFile, startPlanPrompt } from '../agent/agents/plan.t
 import { runSlashBuiltin, slashTurn } from '../agent/commands/slashTurn.ts';
 import * as vscode from 'vscode';
 import type { ModelCallRecord } from '../agent/events.ts';
+import { parseModelRef } from '../agent/model/providers/modelRef.ts';
+import type { ModelProvider } from '../agent/model/providers/types.ts';
 import type { AgentSession, RunOutcome } from '../agent/session/types.ts';
 import { closeInterruptedRun, holdSession } from './interruptedRun.ts';
 import { usageFrom } from './usage.ts';
@@ -50,6 +52,22 @@ export function createSessionController(options: SessionControllerOptions): Sess
     current?.abort(new Error(reason));
   };
 
+  // No API key: the chat answers with one of VS Code's language models (`vscode:vendor/id`).
+  let lmModel: string | undefined;
+  let lmProvider: ModelProvider | undefined;
+  const vscodeModels = async (): Promise<ModelProvider> => {
+    lmProvider ??= (await import('./lm/vscodeLmProvider.ts')).createVscodeLmProvider();
+    return lmProvider;
+  };
+  /** Only a bare or `anthropic:` model needs Keel's key; others have their own (or VS Code's). */
+  const needsAnthropicKey = (model: string) => {
+    try {
+      return parseModelRef(model).provider === 'anthropic';
+    } catch {
+      return false; // a bad name is reported when the session starts
+    }
+  };
+
   const windowSetting = () => options.settings().contextWindow ?? DEFAULT_WINDOW;
 
   const attach = (next: AgentSession) => {
@@ -94,7 +112,8 @@ export function createSessionController(options: SessionControllerOptions): Sess
     }
     const created = createAgentSession({
       host,
-      model: settings.model,
+      model: lmModel ?? settings.model,
+      providers: { hostProviders: { vscode: await vscodeModels() } },
       effort: settings.effort,
       fallbackModels: settings.fallbackModels,
       ...(apiKey ? { apiKey } : {}),
@@ -114,7 +133,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
     await options.telemetry?.attach(created, settings.model);
     options.log(
       'info',
-      `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`,
+      `session ${created.id} ${resumeId ? 'reopened' : 'started'} (model ${lmModel ?? settings.model}${trusted ? '' : ', read-only: untrusted workspace'})`,
     );
     return created;
   };
@@ -167,14 +186,25 @@ export function createSessionController(options: SessionControllerOptions): Sess
     },
     async submit(text, submitOptions) {
       const apiKey = await options.apiKey();
-      if (!apiKey && !options.settings().baseUrl) {
-        return {
-          ok: false,
-          code: 'NO_API_KEY',
-          error: 'No Anthropic API key is set.',
-          suggestion:
-            'Run "Keel: Set API Key" from the Command Palette (the key is kept in VS Code\'s secret storage).',
-        };
+      const settings = options.settings();
+      let notice: string | undefined;
+      if (apiKey || settings.baseUrl || !needsAnthropicKey(settings.model)) lmModel = undefined;
+      else if (!session) {
+        // No key of Keel's own: a model the user has in VS Code answers (their Copilot plan's, a key
+        // added to VS Code, another extension's provider). Decided per new session.
+        const { defaultLmModel } = await import('./lm/vscodeLmProvider.ts');
+        const found = await defaultLmModel();
+        if (!found)
+          return {
+            ok: false,
+            code: 'NO_API_KEY',
+            error: 'No Anthropic API key is set, and VS Code offers no language model.',
+            suggestion:
+              'Run "Keel: Set API Key" (the key is kept in VS Code\'s secret storage), or add a model to VS Code (GitHub Copilot, or "Chat: Manage Language Models").',
+          };
+        if (found !== lmModel)
+          notice = `No Anthropic API key is set: ${found} (one of VS Code's language models) answers this chat. "Keel: Set API Key" or the keel.model setting changes that; /model switches this chat.`;
+        lmModel = found;
       }
       // `/name args`: a prompt file expands here (as in `keel run`); a built-in acts on the session.
       const turn = slashTurn(text, options.host().workspace.roots[0] ?? '');
@@ -220,7 +250,7 @@ export function createSessionController(options: SessionControllerOptions): Sess
         },
         (error: unknown) => options.log('error', `run failed: ${String(error)}`),
       );
-      return { ok: true, outcome };
+      return { ok: true, outcome, ...(notice ? { notice } : {}) };
     },
     stop() {
       session?.abort('stopped by the user');

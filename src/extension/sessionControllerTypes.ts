@@ -29,6 +29,8 @@ export interface SubmitResult {
   readonly outcome?: Promise<RunOutcome>;
   /** A built-in slash command's answer (`/cost`, `/model`…), shown to the user; nothing was sent. */
   readonly info?: string;
+  /** Something the user should know about a message that was sent (e.g. which model answers it). */
+  readonly notice?: string;
 }
 
 export interface SessionController extends vscode.Disposable {

@@ -28,12 +28,39 @@ function toolCall(name: string): { tool: string; arguments: Record<string, unkno
   return { tool: 'test-tool', arguments: {} };
 }
 
-/** The OAuth settings a scenario hands us (pre-registered or machine clients). */
-function oauthFor(ctx: Record<string, unknown>): Record<string, unknown> | undefined {
+/**
+ * The OAuth settings a scenario hands us, written as a user would: a pre-registered or machine client,
+ * a client ID metadata document URL, a private key in a 0600 file of the user's, an IdP ID token in an
+ * environment variable (`env` collects those).
+ */
+function oauthFor(
+  ctx: Record<string, unknown>,
+  dir: string,
+  env: Record<string, string>,
+): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   if (typeof ctx.client_id === 'string') out.clientId = ctx.client_id;
   if (typeof ctx.client_secret === 'string') out.clientSecret = ctx.client_secret;
   if (scenario.startsWith('auth/client-credentials')) out.grant = 'client_credentials';
+  // The suite's AS checks that the client_id is the metadata document URL it expects.
+  if (scenario === 'auth/basic-cimd')
+    out.clientIdMetadataUrl = 'https://conformance-test.local/client-metadata.json';
+  if (typeof ctx.private_key_pem === 'string') {
+    // In Keel's own folder (HOME is `dir`), which the command sandbox never shows; relative to the
+    // config file that names it.
+    fs.mkdirSync(path.join(dir, '.keel', 'keys'), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(dir, '.keel', 'keys', 'client.pem'), ctx.private_key_pem, { mode: 0o600 });
+    out.privateKeyJwt = { keyFile: '.keel/keys/client.pem', alg: ctx.signing_algorithm ?? 'ES256' };
+  }
+  if (typeof ctx.idp_id_token === 'string') {
+    env.KEEL_CONF_IDP_ID_TOKEN = ctx.idp_id_token;
+    out.crossAppAccess = {
+      idpTokenEndpoint: ctx.idp_token_endpoint,
+      idpClientId: ctx.idp_client_id,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: an mcp.json variable, not a template
+      idToken: '${env:KEEL_CONF_IDP_ID_TOKEN}',
+    };
+  }
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -41,7 +68,8 @@ async function main(): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-conf-'));
   const ws = path.join(dir, 'ws');
   fs.mkdirSync(ws);
-  const oauth = oauthFor(context);
+  const extraEnv: Record<string, string> = {};
+  const oauth = oauthFor(context, dir, extraEnv);
   const config = path.join(dir, 'mcp.json');
   fs.writeFileSync(
     config,
@@ -77,6 +105,7 @@ async function main(): Promise<number> {
       {
         env: {
           ...process.env,
+          ...extraEnv,
           ANTHROPIC_API_KEY: 'test-key',
           ANTHROPIC_BASE_URL: emu.url,
           KEEL_RETRY_BASE_MS: '5',

@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { countInputTokens, createPromptCache, DEFAULT_MIN_CACHEABLE_TOKENS } from './cache.ts';
 import { createIds, createRng } from './ids.ts';
 import { checkExpectation, createReplyCursor, type ReplyCursor } from './scenario.ts';
@@ -9,15 +8,22 @@ import {
   cutToMaxTokens,
   defaultStopReason,
   estimateOutputTokens,
-  formatSse,
   type OutMessage,
-  type SseEvent,
   streamEvents,
 } from './sse.ts';
 import { createOpenAIPromptCache } from './openai/cache.ts';
 import { handleOpenAI, openaiRoute } from './openai/handler.ts';
+import {
+  type Platform,
+  type PlatformRoute,
+  platformFailure,
+  platformGate,
+  routeOf,
+  toMessagesBody,
+} from './platforms.ts';
 import { createThinkingLedger, replyForRequest } from './thinking.ts';
-import type { Fault, RecordedRequest, Scenario, UsageOut } from './types.ts';
+import type { RecordedRequest, Scenario, UsageOut } from './types.ts';
+import { type ErrorType, errorBody, pause, writeStream } from './writeStream.ts';
 import { validateRequest } from './validate.ts';
 
 export type {
@@ -45,6 +51,16 @@ export interface EmulatorOptions {
   chunkSeed?: number;
   /** Addition beyond the contract: smallest cacheable prefix (default 1024, as the API for most models). */
   minCacheableTokens?: number;
+  /**
+   * The credentials accepted (x-api-key or Bearer token; for SigV4 the AWS access key id); any other
+   * is refused as the service refuses it (401 authentication_error; Bedrock 403; Vertex 401).
+   * Absent: any non-empty credential.
+   */
+  credentials?: string[];
+  /** Valid credentials whose account is out of credit: every request gets this error. */
+  exhausted?: { credentials: string[]; status?: 400 | 402 | 429; type?: string; message?: string };
+  /** Models that take no `thinking` parameter: a request with one gets the API's 400. */
+  noThinkingModels?: string[];
 }
 
 export interface Emulator {
@@ -55,16 +71,6 @@ export interface Emulator {
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
-const DEFAULT_FAULT_AFTER_EVENTS = 4;
-
-type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found_error'
-  | 'request_too_large'
-  | 'rate_limit_error'
-  | 'api_error'
-  | 'overloaded_error';
 
 class BodyTooLarge extends Error {}
 
@@ -88,10 +94,6 @@ function headerMap(req: IncomingMessage): Record<string, string> {
     if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
-}
-
-function errorBody(type: ErrorType, message: string, requestId: string) {
-  return { type: 'error', error: { type, message }, request_id: requestId };
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
@@ -123,9 +125,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = ids.request();
     res.setHeader('request-id', requestId);
-    const path = (req.url ?? '').split('?')[0];
-    const isMessages = path === '/v1/messages';
-    const isCount = path === '/v1/messages/count_tokens';
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    const route: PlatformRoute | undefined = routeOf(path);
+    const isCount = route?.count === true;
+    const isMessages = route !== undefined && !isCount;
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(payload));
@@ -133,7 +136,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     // The OpenAI APIs (Chat Completions, Responses, Azure's deployment paths): openai/handler.ts.
     const openaiApi = req.method === 'POST' ? openaiRoute(path ?? '') : undefined;
     if (openaiApi) return handleOpenAI(openai, req, res, openaiApi, requestId);
-    if (req.method !== 'POST' || (!isMessages && !isCount)) {
+    if (req.method !== 'POST' || !route) {
       send(404, errorBody('not_found_error', `Not Found: ${req.method} ${path}`, requestId));
       return;
     }
@@ -152,26 +155,49 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     let body: unknown = raw;
     let jsonOk = true;
+    const platform: Platform = route.platform;
     try {
       body = JSON.parse(raw);
     } catch {
       jsonOk = false;
     }
     const headers = headerMap(req);
-    const record: RecordedRequest = { body, raw, headers, status: 0, requestId };
+    const record: RecordedRequest = { body, raw, headers, path, status: 0, requestId };
     if (isMessages) requests.push(record);
     const fail = (status: number, type: ErrorType, message: string, extra: Record<string, string> = {}) => {
       record.status = status;
       record.error = { type, message };
+      // Bedrock answers in its own shape; Vertex passes the API's errors through.
+      const own = platformFailure(platform, status, type, message);
+      if (own) return send(own.status, own.body, { ...extra, ...own.headers });
       send(status, errorBody(type, message, requestId), extra);
     };
 
-    if (!headers['x-api-key'] && !headers['authorization']) {
-      return fail(401, 'authentication_error', 'x-api-key header is required');
+    // Who is asking, as each service checks it: Bedrock and Vertex before anything else.
+    const gate = platformGate(route, headers, jsonOk ? body : undefined, options);
+    if (gate.rejection) {
+      record.status = gate.rejection.status;
+      record.error = { type: 'platform', message: JSON.stringify(gate.rejection.body) };
+      return send(gate.rejection.status, gate.rejection.body, gate.rejection.headers);
     }
-    if (!headers['anthropic-version'])
-      return fail(400, 'invalid_request_error', 'anthropic-version: header is required');
+    if (platform === 'anthropic') {
+      if (!headers['x-api-key'] && !headers['authorization']) {
+        return fail(401, 'authentication_error', 'x-api-key header is required');
+      }
+      if (gate.credential === undefined) return fail(401, 'authentication_error', 'invalid x-api-key');
+      if (!headers['anthropic-version'])
+        return fail(400, 'invalid_request_error', 'anthropic-version: header is required');
+    }
     if (!jsonOk) return fail(400, 'invalid_request_error', 'There was an error parsing the body as JSON');
+    const out = options.exhausted;
+    if (out && gate.credential !== undefined && out.credentials.includes(gate.credential))
+      return fail(
+        out.status ?? 400,
+        (out.type ?? (out.status === 429 ? 'rate_limit_error' : 'invalid_request_error')) as ErrorType,
+        out.message ??
+          'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+      );
+    body = toMessagesBody(route, body);
 
     const countBody =
       isCount && typeof body === 'object' && body !== null ? { max_tokens: 1, ...body } : body;
@@ -193,6 +219,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       );
     }
 
+    if (request.thinking && options.noThinkingModels?.includes(request.model))
+      return fail(400, 'invalid_request_error', `${request.model} does not support thinking.`);
     const lostThinking = thinkingLedger.check(request);
     if (lostThinking) return fail(400, 'invalid_request_error', lostThinking);
 
@@ -307,7 +335,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const events = streamEvents(message, createRng(seed * 1_000_003 + generated++), {
       corruptToolJson: fault?.type === 'invalid_tool_json',
     });
-    await writeStream(res, record, events, fault, abort.signal, requestId, cut);
+    await writeStream(res, record, events, fault, abort.signal, requestId, cut, platform);
   }
 
   const server = createServer((req, res) => {
@@ -347,17 +375,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 }
 
-/** Resolves false when the client went away during the pause. */
-async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (ms <= 0) return !signal.aborted;
-  try {
-    await sleep(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 // Non-streaming has no partial JSON to break, so the tool input arrives as the unparseable raw string.
 function corruptNonStreaming(content: OutMessage['content']): unknown[] {
   let done = false;
@@ -366,53 +383,4 @@ function corruptNonStreaming(content: OutMessage['content']): unknown[] {
     done = true;
     return { ...b, input: `${JSON.stringify(b.input).slice(0, -1)}, "oops": ]]` };
   });
-}
-
-async function writeStream(
-  res: ServerResponse,
-  record: RecordedRequest,
-  events: SseEvent[],
-  fault: Fault | undefined,
-  signal: AbortSignal,
-  requestId: string,
-  cut: () => void,
-): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  res.flushHeaders();
-  record.status = 200;
-  record.eventsWritten = 0;
-  const breakAt =
-    fault?.type === 'mid_stream_error' || fault?.type === 'cut_stream'
-      ? Math.min(fault.afterEvents ?? DEFAULT_FAULT_AFTER_EVENTS, events.length - 1)
-      : -1;
-  const write = (chunk: string) =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      res.write(chunk, () => resolve());
-    });
-
-  for (const [i, event] of events.entries()) {
-    if (i === breakAt) {
-      if (fault?.type === 'mid_stream_error') {
-        const err = errorBody('overloaded_error', 'Overloaded', requestId);
-        await write(`event: error\ndata: ${JSON.stringify(err)}\n\n`);
-        record.error = err.error;
-        res.end();
-        record.finished = true;
-      } else {
-        // Destroying the socket skips the terminating chunk: the client sees the connection die mid-body.
-        cut();
-      }
-      return;
-    }
-    if (fault?.type === 'slow' && i > 0) {
-      const ms = i === 1 ? fault.delayMs : (fault.perChunkDelayMs ?? fault.delayMs);
-      if (!(await pause(ms, signal))) return;
-    }
-    if (signal.aborted) return;
-    await write(formatSse(event));
-    record.eventsWritten = (record.eventsWritten ?? 0) + 1;
-  }
-  res.end();
-  record.finished = true;
 }

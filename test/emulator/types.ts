@@ -88,6 +88,8 @@ export interface RecordedRequest {
   request?: MessagesRequest;
   /** Lower-cased header names. */
   headers: Record<string, string>;
+  /** The request path (Bedrock and Vertex carry the model there). */
+  path?: string;
   /** HTTP status sent (0 while the response has not started). */
   status: number;
   usage?: UsageOut;

@@ -39,9 +39,19 @@ async function runPass(pass: Pass): Promise<{ results: Results | undefined; exit
   const resultFile = path.join(WORK, `${pass.name}-results.json`);
   fs.rmSync(resultFile, { force: true });
   if (!pass.untrusted) fs.rmSync(path.join(WORK, 'first-prompt.json'), { force: true });
+  // Installed beside Keel as a user would have it: a third party's language-model provider
+  // (vscode.lm), forwarding to the emulator. Test-only, never packaged.
+  const extensionsDir = path.join(WORK, `${pass.name}-extensions`);
+  fs.rmSync(extensionsDir, { recursive: true, force: true });
+  fs.cpSync(
+    path.join(REPO, 'test', 'extension', 'fixtures', 'lm-provider'),
+    path.join(extensionsDir, 'keel-test.lm-provider-0.0.1'),
+    { recursive: true },
+  );
   const server = await startCodeServer({
     name: pass.name,
     workspace,
+    extensionsDir,
     args: ['--vscode-option', 'enable-smoke-test-driver'],
     workspaceTrust: pass.untrusted,
     env: {

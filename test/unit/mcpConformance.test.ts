@@ -4,13 +4,12 @@ import { describe, test } from 'node:test';
 import { findSuite, runScenario } from '../../scripts/mcp-conformance.mjs';
 
 // The official MCP conformance suite's client scenarios, driven through the built `keel run
-// --mcp-config` with a scripted model (scripts/mcp-conformance.mjs prints all of them). The scenarios
-// that pass are asserted here, so a regression fails; the rest are printed, not asserted.
+// --mcp-config` with a scripted model (scripts/mcp-conformance.mjs prints all of them). Every client
+// scenario of the suite's 0.1.16 is asserted here, so a regression fails.
 
 /**
- * Scenarios Keel passes (baseline before OAuth/elicitation/roots: initialize, tools_call, sse-retry and
- * auth/resource-mismatch — 4 of 26). Not yet: auth/basic-cimd (no client ID metadata document of
- * Keel's own), auth/client-credentials-jwt, auth/cross-app-access-complete-flow.
+ * Scenarios Keel passes: all 26 (baseline before OAuth/elicitation/roots: initialize, tools_call,
+ * sse-retry and auth/resource-mismatch — 4 of 26).
  */
 const PASSING = [
   'initialize',
@@ -21,6 +20,7 @@ const PASSING = [
   'auth/metadata-var1',
   'auth/metadata-var2',
   'auth/metadata-var3',
+  'auth/basic-cimd',
   'auth/scope-from-www-authenticate',
   'auth/scope-from-scopes-supported',
   'auth/scope-omitted-when-undefined',
@@ -35,7 +35,9 @@ const PASSING = [
   'auth/resource-mismatch',
   'auth/offline-access-scope',
   'auth/offline-access-not-supported',
+  'auth/client-credentials-jwt',
   'auth/client-credentials-basic',
+  'auth/cross-app-access-complete-flow',
 ];
 
 interface Result {

@@ -123,6 +123,8 @@ describe('the packaged .vsix', () => {
     );
     assert.deepEqual([...modules], ['mvdan-sh']);
     assert.ok(files.includes('extension/dist/extension.cjs'));
+    // The Bedrock / Vertex SDKs: a file of their own, loaded only when such a profile is used.
+    assert.ok(files.includes('extension/dist/platform-sdks.cjs'));
     assert.ok(!files.some((f) => f.startsWith('extension/dist/cli')), 'the CLI is not in the .vsix');
   });
 });

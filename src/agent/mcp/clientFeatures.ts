@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { OAuthStore } from './oauthStore.ts';
 import type { McpAuthorizationRequest, McpElicitationAnswer, McpElicitationRequest } from '../host.ts';
 
 // What Keel's MCP client offers the servers it connects to: roots (the workspace folders) and
@@ -16,6 +17,8 @@ export interface McpClientHooks {
   readonly elicit?: (request: McpElicitationRequest, signal?: AbortSignal) => Promise<McpElicitationAnswer>;
   /** The host's consent to open an OAuth authorization URL; absent = no human to sign in. */
   readonly authorize?: (request: McpAuthorizationRequest, signal?: AbortSignal) => Promise<boolean>;
+  /** The host's token store (VS Code: SecretStorage); absent = the 0600 file under `<keelHome>`. */
+  readonly tokenStore?: (server: string, url: string) => Promise<OAuthStore>;
   /** Where `<keelHome>` is (tests). */
   readonly env?: NodeJS.ProcessEnv;
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;

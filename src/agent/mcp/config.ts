@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { keelHome } from '../trust/paths.ts';
@@ -30,20 +28,80 @@ const stdioSchema = z
     startTimeout: z.number().int().positive().optional(),
   })
   .loose();
+/** Asymmetric JWS algorithms a private_key_jwt client assertion may be signed with (RFC 7518). */
+export const JWT_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+
+const httpsUrl = (what: string) =>
+  z.url(`${what} must be an https URL`).refine((u) => {
+    const url = new URL(u);
+    return url.protocol === 'https:' && url.pathname !== '/';
+  }, `${what} must be an https URL with a path (e.g. https://example.com/keel-client.json)`);
+
+const oauthSchema = z
+  .object({
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().optional(),
+    scope: z.string().optional(),
+    grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+    /** SEP-991: the https URL of this client's metadata document, used as its client_id. */
+    clientIdMetadataUrl: httpsUrl('clientIdMetadataUrl').optional(),
+    /** RFC 7523 §2.2 client authentication: a signed JWT instead of a client secret. */
+    privateKeyJwt: z
+      .object({
+        keyFile: z.string().min(1, 'keyFile is empty'),
+        alg: z.enum(JWT_ALGORITHMS),
+      })
+      .strict()
+      .optional(),
+    /** The authorization server these credentials belong to; they are sent to no other. */
+    issuer: z.url('issuer must be a URL').optional(),
+    /** SEP-990 cross-app access: an enterprise IdP's ID token → ID-JAG (RFC 8693) → access token (RFC 7523). */
+    crossAppAccess: z
+      .object({
+        idpTokenEndpoint: z.url('idpTokenEndpoint must be a URL'),
+        idpClientId: z.string().min(1),
+        idpClientSecret: z.string().optional(),
+        idToken: z.string().min(1, 'idToken is empty'),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    const problem = (message: string) => ctx.addIssue({ code: 'custom', message });
+    if (o.clientIdMetadataUrl && o.clientId)
+      problem('give either clientId (a pre-registered client) or clientIdMetadataUrl, not both');
+    if (o.privateKeyJwt && !o.clientId)
+      problem('privateKeyJwt needs clientId (the client the key is registered for)');
+    if (o.privateKeyJwt && o.clientSecret) problem('give either clientSecret or privateKeyJwt, not both');
+    if (o.grant === 'client_credentials' && !o.clientId)
+      problem('grant client_credentials needs clientId and clientSecret or privateKeyJwt');
+    if (o.grant === 'client_credentials' && o.clientId && !o.clientSecret && !o.privateKeyJwt)
+      problem('grant client_credentials needs clientSecret or privateKeyJwt');
+    if (o.crossAppAccess && !o.clientId)
+      problem(
+        "crossAppAccess needs clientId (and clientSecret or privateKeyJwt) of the client at the MCP server's authorization server",
+      );
+    if (o.crossAppAccess && o.grant === 'client_credentials')
+      problem('crossAppAccess replaces grant client_credentials; give one');
+  });
+
 const httpSchema = z
   .object({
     type: z.enum(['http', 'sse']),
     url: z.url('url must be an http(s) URL'),
     headers: z.record(z.string(), z.string()).default({}),
-    oauth: z
-      .object({
-        clientId: z.string().min(1).optional(),
-        clientSecret: z.string().optional(),
-        scope: z.string().optional(),
-        grant: z.enum(['authorization_code', 'client_credentials']).optional(),
-      })
-      .strict()
-      .optional(),
+    oauth: oauthSchema.optional(),
     description: z.string().max(200).optional(),
     timeout: z.number().int().positive().optional(),
     startTimeout: z.number().int().positive().optional(),
@@ -91,6 +149,20 @@ export interface McpOAuthSpec {
   readonly clientSecret?: string;
   readonly scope?: string;
   readonly grant?: 'authorization_code' | 'client_credentials';
+  readonly clientIdMetadataUrl?: string;
+  readonly privateKeyJwt?: {
+    readonly keyFile: string;
+    readonly alg: (typeof JWT_ALGORITHMS)[number];
+    /** The PEM read from keyFile: set only by resolveTransport, never parsed from a file. */
+    readonly privateKey?: string;
+  };
+  readonly issuer?: string;
+  readonly crossAppAccess?: {
+    readonly idpTokenEndpoint: string;
+    readonly idpClientId: string;
+    readonly idpClientSecret?: string;
+    readonly idToken: string;
+  };
 }
 
 export interface McpServerConfig {
@@ -303,125 +375,4 @@ export function describeTransport(spec: McpTransportSpec): string {
   if (spec.type !== 'stdio') return `${spec.type.toUpperCase()} ${spec.url}`;
   const quote = (s: string) => (/^[A-Za-z0-9_./:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
   return [spec.command, ...spec.args].map(quote).join(' ');
-}
-
-// ---------- variable substitution (as VS Code does) ----------
-
-export interface SubstitutionContext {
-  readonly workspaceFolder: string;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** `${input:id}`: VS Code asks (SecretStorage), the CLI reads an environment variable. */
-  readonly input: (input: McpInput) => Promise<string | undefined>;
-}
-
-export class McpConfigError extends Error {}
-
-const VARIABLE = /\$\{([^}]+)\}/g;
-
-async function substitute(value: string, server: McpServerConfig, ctx: SubstitutionContext): Promise<string> {
-  let out = '';
-  let last = 0;
-  for (const match of value.matchAll(VARIABLE)) {
-    out += value.slice(last, match.index);
-    last = match.index + match[0].length;
-    const name = match[1]!;
-    if (name === 'workspaceFolder') out += ctx.workspaceFolder;
-    else if (name === 'workspaceFolderBasename') out += path.basename(ctx.workspaceFolder);
-    else if (name === 'userHome') out += os.homedir();
-    else if (name === 'pathSeparator' || name === '/') out += path.sep;
-    else if (name.startsWith('env:')) out += ctx.env[name.slice(4)] ?? '';
-    else if (name.startsWith('input:')) {
-      const id = name.slice(6);
-      const input = server.inputs.find((i) => i.id === id) ?? { type: 'promptString', id };
-      const answer = await ctx.input(input);
-      if (answer === undefined)
-        throw new McpConfigError(`MCP server "${server.name}" needs the input "${id}", which was not given.`);
-      out += answer;
-    } else
-      throw new McpConfigError(
-        `MCP server "${server.name}" in ${server.file} uses the unknown variable \${${name}}.`,
-      );
-  }
-  return out + value.slice(last);
-}
-
-/** The transport with every `${…}` replaced. Throws McpConfigError naming the variable. */
-export async function resolveTransport(
-  server: McpServerConfig,
-  ctx: SubstitutionContext,
-): Promise<McpTransportSpec> {
-  const sub = (v: string) => substitute(v, server, ctx);
-  const spec = server.transport;
-  if (spec.type !== 'stdio') {
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(spec.headers)) headers[k] = await sub(v);
-    const o = spec.oauth;
-    // The client secret may come from ${env:…}/${input:…} like a header, never written in the file.
-    const oauth = o
-      ? { ...o, ...(o.clientSecret !== undefined ? { clientSecret: await sub(o.clientSecret) } : {}) }
-      : undefined;
-    return { type: spec.type, url: await sub(spec.url), headers, ...(oauth ? { oauth } : {}) };
-  }
-  const env: Record<string, string> = {};
-  if (spec.envFile !== undefined) {
-    const file = path.resolve(ctx.workspaceFolder, await sub(spec.envFile));
-    // A workspace's own server gets variables from the workspace, never a file of the user's (their
-    // cloud credentials): the user's files are theirs to hand over, in their own config.
-    if (server.scope === 'workspace' && !isInside(ctx.workspaceFolder, file))
-      throw new McpConfigError(
-        `MCP server "${server.name}" is defined by the workspace (${server.file}) and names an envFile outside it (${file}); a workspace server may only read an envFile inside the workspace. Define the server in your own ~/.keel/mcp.json to hand it that file.`,
-      );
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (error) {
-      throw new McpConfigError(
-        `MCP server "${server.name}": cannot read its envFile ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
-      );
-    }
-    Object.assign(env, parseDotenv(text));
-  }
-  for (const [k, v] of Object.entries(spec.env)) if (v !== null) env[k] = await sub(String(v));
-  const args: string[] = [];
-  for (const a of spec.args) args.push(await sub(a));
-  const cwd =
-    spec.cwd !== undefined ? path.resolve(ctx.workspaceFolder, await sub(spec.cwd)) : ctx.workspaceFolder;
-  return { type: 'stdio', command: await sub(spec.command), args, env, cwd };
-}
-
-function isInside(root: string, file: string): boolean {
-  let real = file;
-  try {
-    real = fs.realpathSync(file);
-  } catch {
-    // missing: the read below says so
-  }
-  let base = root;
-  try {
-    base = fs.realpathSync(root);
-  } catch {
-    // keep the given root
-  }
-  const rel = path.relative(base, real);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
-
-/** KEY=VALUE lines (optionally `export`ed, optionally quoted); `#` comments and blank lines skipped. */
-export function parseDotenv(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of text.split(/\r?\n/)) {
-    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(raw);
-    if (!m || raw.trim().startsWith('#')) continue;
-    let value = m[2]!;
-    const quoted = /^(['"])(.*)\1$/.exec(value);
-    if (quoted) value = quoted[1] === '"' ? quoted[2]!.replace(/\\n/g, '\n') : quoted[2]!;
-    else value = value.replace(/\s+#.*$/, '');
-    out[m[1]!] = value;
-  }
-  return out;
-}
-
-/** The environment variable the CLI reads for `${input:id}`: KEEL_MCP_INPUT_<ID>. */
-export function inputEnvName(id: string): string {
-  return `KEEL_MCP_INPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }

@@ -144,13 +144,21 @@ async function authFor(
   const auth = await createMcpAuth({
     server: hooks.server,
     url: spec.url,
-    store: createOAuthStore(hooks.server, spec.url, hooks.env),
+    store: hooks.tokenStore
+      ? await hooks.tokenStore(hooks.server, spec.url)
+      : createOAuthStore(hooks.server, spec.url, hooks.env),
     authorize: authorize ? (request) => authorize(request) : async () => false,
     ...(o?.clientId
       ? { client: { clientId: o.clientId, ...(o.clientSecret ? { clientSecret: o.clientSecret } : {}) } }
       : {}),
     ...(o?.scope ? { scope: o.scope } : {}),
     ...(o?.grant ? { grant: o.grant } : {}),
+    ...(o?.clientIdMetadataUrl ? { clientIdMetadataUrl: o.clientIdMetadataUrl } : {}),
+    ...(o?.privateKeyJwt?.privateKey
+      ? { privateKeyJwt: { privateKey: o.privateKeyJwt.privateKey, alg: o.privateKeyJwt.alg } }
+      : {}),
+    ...(o?.issuer ? { issuer: o.issuer } : {}),
+    ...(o?.crossAppAccess ? { crossAppAccess: o.crossAppAccess } : {}),
   });
   await auth.prepare();
   return auth;

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import type {
+  AddClientAuthentication,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -7,6 +12,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { McpAuthorizationRequest } from '../host.ts';
 import { type LoopbackListener, startLoopbackListener } from './oauthLoopback.ts';
+import type { CrossAppAccessOptions } from './oauthCrossApp.ts';
 import type { OAuthStore } from './oauthStore.ts';
 
 // The OAuth 2.1 client of one HTTP MCP server, as the SDK's `OAuthClientProvider` wants it. The SDK
@@ -54,6 +60,12 @@ export interface KeelOAuthOptions {
   /** A client registered beforehand (config `oauth.clientId`/`clientSecret`): no dynamic registration. */
   readonly client?: { readonly clientId: string; readonly clientSecret?: string };
   readonly scope?: string;
+  /** SEP-991: an https URL serving this client's metadata, used as client_id where the AS accepts it. */
+  readonly clientIdMetadataUrl?: string;
+  /** RFC 7523 client authentication (the PEM already read from the user's key file). */
+  readonly privateKeyJwt?: { readonly privateKey: string; readonly alg: string };
+  /** The authorization server the configured credentials belong to (sent to no other). */
+  readonly issuer?: string;
   /** How long the browser step may take. */
   readonly signInTimeoutMs?: number;
 }
@@ -65,7 +77,16 @@ export class KeelOAuthProvider implements OAuthClientProvider {
   private discovery: OAuthDiscoveryState | undefined;
   private pendingCode: Promise<string> | undefined;
 
-  constructor(private readonly options: KeelOAuthOptions) {}
+  readonly addClientAuthentication?: AddClientAuthentication;
+
+  constructor(private readonly options: KeelOAuthOptions) {
+    const jwt = options.privateKeyJwt;
+    if (jwt && options.client) this.addClientAuthentication = privateKeyJwtAuth(options.client.clientId, jwt);
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.options.clientIdMetadataUrl;
+  }
 
   /** Starts the loopback listener (before connecting: `redirectUrl` is read synchronously). */
   async prepare(): Promise<void> {
@@ -91,7 +112,11 @@ export class KeelOAuthProvider implements OAuthClientProvider {
       response_types: ['code'],
       // A CLI cannot keep a secret from its user, but a server may still issue one; 'none' is what a
       // public client asks for, the SDK uses what the server registered.
-      token_endpoint_auth_method: this.options.client?.clientSecret ? 'client_secret_basic' : 'none',
+      token_endpoint_auth_method: this.addClientAuthentication
+        ? 'private_key_jwt'
+        : this.options.client?.clientSecret
+          ? 'client_secret_basic'
+          : 'none',
       ...(this.options.scope ? { scope: this.options.scope } : {}),
     };
   }
@@ -104,7 +129,11 @@ export class KeelOAuthProvider implements OAuthClientProvider {
   clientInformation(): OAuthClientInformationMixed | undefined {
     const pre = this.options.client;
     if (pre)
-      return { client_id: pre.clientId, ...(pre.clientSecret ? { client_secret: pre.clientSecret } : {}) };
+      return {
+        client_id: pre.clientId,
+        ...(pre.clientSecret ? { client_secret: pre.clientSecret } : {}),
+        ...(this.options.issuer ? { issuer: this.options.issuer } : {}),
+      };
     const entry = this.options.store.read();
     // A registration made for another loopback port has the wrong redirect URI: register again.
     if (entry?.client && entry.redirectPort !== this.listener?.port) return undefined;
@@ -207,34 +236,84 @@ export interface McpAuth {
   dispose(): Promise<void>;
 }
 
+/** RFC 7523 §2.2: a client assertion signed with the user's key, iss = sub = the client id. */
+function privateKeyJwtAuth(
+  clientId: string,
+  jwt: { privateKey: string; alg: string },
+): AddClientAuthentication {
+  return createPrivateKeyJwtAuth({
+    issuer: clientId,
+    subject: clientId,
+    privateKey: jwt.privateKey,
+    alg: jwt.alg,
+  });
+}
+
+const noBrowser = (provider: OAuthClientProvider): McpAuth => ({
+  provider,
+  prepare: async () => undefined,
+  takePendingCode: () => undefined,
+  succeeded: () => undefined,
+  dispose: async () => undefined,
+});
+
 export async function createMcpAuth(
   options: KeelOAuthOptions & {
     readonly grant?: 'authorization_code' | 'client_credentials';
+    readonly crossAppAccess?: Omit<CrossAppAccessOptions, 'server' | 'url' | 'clientId' | 'clientSecret'>;
   },
 ): Promise<McpAuth> {
+  const client = options.client;
+  const jwt = options.privateKeyJwt;
+  const issuer = options.issuer ? { expectedIssuer: options.issuer } : {};
+  const scope = options.scope ? { scope: options.scope } : {};
+  if (options.crossAppAccess) {
+    if (!client) throw new Error(`MCP server "${options.server}": oauth.crossAppAccess needs oauth.clientId`);
+    const { CrossAppAccessProvider } = await import('./oauthCrossApp.ts');
+    return noBrowser(
+      new CrossAppAccessProvider({
+        ...options.crossAppAccess,
+        server: options.server,
+        url: options.url,
+        clientId: client.clientId,
+        ...(client.clientSecret ? { clientSecret: client.clientSecret } : {}),
+        ...(jwt ? { addClientAuthentication: privateKeyJwtAuth(client.clientId, jwt) } : {}),
+        ...(options.issuer ? { issuer: options.issuer } : {}),
+        ...scope,
+      }),
+    );
+  }
   if (options.grant === 'client_credentials') {
     // Machine-to-machine: no browser, no stored tokens (a new token each run is cheap and leaves
-    // nothing behind). The secret comes from the config, resolved from ${env:…}/${input:…}.
-    const { ClientCredentialsProvider } = await import('@modelcontextprotocol/sdk/client/auth-extensions.js');
-    const client = options.client;
-    if (!client?.clientSecret) {
-      throw new Error(
-        `MCP server "${options.server}": oauth.grant client_credentials needs oauth.clientId and oauth.clientSecret`,
+    // nothing behind). The secret comes from the config, resolved from ${env:…}/${input:…}; a key
+    // from the user's key file.
+    const ext = await import('@modelcontextprotocol/sdk/client/auth-extensions.js');
+    if (client && jwt) {
+      return noBrowser(
+        new ext.PrivateKeyJwtProvider({
+          clientId: client.clientId,
+          privateKey: jwt.privateKey,
+          algorithm: jwt.alg,
+          clientName: 'Keel',
+          ...scope,
+          ...issuer,
+        }),
       );
     }
-    const provider = new ClientCredentialsProvider({
-      clientId: client.clientId,
-      clientSecret: client.clientSecret,
-      clientName: 'Keel',
-      ...(options.scope ? { scope: options.scope } : {}),
-    });
-    return {
-      provider,
-      prepare: async () => undefined,
-      takePendingCode: () => undefined,
-      succeeded: () => undefined,
-      dispose: async () => undefined,
-    };
+    if (!client?.clientSecret) {
+      throw new Error(
+        `MCP server "${options.server}": oauth.grant client_credentials needs oauth.clientId and oauth.clientSecret or oauth.privateKeyJwt`,
+      );
+    }
+    return noBrowser(
+      new ext.ClientCredentialsProvider({
+        clientId: client.clientId,
+        clientSecret: client.clientSecret,
+        clientName: 'Keel',
+        ...scope,
+        ...issuer,
+      }),
+    );
   }
   const provider = new KeelOAuthProvider(options);
   return {

@@ -48,6 +48,23 @@ export type OAuthEntry = z.infer<typeof entrySchema>;
 export type StoredTokens = z.infer<typeof tokensSchema>;
 export type StoredClient = z.infer<typeof clientSchema>;
 
+/** A stored entry as text (a file, a secret), validated; undefined when absent, broken or for another URL. */
+export function parseOAuthEntry(text: string | undefined, url: string): OAuthEntry | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const parsed = entrySchema.safeParse(JSON.parse(text));
+    // A file for another URL (a hash collision, a copied file) is not ours to use.
+    return parsed.success && parsed.data.url === url ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The key of a server URL's entry (file name, secret name): its tokens are for that resource. */
+export function oauthKeyFor(url: string): string {
+  return createHash('sha256').update(url).digest('hex').slice(0, 32);
+}
+
 export interface OAuthStore {
   readonly file: string;
   read(): OAuthEntry | undefined;
@@ -63,8 +80,7 @@ export function oauthDir(env: NodeJS.ProcessEnv = process.env): string {
 
 /** Keyed by the server URL (the tokens are for that resource), not by the config's server name. */
 export function oauthFileFor(url: string, env: NodeJS.ProcessEnv = process.env): string {
-  const key = createHash('sha256').update(url).digest('hex').slice(0, 32);
-  return path.join(oauthDir(env), `${key}.json`);
+  return path.join(oauthDir(env), `${oauthKeyFor(url)}.json`);
 }
 
 export function createOAuthStore(
@@ -80,13 +96,7 @@ export function createOAuthStore(
     } catch {
       return undefined;
     }
-    try {
-      const parsed = entrySchema.safeParse(JSON.parse(text));
-      // A file for another URL (a hash collision, a copied file) is not ours to use.
-      return parsed.success && parsed.data.url === url ? parsed.data : undefined;
-    } catch {
-      return undefined;
-    }
+    return parseOAuthEntry(text, url);
   };
   const write = (entry: OAuthEntry) => {
     const dir = path.dirname(file);

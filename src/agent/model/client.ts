@@ -5,7 +5,17 @@ import { createLimiter, type Limiter } from './limiter.ts';
 import { type Effort, outputLimitFor, thinkingPlan } from './models.ts';
 import { type BodyEncoder, createBodyEncoder } from './requestBody.ts';
 import type { ModelProvider } from './providers/types.ts';
-import { loadSdk } from './sdk.ts';
+import { createRoutes, type MessagesClient } from './routes.ts';
+import {
+  allRefused,
+  isProfileFailure,
+  providerHint,
+  isThinkingRejection,
+  lowerEffort,
+  shortReason,
+} from './ladder.ts';
+import type { AuthProfile } from './profiles.ts';
+import { platformModelId } from './anthropicFamily.ts';
 
 // Streaming model client over the real SDK. The SDK's own retries are off: it cannot retry a stream
 // that has already started, so one policy (ours) covers HTTP errors, mid-stream errors and cut streams.
@@ -26,6 +36,8 @@ export interface StreamCallbacks {
   onRetry?(info: { attempt: number; delayMs: number; reason: string; model: string }): void;
   /** A partial reply that will not reach the model (the stream failed and is being retried). */
   onDiscard?(partial: { model: string; content: AssistantBlock[]; reason: string }): void;
+  /** A rung of the failover ladder was taken: another auth profile, or a lower thinking level. */
+  onSwitch?(info: { rung: 'profile' | 'thinking'; from: string; to: string; text: string }): void;
 }
 
 export interface ModelReply {
@@ -40,8 +52,11 @@ export interface ModelReply {
 }
 
 export interface ModelClientOptions {
+  /** With `baseURL`: this one credential only (the demo, tests, the extension's stored key). */
   readonly apiKey?: string;
   readonly baseURL?: string;
+  /** Credentials tried in order; default: the environment's, then `<keelHome>/auth.json` (profiles.ts). */
+  readonly profiles?: readonly AuthProfile[];
   /** Primary model first, then fallbacks in order. */
   readonly models: readonly string[];
   readonly maxRetries?: number;
@@ -113,8 +128,9 @@ interface BlockState {
 const JSON_CONTENT = { 'content-type': 'application/json' } as const;
 
 async function streamOnce(
-  client: Anthropic,
-  encoder: BodyEncoder,
+  client: MessagesClient,
+  /** Absent for Bedrock/Vertex: their SDKs rewrite the body from its text, so it goes as the SDK makes it. */
+  encoder: BodyEncoder | undefined,
   model: string,
   request: ModelRequest,
   signal: AbortSignal,
@@ -148,7 +164,7 @@ async function streamOnce(
   // previous call was stringified (requestBody.ts; byte-identical to the SDK's JSON.stringify).
   const stream = await client.messages.create(params, {
     signal,
-    body: encoder.encode(params),
+    ...(encoder ? { body: encoder.encode(params) } : {}),
     headers: plan.beta ? { ...JSON_CONTENT, 'anthropic-beta': plan.beta } : JSON_CONTENT,
   });
   const snapshot = () => {
@@ -247,28 +263,14 @@ async function streamOnce(
 
 export function createModelClient(options: ModelClientOptions): ModelClient {
   if (options.models.length === 0) throw new Error('createModelClient: at least one model is required');
-  let client: Promise<Anthropic> | undefined;
-  const baseURL = options.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? null;
-  const sdkClient = () =>
-    (client ??= loadSdk().then((Sdk) => {
-      // Another scheme would only fail as a connection error, retried for a minute: say so at once.
-      if (baseURL && /^[a-z][a-z0-9+.-]*:/i.test(baseURL) && !/^https?:/i.test(baseURL))
-        throw new ModelError(
-          'invalid_request',
-          `The model service address must be an http(s) URL, not ${baseURL}: check ANTHROPIC_BASE_URL.`,
-        );
-      return new Sdk({
-        apiKey: options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? null,
-        baseURL,
-        maxRetries: 0,
-        timeout: 10 * 60 * 1000,
-      });
-    }));
   const encoder = createBodyEncoder();
   const maxRetries = options.maxRetries ?? 4;
   const now = options.now ?? Date.now;
   const limiter = options.limiter ?? globalLimiter;
   const coolingUntil = new Map<string, number>();
+  const routes = createRoutes(options, now);
+  // Lowered when a model rejects the thinking parameters (ladder.ts), for the rest of this client.
+  const effortCap = new Map<string, Effort | 'off'>();
 
   return {
     models: options.models,
@@ -278,34 +280,72 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       const order = available.length > 0 ? available : [...options.models];
       let lastError: ModelError | undefined;
       for (const model of order) {
+        const provider = options.providerFor?.(model);
+        const route = provider ? undefined : routes.forModel(model);
+        const refused = new Set<AuthProfile>();
         for (let attempt = 0; attempt <= maxRetries; attempt++) {
           const partial: AssistantBlock[] = [];
-          const provider = options.providerFor?.(model);
+          // A model another provider serves (providers/) has no profile ring: its provider holds its key.
+          const profile = route?.ring.current();
+          if (route && (!profile || refused.has(profile))) throw allRefused(route.ring);
+          const wireModel = route && profile ? platformModelId(profile.provider, route.model) : model;
+          const cap = effortCap.get(wireModel);
+          const effort = cap === 'off' ? undefined : (cap ?? request.effort);
+          let sdk: MessagesClient | undefined;
           try {
+            const { effort: _asked, ...rest } = request;
+            const sent: ModelRequest = effort ? { ...rest, effort } : rest;
             if (provider)
               return await limiter.run(
-                () => provider.stream({ model, request, signal, callbacks, partial }),
+                () => provider.stream({ model, request: sent, signal, callbacks, partial }),
                 signal,
               );
-            const sdk = await sdkClient();
+            sdk = await route!.sdkFor(profile!);
+            const client = sdk;
+            const bodyEncoder = profile!.provider === 'anthropic' ? encoder : undefined;
             return await limiter.run(
-              () => streamOnce(sdk, encoder, model, request, signal, callbacks, partial),
+              () => streamOnce(client, bodyEncoder, wireModel, sent, signal, callbacks, partial),
               signal,
             );
           } catch (error) {
-            const endpoint = client ? (await client.catch(() => undefined))?.baseURL : undefined;
-            const classified =
+            const base =
               error instanceof ModelError
                 ? error
                 : provider
                   ? provider.classify(error, signal)
-                  : classifyError(error, signal, endpoint);
+                  : classifyError(error, signal, sdk?.baseURL);
+            const classified = profile ? providerHint(base, profile) : base;
             if (partial.length > 0)
               callbacks.onDiscard?.({ model, content: [...partial], reason: classified.message });
             // Some models/endpoints allow fewer output tokens than we ask for: adopt their limit.
             const limit = Number(/max_tokens: \d+ > (\d+)/.exec(classified.message)?.[1] ?? 0);
             if (classified.kind === 'invalid_request' && limit > 0 && limit < request.maxTokens) {
               request = { ...request, maxTokens: limit };
+              attempt--;
+              continue;
+            }
+            // The ladder: another profile, then less thinking, then (below) the next model.
+            const failure = route && profile ? isProfileFailure(classified) : undefined;
+            if (failure && route && profile) {
+              // One profile: the error as it always was (a fixed key is a new profile, not a cooled one).
+              if (route.ring.size === 1) throw classified;
+              refused.add(profile);
+              route.ring.fail(profile, failure, shortReason(classified));
+              const next = route.ring.current();
+              if (!next || refused.has(next)) throw allRefused(route.ring);
+              const why = failure === 'auth' ? 'rejected' : 'is out of credit/quota';
+              const text = `profile '${profile.name}' ${why} (${classified.status}): switched to '${next.name}'`;
+              callbacks.onSwitch?.({ rung: 'profile', from: profile.name, to: next.name, text });
+              attempt--;
+              continue;
+            }
+            if (effort && isThinkingRejection(classified)) {
+              // A model that takes no thinking at all gets none; a budget or level problem, one level less.
+              const lower = /not support/i.test(classified.message) ? undefined : lowerEffort(effort);
+              effortCap.set(wireModel, lower ?? 'off');
+              const to = lower ?? 'off';
+              const text = `${wireModel} rejected thinking at '${effort}' (${shortReason(classified)}): thinking ${lower ? `lowered to '${lower}'` : 'turned off'}`;
+              callbacks.onSwitch?.({ rung: 'thinking', from: effort, to, text });
               attempt--;
               continue;
             }

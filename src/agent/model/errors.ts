@@ -102,8 +102,9 @@ function retryAfter(headers: Headers | undefined): number | undefined {
 }
 
 function apiMessage(error: InstanceType<typeof Anthropic.APIError>): string {
-  const body = error.error as { error?: { message?: string } } | undefined;
-  return body?.error?.message ?? error.message;
+  // Anthropic and Vertex: {error: {message}}; Bedrock: {message}.
+  const body = error.error as { error?: { message?: string }; message?: string } | undefined;
+  return body?.error?.message ?? body?.message ?? error.message;
 }
 
 export function classifyError(error: unknown, signal: AbortSignal, endpoint?: string): ModelError {
@@ -111,67 +112,84 @@ export function classifyError(error: unknown, signal: AbortSignal, endpoint?: st
   if (error instanceof ModelError) return error;
   const Sdk = loadedSdk();
   if (!Sdk) return classifyOther(error);
-  if (error instanceof Sdk.APIUserAbortError) return new ModelError('aborted', 'Aborted.');
-  if (error instanceof Sdk.APIConnectionError) return connectionError(error, endpoint);
-  if (error instanceof Sdk.APIError) {
-    const message = apiMessage(error);
-    const requestId = error.requestID ?? undefined;
-    const status = error.status;
-    const type = (error.error as { error?: { type?: string } } | undefined)?.error?.type ?? error.type ?? '';
-    if (status === undefined) {
-      // An `event: error` in the middle of a stream.
-      return new ModelError(
-        'stream_error',
-        `Stream error (${type || 'unknown'}): ${message}`,
-        undefined,
-        undefined,
-        requestId,
-      );
-    }
-    if (status === 400 && /prompt is too long/i.test(message)) {
-      return new ModelError('prompt_too_long', message, status, undefined, requestId);
-    }
-    if (status === 401 || status === 403) {
-      return new ModelError(
-        'auth',
-        `Authentication failed (${status}): ${message}. Check ANTHROPIC_API_KEY.`,
-        status,
-      );
-    }
-    if (status === 404) return new ModelError('model_unavailable', `Model not available: ${message}`, status);
-    if (status === 429)
-      return new ModelError(
-        'rate_limited',
-        `Rate limited (429): ${message}`,
-        status,
-        retryAfter(error.headers),
-        requestId,
-      );
-    if (status === 529)
-      return new ModelError(
-        'overloaded',
-        `Overloaded (529): ${message}`,
-        status,
-        retryAfter(error.headers),
-        requestId,
-      );
-    if (status >= 500)
-      return new ModelError(
-        'server_error',
-        `Server error (${status}): ${message}`,
-        status,
-        undefined,
-        requestId,
-      );
+  if (error instanceof Sdk.APIUserAbortError || sdkClass(error, 'APIUserAbortError'))
+    return new ModelError('aborted', 'Aborted.');
+  if (error instanceof Sdk.APIConnectionError || sdkClass(error, 'APIConnectionError'))
+    return connectionError(error as Error, endpoint);
+  if (error instanceof Sdk.APIError || sdkClass(error, 'APIError'))
+    return classifyApiError(error as InstanceType<typeof Sdk.APIError>);
+  return classifyOther(error);
+}
+
+/**
+ * The SDK's error classes by their `_errorName` (kept through minification) along the class chain: the
+ * extension loads the Bedrock/Vertex SDKs from a file of their own (dist/platform-sdks.cjs), whose
+ * copy of these classes is not the one `instanceof` knows.
+ */
+function sdkClass(error: unknown, name: string): boolean {
+  let c: unknown = error instanceof Error ? error.constructor : undefined;
+  for (let depth = 0; typeof c === 'function' && depth < 8; depth++, c = Object.getPrototypeOf(c))
+    if (Object.hasOwn(c, '_errorName') && (c as { _errorName?: unknown })._errorName === name) return true;
+  return false;
+}
+
+function classifyApiError(error: InstanceType<typeof Anthropic.APIError>): ModelError {
+  const message = apiMessage(error);
+  const requestId = error.requestID ?? undefined;
+  const status = error.status;
+  const type = (error.error as { error?: { type?: string } } | undefined)?.error?.type ?? error.type ?? '';
+  if (status === undefined) {
+    // An `event: error` in the middle of a stream.
     return new ModelError(
-      'invalid_request',
-      `Request rejected (${status}): ${message}`,
-      status,
+      'stream_error',
+      `Stream error (${type || 'unknown'}): ${message}`,
+      undefined,
       undefined,
       requestId,
     );
   }
-  return classifyOther(error);
+  if (status === 400 && /prompt is too long/i.test(message)) {
+    return new ModelError('prompt_too_long', message, status, undefined, requestId);
+  }
+  if (status === 401 || status === 403) {
+    return new ModelError(
+      'auth',
+      `Authentication failed (${status}): ${message.replace(/\.$/, '')}. Check ANTHROPIC_API_KEY.`,
+      status,
+    );
+  }
+  if (status === 404) return new ModelError('model_unavailable', `Model not available: ${message}`, status);
+  if (status === 429)
+    return new ModelError(
+      'rate_limited',
+      `Rate limited (429): ${message}`,
+      status,
+      retryAfter(error.headers),
+      requestId,
+    );
+  if (status === 529)
+    return new ModelError(
+      'overloaded',
+      `Overloaded (529): ${message}`,
+      status,
+      retryAfter(error.headers),
+      requestId,
+    );
+  if (status >= 500)
+    return new ModelError(
+      'server_error',
+      `Server error (${status}): ${message}`,
+      status,
+      undefined,
+      requestId,
+    );
+  return new ModelError(
+    'invalid_request',
+    `Request rejected (${status}): ${message}`,
+    status,
+    undefined,
+    requestId,
+  );
 }
 
 function classifyOther(error: unknown): ModelError {

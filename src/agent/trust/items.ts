@@ -66,6 +66,18 @@ export function mcpServerGrants(server: McpServerConfig): string[] {
       const names = refs(v);
       out.push(names.length ? `sends your ${names.join(', ')} in the ${k} header` : `sends the header ${k}`);
     }
+    const o = spec.oauth;
+    const secret = (value: string | undefined, what: string, to: string) => {
+      const names = value === undefined ? [] : refs(value);
+      if (value !== undefined)
+        out.push(`sends ${names.length ? `your ${names.join(', ')}` : 'a fixed value'} as ${what} to ${to}`);
+    };
+    secret(o?.clientSecret, 'its OAuth client secret', 'the authorization server the server names');
+    if (o?.privateKeyJwt)
+      out.push(
+        `signs OAuth client assertions with the key ${o.privateKeyJwt.keyFile} (only a key inside the workspace is used)`,
+      );
+    secret(o?.crossAppAccess?.idToken, 'your identity token', o?.crossAppAccess?.idpTokenEndpoint ?? '');
   }
   if ([spec.type === 'stdio' ? spec.command : spec.url].some((v) => v.includes('${env:')))
     out.push('its command line reads your environment');

@@ -8,7 +8,7 @@
 /** Prefixes served by the `openai` SDK. */
 export const OPENAI_FAMILY = ['openai', 'azure', 'ollama'] as const;
 /** Prefixes served by the Anthropic SDK family (client.ts). bedrock/vertex join here (anthropicFamily.ts). */
-export const ANTHROPIC_FAMILY = ['anthropic'] as const;
+export const ANTHROPIC_FAMILY = ['anthropic', 'bedrock', 'vertex'] as const;
 
 /** Prefixes a host serves with a provider of its own (VS Code's language models in the extension). */
 export const HOST_FAMILY = ['vscode'] as const;
