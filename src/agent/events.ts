@@ -122,6 +122,18 @@ export type AgentEventBody =
       /** The new session's log. */
       logPath: string;
     }
+  /** `--approve auto`: the classifier's verdict on a command (allowed, or escalated to a person). */
+  | {
+      type: 'auto_classifier';
+      toolUseId: string;
+      command: string;
+      decision: 'allow' | 'escalate';
+      reason: string;
+      model: string;
+      latencyMs: number;
+      failure?: 'malformed' | 'error' | 'timeout' | 'unavailable';
+      costUsd?: number;
+    }
   | { type: 'error'; code: string; message: string };
 
 export type AgentEvent = AgentEventBody & {

@@ -72,9 +72,12 @@ export interface ApprovalsPort {
   readonly unattended?: string;
   /**
    * `--approve auto`: a command the policy asks about is first decided by its effect class
-   * (safety/autoMode.ts): routine ones run, never-class ones are refused, the rest come to `ask`.
+   * (safety/autoMode.ts): routine ones run, never-class ones are refused, the rest go to the
+   * classifier (safety/autoClassifier.ts), whose escalations come to `ask`.
    */
   readonly auto?: boolean;
+  /** The auto classifier's model (`--classifier-model`); absent: the session's model. */
+  readonly classifierModel?: string;
 }
 
 export interface ShellRunOptions {

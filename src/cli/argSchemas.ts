@@ -27,6 +27,8 @@ const thinking = () => ({
 const models = () => ({
   api: z.enum(['chat', 'responses'], { message: '--api takes chat or responses' }).optional(),
   subagentModels: z.array(z.string().min(1)),
+  /** `--classifier-model MODEL` (with --approve auto; checked further in modelChoice.ts). */
+  classifierModel: z.string().trim().min(1, '--classifier-model takes a model id').optional(),
 });
 const positiveInt = (name: string) =>
   z

@@ -115,6 +115,21 @@ function check<T>(schema: z.ZodType<T>, value: unknown): T {
   return parsed.data;
 }
 
+/**
+ * `--classifier-model MODEL`: the auto approval mode's classifier, so only with `--approve auto` —
+ * anywhere else nothing would consult it, and a flag silently ignored reads as a safety net that is
+ * not there (a usage error, exit 2).
+ */
+function classifierFlag(v: Record<string, unknown>): string | undefined {
+  const flag = v['classifier-model'];
+  if (flag === undefined) return undefined;
+  if (v.approve !== 'auto')
+    throw new UsageError(
+      "--classifier-model is the auto approval mode's classifier: it needs --approve auto (nothing else consults it)",
+    );
+  return typeof flag === 'string' ? flag : undefined;
+}
+
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
@@ -129,6 +144,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     'fallback-model': { type: 'string', multiple: true },
     api: { type: 'string' },
     'subagent-model': { type: 'string', multiple: true },
+    'classifier-model': { type: 'string' },
     'max-turns': { type: 'string' },
     approve: { type: 'string' },
     json: { type: 'boolean' },
@@ -169,6 +185,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'fallback-model',
         'api',
         'subagent-model',
+        'classifier-model',
         'max-turns',
         'approve',
         'json',
@@ -213,6 +230,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         ...thinkingFlags(v),
         api: v.api,
         subagentModels: v['subagent-model'] ?? [],
+        classifierModel: classifierFlag(v),
         agent: v.plan === true ? 'plan' : v.agent,
         fromPlan: v['from-plan'],
       });
@@ -323,6 +341,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'fallback-model',
         'api',
         'subagent-model',
+        'classifier-model',
         'approve',
         'max-turns',
         'effort',
@@ -353,6 +372,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         ...thinkingFlags(v),
         api: v.api,
         subagentModels: v['subagent-model'] ?? [],
+        classifierModel: classifierFlag(v),
       });
     }
     default:

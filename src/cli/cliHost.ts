@@ -21,18 +21,37 @@ export function bundledSkillsDir(): string | undefined {
   );
 }
 
-export function approvalsFor(policy: RunArgs['approve']): ApprovalsPort {
-  // auto: routine commands run, never-class ones are refused, the rest are asked on a terminal
-  // (refused without one).
+/**
+ * `--approve auto`'s classifier model: `--classifier-model`, else KEEL_CLASSIFIER_MODEL, else none
+ * (the session's model). Checked as --model is, before anything starts. Without auto: undefined
+ * (the flag is a usage error there; the variable is not read).
+ */
+export async function classifierModelFor(args: {
+  readonly approve?: RunArgs['approve'];
+  readonly classifierModel?: string | undefined;
+}): Promise<string | undefined> {
+  if (args.approve !== 'auto') return undefined;
+  const fromEnv = process.env.KEEL_CLASSIFIER_MODEL?.trim();
+  const spec = args.classifierModel ?? (fromEnv || undefined);
+  if (spec === undefined) return undefined;
+  const { checkModelSpec } = await import('./modelChoice.ts');
+  checkModelSpec(spec, args.classifierModel !== undefined ? '--classifier-model' : 'KEEL_CLASSIFIER_MODEL');
+  return spec;
+}
+
+export function approvalsFor(policy: RunArgs['approve'], classifierModel?: string): ApprovalsPort {
+  // auto: routine commands run, never-class ones are refused, the classifier decides the rest;
+  // what it escalates is asked on a terminal (refused without one).
   if (policy === 'auto')
     return {
       ...(process.stdin.isTTY
         ? createTtyApprovals()
         : createPolicyApprovals(
             'never',
-            '--approve auto runs routine commands and refuses never-class ones; what it leaves to a person is refused because keel has no terminal to ask on (stdin is not a TTY)',
+            '--approve auto runs routine commands and refuses never-class ones; what it and its classifier leave to a person is refused because keel has no terminal to ask on (stdin is not a TTY)',
           )),
       auto: true,
+      ...(classifierModel ? { classifierModel } : {}),
     };
   if (policy) return createPolicyApprovals(policy);
   if (process.stdin.isTTY) return createTtyApprovals();

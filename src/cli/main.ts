@@ -15,6 +15,7 @@ import {
 } from './args.ts';
 import {
   approvalsFor,
+  classifierModelFor,
   bundledSkillsDir,
   checkpointBudget,
   makeHost,
@@ -79,7 +80,7 @@ async function run(args: RunArgs): Promise<number> {
     if (!images.ok) throw new UsageError(images.error);
     const host = makeHost(
       workspace,
-      approvalsFor(args.approve),
+      approvalsFor(args.approve, await classifierModelFor(args)),
       args.sandbox,
       createCliMcpPort(args, workspace),
       args.allowDomain,
@@ -206,7 +207,7 @@ async function run(args: RunArgs): Promise<number> {
 async function task(args: TaskArgs): Promise<number> {
   const { createAgentSession, runTaskCommand } = await import('./commands.ts');
   const workspace = fs.realpathSync(workspaceDir(args.workspace));
-  const host = makeHost(workspace, approvalsFor(args.approve));
+  const host = makeHost(workspace, approvalsFor(args.approve, await classifierModelFor(args)));
   const model = args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL;
   const choice = (await import('./modelChoice.ts')).modelChoice(model, args);
   const skills = bundledSkillsDir();

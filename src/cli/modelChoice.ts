@@ -59,6 +59,31 @@ function kindModels(flags: readonly string[], env: NodeJS.ProcessEnv): Record<st
   return out;
 }
 
+/** The model's provider can serve it from the CLI: not a host-only one, and an OpenAI-family key is set. */
+function providerReady(spec: string, env: NodeJS.ProcessEnv): void {
+  const { provider } = parseModelRef(spec);
+  if (isHostFamily(provider))
+    throw new UsageError(
+      `${spec}: ${provider}: models are VS Code's language models, served inside the extension only; the CLI takes anthropic:, openai:, azure: or ollama:`,
+    );
+  if (!isOpenAIFamily(provider)) return;
+  try {
+    resolveOpenAISettings({ provider, env });
+  } catch (error) {
+    if (error instanceof ModelError) throw new UsageError(`${spec}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * One more model the session calls, checked as --model is (`--classifier-model`, named by `source`
+ * so an error says where the value came from).
+ */
+export function checkModelSpec(spec: string, source: string, env: NodeJS.ProcessEnv = process.env): void {
+  checked(spec, source);
+  providerReady(spec, env);
+}
+
 export function modelChoice(
   model: string,
   flags: ModelFlags,
@@ -72,20 +97,8 @@ export function modelChoice(
     );
   const subagentModels = kindModels(flags.subagentModels, env);
   // Every OpenAI-family model the session may call needs its key (and Azure its endpoint and version).
-  for (const spec of [model, ...flags.fallbackModels, ...Object.values(subagentModels)]) {
-    const { provider } = parseModelRef(spec);
-    if (isHostFamily(provider))
-      throw new UsageError(
-        `${spec}: ${provider}: models are VS Code's language models, served inside the extension only; the CLI takes anthropic:, openai:, azure: or ollama:`,
-      );
-    if (!isOpenAIFamily(provider)) continue;
-    try {
-      resolveOpenAISettings({ provider, env });
-    } catch (error) {
-      if (error instanceof ModelError) throw new UsageError(`${spec}: ${error.message}`);
-      throw error;
-    }
-  }
+  for (const spec of [model, ...flags.fallbackModels, ...Object.values(subagentModels)])
+    providerReady(spec, env);
   return {
     providers: { ...(flags.api ? { openaiApi: flags.api } : {}) },
     ...(Object.keys(subagentModels).length > 0 ? { subagentModels } : {}),

@@ -85,6 +85,8 @@ export function progressLine(event: AgentEvent, options: { color?: boolean } = {
       return `↳ session reset (${event.reason}): ${event.oldSessionId} → ${event.newSessionId}; resume with: keel run --resume ${event.newSessionId}`;
     case 'notice':
       return `${event.level === 'info' ? 'ℹ' : '⚠'} ${event.text}`;
+    case 'auto_classifier':
+      return `⚖ auto: ${event.decision === 'allow' ? 'allowed' : 'escalated'} by the classifier (${event.model || 'no model'}): ${event.reason.slice(0, 200)}`;
     case 'error':
       return `✖ ${event.code}: ${event.message}`;
     default:

@@ -4,7 +4,7 @@ export const USAGE = `Usage:
            [--approve never|safe|auto|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--mcp-config FILE]... [--job-wait SECONDS] [--effort low|medium|high|max | --no-thinking]
            [--agent NAME | --plan] [--from-plan FILE] [--api chat|responses]
-           [--subagent-model KIND=MODEL]...
+           [--subagent-model KIND=MODEL]... [--classifier-model ID]   (with --approve auto)
            PROMPT | "/COMMAND ARGS"   (a slash command: a prompt file, or /model /cost /memory
            /compact /clear /init /review; --plan writes .keel/plans/<session>.md)
   keel commands [--workspace DIR] [--json]   (slash commands found: name, file, description)
@@ -29,7 +29,7 @@ export const USAGE = `Usage:
   keel restore --stats [--workspace DIR] [--json]
   keel task init [--workspace DIR] [--model ID] [--approve never|safe|auto|all] [--json] "SPEC"
   keel task run [--workspace DIR] [--sessions N] [--max-turns N] [--model ID] [--approve …] [--json]
-           (task init and run also take --effort LEVEL | --no-thinking)
+           (task init and run also take --effort LEVEL | --no-thinking, --classifier-model ID)
   keel task status [--workspace DIR] [--json]
   keel --version
 
@@ -48,5 +48,6 @@ Models: a bare ID is Anthropic's (or --model anthropic:ID); --model openai:ID (O
   KEEL_SUBAGENT_MODELS=explore=…,general=…) runs a sub-agent kind on another model.
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (any Anthropic-compatible endpoint), KEEL_MODEL,
   KEEL_MCP_INPUT_<ID> (the value of \${input:id} in an mcp.json), KEEL_RULES_DISABLED=claude,cursor
-  (rules-file sources not read: agents, claude, copilot, cursor, cline, gemini).
+  (rules-file sources not read: agents, claude, copilot, cursor, cline, gemini),
+  KEEL_CLASSIFIER_MODEL (--approve auto's classifier; default: the session's model).
 Exit codes: 0 finished · 1 failed · 2 usage error · 130 aborted (Ctrl-C) · 143 terminated (SIGTERM)`;

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { ApprovalDecision, ApprovalRequest, ApprovalsPort } from '../agent/host.ts';
 import { ALLOW_ONCE, ALLOW_SESSION, approvalItems } from './approvalButtons.ts';
-import type { ApprovalPolicy } from './settings.ts';
+import { type ApprovalPolicy, readClassifierModel } from './settings.ts';
 
 // Approvals through VS Code's own modal dialog. The decision is code: a per-category policy from the
 // settings may answer without asking; closing the dialog (Escape, the X) is a denial.
@@ -14,6 +14,8 @@ export interface ModalApprovalsOptions {
   readonly log?: (message: string) => void;
   /** A one-time request the user already approved in its own modal ("Run outside the sandbox…"). */
   readonly consumePreApproval?: (request: ApprovalRequest) => boolean;
+  /** The auto classifier's model (default: keel.approvals.classifierModel; undefined: the chat's model). */
+  readonly classifierModel?: () => string | undefined;
 }
 
 export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsPort {
@@ -21,6 +23,10 @@ export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsP
     // keel.approvals.command = auto: the Bash tool decides by effect class first; what it leaves asks here.
     get auto() {
       return options.policyFor('command') === 'auto';
+    },
+    // Read at each decision: a settings change holds from the next command.
+    get classifierModel() {
+      return (options.classifierModel ?? readClassifierModel)();
     },
     async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
       if (signal?.aborted) return 'deny';

@@ -124,6 +124,16 @@ function userValue(c: vscode.WorkspaceConfiguration, key: string): unknown {
   return inspected ? (inspected.globalValue ?? inspected.defaultValue) : undefined;
 }
 
+/**
+ * `keel.approvals.classifierModel` (machine scope, the user layer only): the auto mode's classifier
+ * model; undefined (empty, not a string) means the chat's model. A workspace cannot pick the model
+ * that decides what runs without a question.
+ */
+export function readClassifierModel(): string | undefined {
+  const v = userValue(vscode.workspace.getConfiguration('keel'), 'approvals.classifierModel');
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
 export function readSettings(): KeelSettings {
   const c = vscode.workspace.getConfiguration('keel');
   const approvals: Partial<Record<ApprovalCategory, unknown>> = {};

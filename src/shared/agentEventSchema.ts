@@ -35,6 +35,7 @@ export const AGENT_EVENT_TYPES = [
   'model_switch',
   'effort_change',
   'session_reset',
+  'auto_classifier',
 ] as const satisfies readonly AgentEventType[];
 
 type MissingEventTypes = Exclude<AgentEventType, (typeof AGENT_EVENT_TYPES)[number]>;
@@ -179,6 +180,14 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     reason: z.string().check(z.maxLength(MAX_TEXT)),
     compactions: count,
     logPath: z.string().check(z.maxLength(MAX_PATH)),
+  }),
+  ev('auto_classifier', {
+    toolUseId: z.string(),
+    command: z.string().check(z.maxLength(MAX_TEXT)),
+    decision: z.enum(['allow', 'escalate']),
+    reason: z.string().check(z.maxLength(MAX_TEXT)),
+    model: z.string().check(z.maxLength(200)),
+    latencyMs: z.number(),
   }),
   ev('subagent_end', {
     toolUseId: z.string(),

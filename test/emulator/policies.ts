@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JUDGE_MARKER } from '../../src/agent/eval/judge.ts';
+import { CLASSIFIER_MARKER } from '../../src/agent/safety/autoClassifier.ts';
 import type { Scenario, ScriptedBlock, ScriptedReply } from './types.ts';
 
 // Scripted model behaviours for eval suites (`keel eval --emulator`): each policy plays one kind of
@@ -88,14 +89,28 @@ function scripted(
 ): Scenario {
   const replies: ScriptedReply[] = steps.map((s) => ({ content: [toolUse(s, trial)] }));
   replies.push({ content: [{ type: 'text', text }] });
-  if (judgeReply === undefined) return { name: 'policy', replies, onExhausted: 'echo' };
+  // `--approve auto`'s classifier is a conversation of its own too; the scripted one escalates every
+  // command it is asked about (one answer per step), so a trial's own replies are never consumed by it.
+  const classifier = {
+    firstUserContains: CLASSIFIER_MARKER,
+    replies: steps.map(() => ({
+      content: [
+        { type: 'text' as const, text: '{"decision":"escalate","reason":"scripted: a person decides"}' },
+      ],
+    })),
+  };
+  const threads = classifier.replies.length > 0 ? [classifier] : [];
+  if (judgeReply === undefined) return { name: 'policy', replies, onExhausted: 'echo', threads };
   const verdict = typeof judgeReply === 'string' ? judgeReply : (judgeReply[trial] ?? judgeReply.at(-1)!);
   // The judge's call is a conversation of its own, told apart by the marker its request opens with.
   return {
     name: 'policy',
     replies,
     onExhausted: 'echo',
-    threads: [{ firstUserContains: JUDGE_MARKER, replies: [{ content: [{ type: 'text', text: verdict }] }] }],
+    threads: [
+      ...threads,
+      { firstUserContains: JUDGE_MARKER, replies: [{ content: [{ type: 'text', text: verdict }] }] },
+    ],
   };
 }
 

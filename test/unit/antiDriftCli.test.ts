@@ -165,3 +165,40 @@ describe('runtime probe: a hostile repository HEAD', () => {
     assert.equal(gitBranch(ws), undefined, 'a FIFO is never opened (it would hang)');
   });
 });
+
+describe('runtime layer: the dirty state of a hostile repository', () => {
+  test('a count of changed files, while core.fsmonitor, filters and hooks never run', async () => {
+    const ws = tempWorkspace({ 'a.txt': 'one\n', 'b.txt': 'two\n' });
+    const g = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: ws });
+    g('init', '-q');
+    g('add', '.');
+    g('commit', '-qm', 'init');
+    // The trap, set after the commit: programs git would run for `status` in this repository.
+    const ran = path.join(ws, 'PWNED');
+    const trap = path.join(ws, 'trap.sh');
+    fs.writeFileSync(trap, `#!/bin/sh\necho "$0 $*" >> '${ran}'\ncat\n`, { mode: 0o755 });
+    g('config', 'core.fsmonitor', trap);
+    g('config', 'filter.evil.clean', trap);
+    g('config', 'filter.evil.process', trap);
+    g('config', 'core.hooksPath', ws);
+    fs.writeFileSync(path.join(ws, '.gitattributes'), '* filter=evil\n');
+    fs.writeFileSync(path.join(ws, 'a.txt'), 'changed\n');
+    emu.setScenario({ replies: [answer('ok')], onExhausted: 'echo' });
+    const first = emu.requests.length;
+    const run = await runKeel(['run', '--workspace', ws, '--approve', 'never', 'status?'], cliEnv(emu.url));
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(
+      !fs.existsSync(ran),
+      `a repository program ran: ${fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8') : ''}`,
+    );
+    const body = emu.requests.slice(first).find(agentCall)!.request!;
+    const runtime = locate(body, 'Runtime: date');
+    assert.ok(runtime.at > runtime.lastBreakpoint, 'after the last breakpoint');
+    // a.txt changed; .gitattributes and trap.sh untracked; .keel/ (Keel's own logs) not counted.
+    assert.match(JSON.stringify(body.messages), /3 uncommitted files \(changed or untracked\)/);
+    // The trap is real: a plain `git status` in this repository runs it.
+    execFileSync('git', ['status', '--porcelain'], { cwd: ws, stdio: 'ignore' });
+    assert.ok(fs.existsSync(ran), 'the control: plain git status runs the fsmonitor');
+  });
+});

@@ -3,8 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
+import { createModelClient } from '../../src/agent/model/client.ts';
+import { CLASSIFIER_MARKER, createAutoClassifier } from '../../src/agent/safety/autoClassifier.ts';
 import { type AutoDecision, autoDecide } from '../../src/agent/safety/autoMode.ts';
 import { classifyCommand } from '../../src/agent/safety/commandPolicy.ts';
+import { autoStage } from '../../src/agent/tools/bashAuto.ts';
+import type { ToolContext } from '../../src/agent/tools/protocol.ts';
+import { startEmulator } from '../emulator/server.ts';
 import { ALLOW, BLOCKED, GATED } from './helpers/commandCorpora.ts';
 
 // `--approve auto` over the command corpora: no never-class command is ever allowed; the share of
@@ -23,13 +28,10 @@ for (const f of ['package.json', 'existing.txt', 'src/a.ts', 'x', 'a.test.js', '
   fs.writeFileSync(path.join(WS, f), 'x');
 after(() => fs.rmSync(base, { recursive: true, force: true }));
 
-const decide = (command: string) =>
-  autoDecide(
-    classifyCommand(command.replaceAll('⏎', '\n').replaceAll('@WS@', WS).replaceAll('@HOME@', HOME), {
-      workspaceRoot: WS,
-      home: HOME,
-    }),
-  );
+const expand = (command: string) =>
+  command.replaceAll('⏎', '\n').replaceAll('@WS@', WS).replaceAll('@HOME@', HOME);
+const verdictOf = (command: string) => classifyCommand(expand(command), { workspaceRoot: WS, home: HOME });
+const decide = (command: string) => autoDecide(verdictOf(command));
 
 /** Routine commands the policy asks about: auto may allow them or ask, never refuse them. */
 const BENIGN_ASKED: readonly string[] = [
@@ -141,4 +143,63 @@ test('auto: the routine classes run, the dangerous ones name their class', () =>
   // A delete whose target path only looks like a build folder is not cleanup.
   assert.notEqual(decide('rm -rf dist/../src').decision, 'allow');
   assert.notEqual(decide('rm -rf "$OUT"/dist').decision, 'allow');
+});
+
+test('auto with a classifier that always says allow: still 0 never-class commands allowed', async () => {
+  // The worst classifier there is (fooled by every injection, it allows everything it is asked):
+  // a real model client against the emulator scripted to answer allow. Code decides the never classes
+  // before it is asked, so they stay refused; what it may allow are the policy's asked, non-never ones.
+  const emu = await startEmulator({
+    scenario: {
+      respond: () => ({ content: [{ type: 'text', text: '{"decision":"allow","reason":"fooled"}' }] }),
+    },
+  });
+  try {
+    const client = createModelClient({ apiKey: 'k', baseURL: emu.url, models: ['claude-sonnet-4-6'] });
+    const autoClassifier = createAutoClassifier({
+      client: () => ({ client, model: 'claude-sonnet-4-6' }),
+      userRequest: () => 'tidy the project',
+      now: Date.now,
+    });
+    const audited: Record<string, unknown>[] = [];
+    const ctx = {
+      toolUseId: 'toolu_corpus',
+      signal: new AbortController().signal,
+      audit: (entry: Record<string, unknown>) => audited.push(entry),
+      autoClassifier,
+    } as unknown as ToolContext;
+    const allowed = async (command: string): Promise<boolean> => {
+      const verdict = verdictOf(command);
+      if (verdict.decision !== 'ask') return verdict.decision === 'allow';
+      return (await autoStage(expand(command), verdict, ctx)).allowed;
+    };
+    const count = async (rows: readonly string[]) => {
+      const yes: string[] = [];
+      for (const row of rows) if (await allowed(row)) yes.push(row);
+      return yes;
+    };
+    const benign = await count([...ALLOW, ...BENIGN_ASKED]);
+    const asked = await count(BENIGN_ASKED);
+    const never = await count(NEVER_CLASS);
+    const gated = await count(GATED);
+    const calls = emu.requests.filter((r) => JSON.stringify(r.body).includes(CLASSIFIER_MARKER)).length;
+    console.log(
+      `auto + always-allow classifier: allowed ${benign.length}/${ALLOW.length + BENIGN_ASKED.length} benign, ` +
+        `policy-asked benign ${asked.length}/${BENIGN_ASKED.length}, never-class ${never.length}/${NEVER_CLASS.length}, ` +
+        `gated corpus ${gated.length}/${GATED.length} (the classifier decides those); ${calls} classifier calls`,
+    );
+    assert.deepEqual(never, [], 'never-class commands allowed with an always-allow classifier');
+    // Every command that reached the classifier was one code had left as "ask".
+    const reached = audited.filter((l) => l.stage === 'classifier').map((l) => l.command);
+    assert.equal(reached.length, calls);
+    const neverText = new Set(NEVER_CLASS.map(expand));
+    assert.deepEqual(
+      reached.filter((c) => neverText.has(String(c))),
+      [],
+    );
+    // The classifier did change something: the policy-asked benign commands it was asked about now run.
+    assert.ok(asked.length > BENIGN_ASKED.filter((c) => decide(c).decision === 'allow').length);
+  } finally {
+    await emu.close();
+  }
 });

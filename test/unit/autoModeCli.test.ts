@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { CLASSIFIER_MARKER } from '../../src/agent/safety/autoClassifier.ts';
 import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
 import { cliEnv, runKeel, tempWorkspace } from './helpers/cli.ts';
 
@@ -56,6 +57,22 @@ describe('keel run --approve auto (a prompt-injected model)', () => {
         bash('rm -rf dist', { toolResultContains: 'No approval was possible' }),
         { content: [{ type: 'text', text: 'Done.' }], expect: { toolResultIsError: false } },
       ],
+      // What the effect classes leave to a person (the install) goes to the classifier first.
+      threads: [
+        {
+          firstUserContains: CLASSIFIER_MARKER,
+          replies: [
+            {
+              content: [
+                {
+                  type: 'text',
+                  text: '{"decision":"escalate","reason":"The request did not ask for a new package."}',
+                },
+              ],
+            },
+          ],
+        },
+      ],
     });
     const first = emu.requests.length;
     const run = await runKeel(
@@ -87,6 +104,11 @@ describe('keel run --approve auto (a prompt-injected model)', () => {
     assert.equal(copy?.decision, 'refuse');
     assert.ok(((copy?.classes ?? []) as string[]).includes('credential_access'), JSON.stringify(copy));
     assert.equal(decisionOf('npm install left-pad')?.decision, 'ask');
+    // Only the install reached the classifier, which escalated it (refused: no terminal).
+    assert.deepEqual(
+      auto.filter((l) => l.stage === 'classifier').map((l) => [l.command, l.decision, l.reason]),
+      [['npm install left-pad', 'escalate', 'The request did not ask for a new package.']],
+    );
     assert.equal(decisionOf('rm -rf dist')?.decision, 'allow');
     // What the policy itself blocks never reaches the classifier: a policy_block line each.
     const blocked = lines.filter((l) => l.type === 'policy_block').map((l) => l.command);

@@ -141,6 +141,24 @@ const bodies: AgentEventBody[] = [
   },
   { type: 'plan', text: '## Plan\n1. Do it', steps: ['Do it'], file: '.keel/plans/s1.md' },
   { type: 'model_switch', model: 'claude-opus-4-5' },
+  { type: 'effort_change', effort: 'high' },
+  {
+    type: 'session_reset',
+    oldSessionId: 's1',
+    newSessionId: 's2',
+    reason: 'driven past 3 compactions',
+    compactions: 3,
+    logPath: '.keel/sessions/s2.jsonl',
+  },
+  {
+    type: 'auto_classifier',
+    toolUseId: 't2',
+    command: 'npm install left-pad',
+    decision: 'escalate',
+    reason: 'The request did not ask for a new package.',
+    model: 'claude-haiku-4-5',
+    latencyMs: 120,
+  },
 ];
 const events: AgentEvent[] = bodies.map((b, i) => ({ ...b, sessionId: 's1', seq: i + 1, ts: 1000 + i }));
 

@@ -25,6 +25,8 @@ export interface RuntimeFacts {
   readonly shell?: string;
   readonly workspace?: string;
   readonly branch?: string;
+  /** Changed and untracked files in the working tree (a count only; absent: unknown). */
+  readonly dirty?: number;
 }
 
 export interface AntiDriftOptions {
@@ -39,6 +41,12 @@ export function renderRuntime(facts: RuntimeFacts): string {
   if (facts.shell) parts.push(`shell ${facts.shell}`);
   if (facts.workspace) parts.push(`workspace ${facts.workspace}`);
   if (facts.branch) parts.push(`git branch ${facts.branch}`);
+  if (facts.dirty !== undefined)
+    parts.push(
+      facts.dirty === 0
+        ? 'working tree clean'
+        : `${facts.dirty} uncommitted file${facts.dirty === 1 ? '' : 's'} (changed or untracked)`,
+    );
   return `${parts.join('; ')}.`;
 }
 

@@ -2,13 +2,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RuntimeFacts } from './antiDrift.ts';
+import { cachedDirtyCount } from './gitDirty.ts';
 
 // The runtime layer's facts on Node: the day, the OS, the shell commands run in, the workspace and its git branch.
 // The branch is read from the repository's HEAD file, never by running git (a repository's own config
 // can make git run programs: core.fsmonitor, filters). Threat: a hostile repository writes its HEAD (or a
 // `.git` file pointing elsewhere) to smuggle text into the model's context or to hang the read (a FIFO,
 // /dev/zero): only a regular file is read, at most 4 KB, and only a plain ref name is kept — anything
-// else is left out of the layer.
+// else is left out of the layer. The dirty state is the one fact that needs git: gitDirty.ts runs it
+// with the repository's programs turned off, bounded in time, and keeps only a count.
 
 const MAX_HEAD_BYTES = 4096;
 const REF_NAME = /^[A-Za-z0-9._/-]{1,120}$/;
@@ -51,8 +53,11 @@ export function gitBranch(workspace: string): string | undefined {
 
 export function nodeRuntimeFacts(workspace: string | undefined): (now: number) => RuntimeFacts {
   const system = `${os.type()} ${os.release()} (${process.arch})`;
+  const dirtyAt = workspace ? cachedDirtyCount(workspace) : undefined;
   return (now) => {
     const branch = workspace ? gitBranch(workspace) : undefined;
+    // Only in a repository (a branch was read): no git at all elsewhere.
+    const dirty = branch !== undefined ? dirtyAt?.(now) : undefined;
     return {
       date: new Date(now).toISOString().slice(0, 10),
       os: system,
@@ -60,6 +65,7 @@ export function nodeRuntimeFacts(workspace: string | undefined): (now: number) =
       shell: 'bash',
       ...(workspace ? { workspace } : {}),
       ...(branch ? { branch } : {}),
+      ...(dirty !== undefined ? { dirty } : {}),
     };
   };
 }

@@ -20,6 +20,7 @@ import type { ToolContext } from '../tools/protocol.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { sessionMemoryOps } from './memoryOps.ts';
 import { createSessionReset, openFollowingResets } from './reset.ts';
+import { sessionClassifier } from './sessionClassifier.ts';
 import { createSessionEngine, currentEngine } from './sessionEngine.ts';
 import { createSessionEvents } from './sessionEvents.ts';
 import {
@@ -256,6 +257,15 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   const steering: AgentMessage[] = [];
   const byKey = new Map<string, Promise<RunOutcome>>();
 
+  // --approve auto: the classifier for what the effect classes leave to a person (fresh context).
+  const autoClassifier = sessionClassifier({
+    approvals: options.host.approvals,
+    model,
+    make: (m) => sessionModelClient({ ...options, model: m, fallbackModels: [] }, now),
+    transcript: () => transcript,
+    now,
+    emit,
+  });
   const toolContext = (toolUseId: string, signal: AbortSignal): ToolContext => ({
     host: hookedHost,
     sessionId: id,
@@ -267,6 +277,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     update: (text) => emit({ type: 'tool_update', toolUseId, text }),
     jobs,
     subagents,
+    autoClassifier,
     ...(runId ? { runId } : {}),
   });
 

@@ -326,6 +326,8 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
               guard: writer?.guard ?? parent.guard,
               audit: (entry) => parent.audit({ ...entry, agent: agentId }),
               update: () => {},
+              // The user's request the classifier sees is the session's, never the sub-agent's task.
+              ...(parent.autoClassifier ? { autoClassifier: parent.autoClassifier } : {}),
             }),
             takeSteering: wrapUp,
             hasSteering: () => !steered && options.hasSteering(),

@@ -297,6 +297,22 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
         setActiveTraceparent(parentTool ? traceparentOf(parentTool) : undefined);
         break;
       }
+      case 'auto_classifier': {
+        // On the Bash call's span (a sub-agent's call: on the run's span).
+        const span = tools.get(e.toolUseId) ?? run?.span;
+        span?.addEvent(
+          'keel.auto_approval',
+          {
+            'keel.auto.decision': e.decision,
+            'keel.auto.reason': e.reason,
+            'keel.auto.model': e.model,
+            'keel.auto.latency_ms': e.latencyMs,
+            ...(e.failure ? { 'keel.auto.failure': e.failure } : {}),
+          },
+          e.ts,
+        );
+        break;
+      }
       case 'subagent_end': {
         const sub = subagents.get(e.agentId);
         if (!sub) break;

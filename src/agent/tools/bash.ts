@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { lazy } from '../lazy.ts';
 import type { ApprovalRequest, SandboxDenial } from '../host.ts';
 import { refusal } from '../safety/approvals.ts';
-import { autoDecide } from '../safety/autoMode.ts';
 import type { CommandVerdict } from '../safety/commandPolicy.ts';
 import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
+import { autoStage } from './bashAuto.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
 
@@ -105,6 +105,7 @@ function approvalRequest(
   command: string,
   verdict: CommandVerdict,
   description: string | undefined,
+  escalated?: string,
 ): ApprovalRequest {
   const kind = verdict.approvalKind ?? 'command';
   const what =
@@ -112,7 +113,7 @@ function approvalRequest(
   return {
     kind,
     title: `${what}: ${description?.trim() || command.split('\n')[0]?.slice(0, 80) || 'run command'}`,
-    detail: `${command}\n\nNeeds approval because: ${verdict.reason}`,
+    detail: `${command}\n\nNeeds approval because: ${verdict.reason}${escalated ? `\n\nAsked because ${escalated}` : ''}`,
     risk: verdict.risk,
     ...(verdict.sessionKey ? { sessionKey: verdict.sessionKey } : {}),
   };
@@ -128,9 +129,6 @@ function outsideSandboxRequest(command: string, verdict: CommandVerdict): Approv
     once: true,
   };
 }
-
-const AUTO_REFUSED_SUGGESTION =
-  'Do not retry this command or a variant of it: the auto approval mode never runs this class of command. Do the task another way, or tell the user the exact command and why it is needed (they can run it themselves).';
 
 const DENIED_SUGGESTION =
   'Do not retry this command or a variant of it. Use a dedicated tool if one fits, or explain to the user what you wanted to run and why.';
@@ -200,31 +198,17 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
   if (verdict.decision === 'block' || verdict.decision === 'refuse') {
     return policyFailure(command, verdict, ctx) as ToolResult<BashData>;
   }
+  // --approve auto: effect classes first, then the classifier for what they leave (bashAuto.ts).
   const auto =
-    verdict.decision === 'ask' && !outside && ctx.host.approvals.auto ? autoDecide(verdict) : undefined;
-  if (auto) {
-    ctx.audit({
-      type: 'auto_approval',
-      tool: 'Bash',
-      command,
-      decision: auto.decision,
-      classes: [...auto.classes],
-      reason: auto.reason,
-    });
-    if (auto.decision === 'refuse') {
-      return fail(
-        'BLOCKED_BY_POLICY',
-        `Refused by the auto approval mode (${auto.classes.join(', ')}): ${auto.reason}.`,
-        AUTO_REFUSED_SUGGESTION,
-        { command, classes: auto.classes },
-      ) as ToolResult<BashData>;
-    }
-  }
-  if ((verdict.decision === 'ask' && auto?.decision !== 'allow') || outside) {
+    verdict.decision === 'ask' && !outside && ctx.host.approvals.auto
+      ? await autoStage(command, verdict, ctx)
+      : undefined;
+  if (auto?.refused) return auto.refused as ToolResult<BashData>;
+  if ((verdict.decision === 'ask' && !auto?.allowed) || outside) {
     // Outside the sandbox: one plain-words question for this one run, never remembered.
     const request = outside
       ? outsideSandboxRequest(command, verdict)
-      : approvalRequest(command, verdict, input.description);
+      : approvalRequest(command, verdict, input.description, auto?.escalated);
     ctx.audit({
       type: 'approval_request',
       tool: 'Bash',

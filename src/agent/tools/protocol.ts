@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Host } from '../host.ts';
 import type { JobManager } from '../jobs/manager.ts';
 import type { AuditEntry } from '../safety/audit.ts';
+import type { AutoClassifier } from '../safety/autoClassifier.ts';
 import type { ReadLedger } from '../safety/guards/readLedger.ts';
 import type { PathGuard } from '../safety/paths/pathGuard.ts';
 import type { Refusal } from '../safety/refusal.ts';
@@ -78,6 +79,8 @@ export interface ToolContext {
   readonly runId?: string;
   /** Starts a sub-agent (absent inside a sub-agent: depth limit 1). */
   readonly subagents?: SubagentPort;
+  /** `--approve auto`: the classifier for what the effect classes leave to a person (absent: asked). */
+  readonly autoClassifier?: AutoClassifier;
 }
 
 export interface SubagentRequest {

@@ -323,6 +323,14 @@ export function createTraceBuilder() {
       case 'notice':
         data.rows.push({ k: 'note', ...base, level: e.level, text: clip(e.text, 1000) });
         break;
+      case 'auto_classifier':
+        data.rows.push({
+          k: 'note',
+          ...base,
+          level: e.decision === 'allow' ? 'info' : 'warn',
+          text: `auto approval classifier (${e.model || 'no model'}, ${e.latencyMs} ms): ${e.decision}${e.failure ? ` [${e.failure}]` : ''} — ${clip(e.reason, 500)} · ${clip(e.command, 300)}`,
+        });
+        break;
       case 'error':
         data.rows.push({ k: 'note', ...base, level: 'error', text: `${e.code}: ${clip(e.message, 1000)}` });
         break;
