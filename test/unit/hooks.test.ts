@@ -489,3 +489,43 @@ test('a user settings file inside the workspace (home opened as the workspace) i
     ],
   );
 });
+
+test('a Notification hook wraps the approvals without freezing their live settings (the extension re-reads `auto`)', async () => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hooks-notify-')));
+  const { entries } = parseHookSettings(settings({ Notification: [{ hooks: [cmd('exit 0')] }] }), 'x');
+  const hooks = createSessionHooks({
+    host: {
+      workspace: { roots: [root] },
+      shell: createNodeShell(),
+      storage: { readText: () => undefined },
+    } as unknown as Host,
+    trust: createTrustRoom({ root, env: { KEEL_HOME: path.join(root, 'kh') } }),
+    sessionId: 's',
+    transcriptPath: '',
+    resumed: false,
+    audit: () => {},
+    warn: () => {},
+    stopRun: () => {},
+    newId: () => 'id',
+    now: () => 0,
+    config: { sources: [{ file: 'x', label: 'x', scope: 'user', entries }], problems: [] },
+  });
+  let auto = false;
+  const asked: string[] = [];
+  const port = {
+    get auto() {
+      return auto;
+    },
+    ask: async (request: { title: string }) => {
+      asked.push(request.title);
+      return 'allow_once' as const;
+    },
+  };
+  const wrapped = hooks.wrapApprovals(port as unknown as Parameters<typeof hooks.wrapApprovals>[0]);
+  assert.notEqual(wrapped, port, 'wrapped: the hook is told before each question');
+  assert.equal(wrapped.auto, false);
+  auto = true; // the user switched keel.approvals.command to auto
+  assert.equal(wrapped.auto, true);
+  assert.equal(await wrapped.ask({ title: 'Run x' } as never), 'allow_once');
+  assert.deepEqual(asked, ['Run x']);
+});

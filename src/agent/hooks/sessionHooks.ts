@@ -158,9 +158,11 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks {
     wrapApprovals(port) {
       // Nobody is asked when the session is unattended (`--approve never`): nothing to notify.
       if (!runner.has('Notification') || port.unattended) return port;
-      return {
-        ...port,
-        async ask(request, signal) {
+      // The port as its prototype, not a copy: its live getters (the extension's `auto` setting,
+      // re-read at each decision) keep answering through the wrapper.
+      const wrapped: ApprovalsPort = Object.create(port);
+      return Object.assign(wrapped, {
+        async ask(request: Parameters<ApprovalsPort['ask']>[0], signal?: AbortSignal) {
           const message = `Keel needs your permission: ${request.title}`;
           const v = await runner.run(
             'Notification',
@@ -171,7 +173,7 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks {
           for (const n of v.notices ?? []) options.warn(n);
           return port.ask(request, signal);
         },
-      };
+      });
     },
     async beforePrompt(prompt, signal) {
       continuations = 0;
