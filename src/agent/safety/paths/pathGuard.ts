@@ -18,8 +18,14 @@ export interface PathGuard {
   resolve(input: string): GuardResult;
   /** Is an already-canonical absolute path inside a root or the state dir? */
   contains(canonicalPath: string): boolean;
-  /** Path shown to the model: relative to the primary root when inside it. */
+  /**
+   * Path shown to the model: relative to the primary root when inside it; `<folderName>/<rel>` inside
+   * another root (the name a relative path may start with); `./<rel>` for a first-folder path whose
+   * first component is another root's name, so every display path resolves back to its own file.
+   */
   display(canonicalPath: string): string;
+  /** The name a relative path may start with to reach each root after the first (undefined: none). */
+  readonly rootNames: readonly (string | undefined)[];
 }
 
 const MAX_SYMLINK_HOPS = 40;
@@ -141,20 +147,63 @@ function trustedStateDir(stateDir: string, roots: readonly string[]): string {
   return literal;
 }
 
+/**
+ * Names that select a root in a relative path (VS Code's `${workspaceFolder:name}` convention): each
+ * root after the first by its folder name. The first root has none (a relative path already means it);
+ * a name that is empty, `.`/`..`, or shared with an earlier root selects nothing (the later root is
+ * reached by absolute path only), so a name always means one root.
+ */
+export function workspaceRootNames(roots: readonly string[]): (string | undefined)[] {
+  const seen = new Set<string>();
+  return roots.map((r, i) => {
+    const name = path.basename(r);
+    const usable = name.length > 0 && name !== '.' && name !== '..' && !seen.has(name);
+    seen.add(name);
+    return i > 0 && usable ? name : undefined;
+  });
+}
+
 export function createPathGuard(options: { roots: readonly string[]; stateDir: string }): PathGuard {
   const roots = options.roots.map(realRoot);
   const givenRoots = options.roots.map((r) => path.resolve(r));
   const primary = roots[0];
   if (!primary) throw new Error('createPathGuard: at least one workspace root is required');
   const stateDir = trustedStateDir(options.stateDir, roots);
+  const rootNames = workspaceRootNames(options.roots);
+  const byName = new Map<string, string>();
+  rootNames.forEach((n, i) => {
+    if (n !== undefined) byName.set(n, roots[i]!);
+  });
 
   const contains = (p: string) => roots.some((r) => isWithin(r, p)) || isWithin(stateDir, p);
 
   const display = (p: string) => {
-    for (const root of roots) {
-      if (isWithin(root, p)) return path.relative(root, p) || '.';
+    // The most specific root wins: a second folder nested inside the first shows under its name.
+    let best = -1;
+    roots.forEach((root, i) => {
+      if (isWithin(root, p) && (best < 0 || roots[best]!.length < root.length)) best = i;
+    });
+    if (best < 0) return p;
+    const rel = path.relative(roots[best]!, p);
+    if (best === 0) {
+      const first = rel.split(path.sep)[0] ?? '';
+      return byName.has(first) ? `.${path.sep}${rel}` : rel || '.';
     }
-    return p;
+    const name = rootNames[best];
+    return name === undefined ? p : rel ? `${name}${path.sep}${rel}` : name;
+  };
+
+  /**
+   * The root a relative input is read against, and the rest of it: a first component naming another
+   * root selects that root (it wins over a same-named folder in the first root, which `./name/...`
+   * still reaches); anything else is relative to the first root.
+   */
+  const baseOf = (input: string): { base: string; rest: string } => {
+    const slash = input.indexOf('/');
+    const head = slash < 0 ? input : input.slice(0, slash);
+    const named = byName.get(head);
+    if (named !== undefined) return { base: named, rest: slash < 0 ? '' : input.slice(slash + 1) };
+    return { base: primary, rest: input };
   };
 
   const escapesOnTheWay = (absolute: string): boolean => {
@@ -174,7 +223,9 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
   const readingEscapes = (reading: string): boolean => {
     const r = readingPath(reading);
     if (r === 'outside') return true;
-    const lexical = path.resolve(path.isAbsolute(r) ? r : `${primary}${path.sep}${r}`);
+    const lexical = path.isAbsolute(r)
+      ? path.resolve(r)
+      : ((b) => path.resolve(`${b.base}${path.sep}${b.rest}`))(baseOf(r));
     return !contains(lexical) && !givenRoots.some((g) => isWithin(g, lexical));
   };
 
@@ -197,7 +248,7 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
     if (input === '~' || input.startsWith('~/')) input = path.join(os.homedir(), input.slice(1));
     // No lexical normalisation here: `link/..` must mean what the kernel makes of it (the parent of
     // the link's TARGET), so '..' is resolved only after the symlinks before it are followed.
-    const absolute = path.isAbsolute(input) ? input : `${primary}${path.sep}${input}`;
+    const absolute = path.isAbsolute(input) ? input : ((b) => `${b.base}${path.sep}${b.rest}`)(baseOf(input));
     let canonical: string;
     try {
       canonical = canonicalize(absolute);
@@ -224,5 +275,5 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
     return { ok: true, path: canonical, display: display(canonical), root };
   };
 
-  return { roots, stateDir, resolve, contains, display };
+  return { roots, stateDir, resolve, contains, display, rootNames };
 }
