@@ -3,6 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Refusal } from '../refusal.ts';
 import { pathReadings, readingPath } from './pathReadings.ts';
+import { workspaceRootNames } from './rootNames.ts';
+
+export { workspaceRootNames };
 
 // Every path a tool touches goes through here first. The guard returns the canonical path
 // (symlinks followed, dangling ones too) and tools do all I/O on THAT path, never on the input,
@@ -145,22 +148,6 @@ function trustedStateDir(stateDir: string, roots: readonly string[]): string {
   }
   if (canonical === literal || roots.some((r) => isWithin(r, canonical))) return canonical;
   return literal;
-}
-
-/**
- * Names that select a root in a relative path (VS Code's `${workspaceFolder:name}` convention): each
- * root after the first by its folder name. The first root has none (a relative path already means it);
- * a name that is empty, `.`/`..`, or shared with an earlier root selects nothing (the later root is
- * reached by absolute path only), so a name always means one root.
- */
-export function workspaceRootNames(roots: readonly string[]): (string | undefined)[] {
-  const seen = new Set<string>();
-  return roots.map((r, i) => {
-    const name = path.basename(r);
-    const usable = name.length > 0 && name !== '.' && name !== '..' && !seen.has(name);
-    seen.add(name);
-    return i > 0 && usable ? name : undefined;
-  });
 }
 
 export function createPathGuard(options: { roots: readonly string[]; stateDir: string }): PathGuard {
