@@ -105,11 +105,29 @@ describe('multi-root workspace (keel run --add-dir)', () => {
       path.join(second, 'made.txt'),
     ]);
 
+    // A record naming a file outside both folders (forged into the checkpoint log) is skipped even
+    // with --add-dir: only the folders given can be written.
+    const elsewhere = tempWorkspace({});
+    const forgedTarget = path.join(elsewhere, 'planted.txt');
+    const changes = path.join(first, '.keel', 'checkpoints', id, 'changes.jsonl');
+    const blobOf = (JSON.parse(fs.readFileSync(changes, 'utf8').split('\n')[0]!) as { before: unknown })
+      .before;
+    fs.appendFileSync(
+      changes,
+      `${JSON.stringify({ seq: 999, prompt: 1, path: forgedTarget, by: 'tool', before: blobOf, after: { kind: 'absent' }, ts: Date.now() })}\n`,
+    );
     const restored = await runKeel(
       ['restore', id, '--before-prompt', '1', '--workspace', first, '--add-dir', second, '--json'],
       cliEnv(emu.url),
     );
-    assert.equal(restored.code, 0, restored.stderr + restored.stdout);
+    assert.equal(restored.code, 1, restored.stderr + restored.stdout);
+    const report = JSON.parse(restored.stdout) as { skipped: { path: string; reason: string }[] };
+    assert.deepEqual(
+      report.skipped.map((x) => x.path),
+      [forgedTarget],
+    );
+    assert.match(report.skipped[0]!.reason, /outside every workspace folder given/);
+    assert.ok(!fs.existsSync(forgedTarget), 'nothing written outside the folders');
     assert.equal(readText(path.join(second, 'b.txt')), 'second folder b\n');
     assert.ok(!fs.existsSync(path.join(second, 'made.txt')), 'the command’s file in folder 2 is removed');
     assert.equal(readText(path.join(first, 'a.txt')), 'alpha\n');
