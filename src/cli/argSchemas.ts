@@ -42,6 +42,8 @@ export const runSchema = lazy(() =>
   z.object({
     command: z.literal('run'),
     workspace: z.string().optional(),
+    /** --add-dir: more workspace folders (Claude Code's flag), checked in cliHost.ts. */
+    addDirs: z.array(z.string().min(1, '--add-dir takes a folder')),
     model: z.string().min(1).optional(),
     fallbackModels: z.array(z.string().min(1)),
     maxTurns: positiveInt('--max-turns').optional(),
@@ -99,6 +101,8 @@ export const toolSchema = lazy(() =>
     name: z.string(),
     input: z.string(),
     workspace: z.string().optional(),
+    /** --add-dir: more workspace folders (Claude Code's flag), checked in cliHost.ts. */
+    addDirs: z.array(z.string().min(1, '--add-dir takes a folder')),
     approve: approve().optional(),
     sandbox: sandbox().optional(),
     allowDomain: allowDomain(),
@@ -171,6 +175,8 @@ export const restoreSchema = lazy(() =>
     fork: z.boolean(),
     json: z.boolean(),
     workspace: z.string().optional(),
+    /** --add-dir: more workspace folders (Claude Code's flag), checked in cliHost.ts. */
+    addDirs: z.array(z.string().min(1, '--add-dir takes a folder')),
   }),
 );
 

@@ -170,6 +170,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     agent: { type: 'string' },
     plan: { type: 'boolean' },
     'from-plan': { type: 'string' },
+    'add-dir': { type: 'string', multiple: true },
   });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const pos = parsed.positionals;
@@ -201,6 +202,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'agent',
         'plan',
         'from-plan',
+        'add-dir',
       ]);
       if (v.plan === true && v.agent !== undefined && v.agent !== 'plan')
         throw new UsageError('keel run takes --plan or --agent NAME, not both (--plan is --agent plan)');
@@ -233,6 +235,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         classifierModel: classifierFlag(v),
         agent: v.plan === true ? 'plan' : v.agent,
         fromPlan: v['from-plan'],
+        addDirs: v['add-dir'] ?? [],
       });
     }
     case 'commands':
@@ -241,7 +244,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (pos.length !== 0) throw new UsageError(`keel ${command} takes no arguments`);
       return check(listingSchema(), { command, workspace: v.workspace, json: v.json === true });
     case 'tool':
-      allowedFor(['workspace', 'approve', 'sandbox', 'allow-domain']);
+      allowedFor(['workspace', 'approve', 'sandbox', 'allow-domain', 'add-dir']);
       if (pos.length === 0)
         return check(toolSchema(), {
           command,
@@ -251,6 +254,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
           approve: v.approve,
           sandbox: v.sandbox,
           allowDomain: v['allow-domain'] ?? [],
+          addDirs: v['add-dir'] ?? [],
         });
       if (pos.length !== 2)
         throw new UsageError("keel tool takes NAME and 'JSON-INPUT' (`keel tool` alone lists the tools)");
@@ -262,6 +266,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         approve: v.approve,
         sandbox: v.sandbox,
         allowDomain: v['allow-domain'] ?? [],
+        addDirs: v['add-dir'] ?? [],
       });
     case 'doctor':
       allowedFor(['sandbox']);
@@ -307,7 +312,17 @@ export function parseCli(argv: readonly string[]): CliArgs {
       if (pos.length !== 0) throw new UsageError('keel sessions takes no arguments');
       return check(sessionsSchema(), { command, workspace: v.workspace, json: v.json === true });
     case 'restore': {
-      allowedFor(['workspace', 'before-prompt', 'undo', 'stats', 'dry-run', 'force', 'fork', 'json']);
+      allowedFor([
+        'workspace',
+        'before-prompt',
+        'undo',
+        'stats',
+        'dry-run',
+        'force',
+        'fork',
+        'json',
+        'add-dir',
+      ]);
       if (v.fork === true && v['before-prompt'] === undefined)
         throw new UsageError('keel restore --fork goes with --before-prompt N');
       const modes = [v['before-prompt'] !== undefined, v.undo === true, v.stats === true].filter(
@@ -329,6 +344,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         fork: v.fork === true,
         json: v.json === true,
         workspace: v.workspace,
+        addDirs: v['add-dir'] ?? [],
       });
     }
     case 'task': {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rgPath } from '@vscode/ripgrep';
@@ -97,13 +98,42 @@ export function makeHost(
   sandbox?: SandboxFlag,
   mcp?: McpPort,
   allowDomains: readonly string[] = [],
+  extraRoots: readonly string[] = [],
 ): Host {
   const host = createNodeHost({
     workspace,
+    extraRoots,
     approvals,
     // KEEL_RIPGREP_PATH: another ripgrep (a system one), or '' for none (Grep's plain scan answers).
     ripgrepPath: process.env.KEEL_RIPGREP_PATH ?? rgPath,
     sandbox: sandboxSettings(sandbox, process.env, allowDomains),
   });
   return mcp ? { ...host, mcp } : host;
+}
+
+/**
+ * `--add-dir DIR`: each an existing folder, canonical, not the workspace again, not `/` or the home
+ * folder itself (that would make every file a workspace file), listed once. The user names these; a
+ * repository cannot add one.
+ */
+export function addedRoots(workspace: string, given: readonly string[]): string[] {
+  const first = fs.realpathSync(workspace);
+  const out: string[] = [];
+  for (const dir of given) {
+    let real: string;
+    try {
+      real = fs.realpathSync(path.resolve(dir));
+    } catch {
+      throw new UsageError(`--add-dir ${dir}: no such folder`);
+    }
+    if (!fs.statSync(real).isDirectory()) throw new UsageError(`--add-dir ${dir}: not a folder`);
+    if (real === path.parse(real).root || real === fs.realpathSync(os.homedir()))
+      throw new UsageError(
+        `--add-dir ${dir}: refusing ${real} as a workspace folder (name a project folder)`,
+      );
+    if (real === first || out.includes(real))
+      throw new UsageError(`--add-dir ${dir}: already a workspace folder`);
+    out.push(real);
+  }
+  return out;
 }

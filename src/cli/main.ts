@@ -18,6 +18,7 @@ import {
   classifierModelFor,
   bundledSkillsDir,
   checkpointBudget,
+  addedRoots,
   makeHost,
   rulesSettings,
   workspaceDir,
@@ -78,15 +79,21 @@ async function run(args: RunArgs): Promise<number> {
     // `@shot.png`: attached as an image; a bad one stops here, before a session exists.
     const images = mentionedImages(prompt, workspace);
     if (!images.ok) throw new UsageError(images.error);
+    const extraRoots = addedRoots(workspace, args.addDirs);
     const host = makeHost(
       workspace,
       approvalsFor(args.approve, await classifierModelFor(args)),
       args.sandbox,
       createCliMcpPort(args, workspace),
       args.allowDomain,
+      extraRoots,
     );
     const notice = sandboxNotice(host);
     if (notice) process.stderr.write(`${notice}\n`);
+    if (extraRoots.length > 0)
+      process.stderr.write(
+        `keel: workspace folders: ${[workspace, ...extraRoots].join(', ')} (all writable)\n`,
+      );
     // The demo's answers come from the emulator, not from a model: its id and its $0 cost say so.
     const model = demo ? DEMO_MODEL : (args.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL);
     // A provider prefix, a key, --api: checked before the session starts (a usage error).
@@ -238,6 +245,7 @@ async function tool(args: ToolArgs): Promise<number> {
     args.sandbox,
     undefined,
     args.allowDomain,
+    addedRoots(workspaceDir(args.workspace), args.addDirs),
   );
   const skillsDir = bundledSkillsDir();
   if (!args.name) {
@@ -335,7 +343,12 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       }
       case 'restore': {
         const { runRestore } = await import('./commands.ts');
-        return runRestore(args, workspaceDir(args.workspace), () => Date.now());
+        return runRestore(
+          args,
+          workspaceDir(args.workspace),
+          () => Date.now(),
+          addedRoots(workspaceDir(args.workspace), args.addDirs),
+        );
       }
       case 'trace': {
         const { resolveSessionLog, traceMetrics } = await import('./commands.ts');

@@ -59,7 +59,12 @@ function jsonItem(item: RestoreItem, applied: boolean) {
   };
 }
 
-export function runRestore(args: RestoreArgs, workspace: string, now: () => number): number {
+export function runRestore(
+  args: RestoreArgs,
+  workspace: string,
+  now: () => number,
+  extraRoots: readonly string[] = [],
+): number {
   const stateDir = path.join(workspace, '.keel');
   const out = (text: string) => process.stdout.write(`${text}\n`);
   if (args.stats) {
@@ -90,8 +95,8 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
   let plan: RestorePlan;
   try {
     plan = args.undo
-      ? planUndo({ stateDir, root: workspace, sessionId })
-      : planRestore({ stateDir, root: workspace, sessionId, beforePrompt: args.beforePrompt! });
+      ? planUndo({ stateDir, root: workspace, extraRoots, sessionId })
+      : planRestore({ stateDir, root: workspace, extraRoots, sessionId, beforePrompt: args.beforePrompt! });
   } catch (error) {
     // A chat that never changed a file has no checkpoints, and can still be forked.
     const forkedEarlier = error instanceof ForkedEarlierError;
@@ -115,6 +120,7 @@ export function runRestore(args: RestoreArgs, workspace: string, now: () => numb
     : applyRestore(plan, {
         stateDir,
         root: workspace,
+        extraRoots,
         force: args.force,
         now,
         ...(args.undo ? { by: 'undo' } : {}),

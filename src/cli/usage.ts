@@ -37,6 +37,9 @@ run and tool also take --sandbox on|off|required (default on when available; req
 commands without a sandbox) and --allow-domain DOMAIN... (sandboxed commands reach it through Keel's
 proxy without asking; *.example.com for subdomains; KEEL_ALLOWED_DOMAINS=a.com,b.org does the same).
 KEEL_BWRAP=path picks the bubblewrap binary.
+run, tool and restore take --add-dir DIR... (more workspace folders, writable like the first; a path
+may start with a folder's name, e.g. api/src/x.ts; .keel state stays in the first; restore needs the
+same --add-dir to put back the other folders' files).
 
 Thinking: on at --effort medium for models that think (KEEL_EFFORT=low|medium|high|max|off sets the
 default); --no-thinking turns it off. Replies may use the model's whole output limit.

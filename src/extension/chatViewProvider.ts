@@ -1,5 +1,4 @@
 import { commandCompletions, modesMessage } from './slashPanel.ts';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { contextMentionCompletions } from '../agent/context/mentionContext.ts';
 import type { SandboxInfo } from '../agent/host.ts';
@@ -8,7 +7,7 @@ import { enterSafeItems } from './approvalButtons.ts';
 import { chatHtml } from './chatHtml.ts';
 import { openWorkspaceFile } from './openFile.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
-import { type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import { fromRelative, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import { decideReviewChange, reviewMessage } from './chatReview.ts';
 import type { Proposals } from './editReview/proposals.ts';
 import { RUN_OUTSIDE, runOutsideDialog, sandboxNotice } from './sandboxUi.ts';
@@ -75,10 +74,7 @@ export function createChatView(deps: ChatViewDeps): ChatView {
   let sandboxNoticeShown = false;
   let protocol: Promise<typeof import('../shared/webviewProtocol.ts')> | undefined;
   const disposables: vscode.Disposable[] = [];
-  const abs = (rel: string) => {
-    const root = deps.roots()[0] ?? '';
-    return path.isAbsolute(rel) ? rel : path.join(root, rel);
-  };
+  const abs = (rel: string) => fromRelative(deps.roots(), rel);
 
   const post = (message: HostMessage) => {
     if (!view) return;

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RestoreItem, RestorePlan } from '../agent/checkpoints/restore.ts';
 import type { RestoreResult } from '../agent/checkpoints/restoreApply.ts';
@@ -21,6 +22,8 @@ export interface RestoreCommandResult {
 export interface CheckpointCommandDeps {
   readonly stateDir: () => string | undefined;
   readonly root: () => string | undefined;
+  /** The other workspace folders: checkpoints record their files by absolute path. */
+  readonly extraRoots?: () => readonly string[];
   readonly currentSessionId: () => string | undefined;
   readonly review: ReviewManager;
   readonly display: (p: string) => string;
@@ -72,6 +75,7 @@ export function registerCheckpointCommands(deps: CheckpointCommandDeps): vscode.
   ): Promise<RestoreCommandResult | undefined> => {
     const stateDir = deps.stateDir();
     const root = deps.root();
+    const extraRoots = deps.extraRoots?.() ?? [];
     const sessionId = sessionArg ?? deps.currentSessionId();
     if (!stateDir || !root || !sessionId) {
       void vscode.window.showInformationMessage('Keel: there is no chat with checkpoints to restore.');
@@ -99,8 +103,8 @@ export function registerCheckpointCommands(deps: CheckpointCommandDeps): vscode.
     let plan: RestorePlan;
     try {
       plan = undo
-        ? core.planUndo({ stateDir, root, sessionId })
-        : core.planRestore({ stateDir, root, sessionId, beforePrompt: prompt ?? 1 });
+        ? core.planUndo({ stateDir, root, extraRoots, sessionId })
+        : core.planRestore({ stateDir, root, extraRoots, sessionId, beforePrompt: prompt ?? 1 });
     } catch (error) {
       void vscode.window.showWarningMessage(`Keel: ${(error as Error).message}`);
       return undefined;
@@ -122,13 +126,16 @@ export function registerCheckpointCommands(deps: CheckpointCommandDeps): vscode.
     const result = core.applyRestore(plan, {
       stateDir,
       root,
+      extraRoots,
       now: () => Date.now(),
       force: answer === 'Restore and overwrite conflicts',
       ...(undo ? { by: 'undo' } : {}),
     });
     for (const item of result.applied) {
       if (!item.applied) continue;
-      const abs = vscode.Uri.joinPath(vscode.Uri.file(root), ...item.path.split('/')).fsPath;
+      const abs = path.isAbsolute(item.path)
+        ? item.path
+        : vscode.Uri.joinPath(vscode.Uri.file(root), ...item.path.split('/')).fsPath;
       deps.review.forget(abs);
     }
     const done = result.applied.filter((a) => a.applied).length;

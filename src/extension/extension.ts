@@ -169,6 +169,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     registerCheckpointCommands({
       stateDir: () => (roots()[0] ? path.join(roots()[0]!, '.keel') : undefined),
       root: () => roots()[0],
+      extraRoots: () => roots().slice(1),
       currentSessionId: () => ctl.current?.id,
       review,
       display,

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RestorePlan } from '../agent/checkpoints/restore.ts';
 import { type CheckpointCommandDeps, describePlan } from './checkpointCommands.ts';
@@ -25,7 +26,7 @@ export interface ForkCommandResult {
 
 export type ForkCommandDeps = Pick<
   CheckpointCommandDeps,
-  'stateDir' | 'root' | 'controller' | 'review' | 'setInput' | 'log'
+  'stateDir' | 'root' | 'extraRoots' | 'controller' | 'review' | 'setInput' | 'log'
 >;
 
 export function registerForkCommand(deps: ForkCommandDeps): vscode.Disposable {
@@ -36,6 +37,7 @@ export function registerForkCommand(deps: ForkCommandDeps): vscode.Disposable {
   ): Promise<ForkCommandResult | undefined> => {
     const stateDir = deps.stateDir();
     const root = deps.root();
+    const extraRoots = deps.extraRoots?.() ?? [];
     const session = deps.controller.current;
     const sessionId = sessionArg ?? session?.id;
     if (!stateDir || !root || !sessionId || prompt === undefined) {
@@ -54,7 +56,7 @@ export function registerForkCommand(deps: ForkCommandDeps): vscode.Disposable {
     // A message from before this chat was itself forked: its files are the parent chat's to restore.
     let filesElsewhere: string | undefined;
     try {
-      plan = core.planRestore({ stateDir, root, sessionId, beforePrompt: prompt });
+      plan = core.planRestore({ stateDir, root, extraRoots, sessionId, beforePrompt: prompt });
     } catch (error) {
       if (error instanceof core.ForkedEarlierError) filesElsewhere = error.message;
       else if (!(error instanceof core.RestoreError) || !/^No checkpoints/.test(error.message)) {
@@ -88,13 +90,18 @@ export function registerForkCommand(deps: ForkCommandDeps): vscode.Disposable {
       const result = core.applyRestore(plan, {
         stateDir,
         root,
+        extraRoots,
         now: () => Date.now(),
         force: answer === 'Restore, Overwrite Conflicts, and Edit',
       });
       for (const item of result.applied) {
         if (!item.applied) continue;
         restored++;
-        deps.review.forget(vscode.Uri.joinPath(vscode.Uri.file(root), ...item.path.split('/')).fsPath);
+        deps.review.forget(
+          path.isAbsolute(item.path)
+            ? item.path
+            : vscode.Uri.joinPath(vscode.Uri.file(root), ...item.path.split('/')).fsPath,
+        );
       }
     }
     let fork: { id: string; text: string; mentions: readonly string[] };

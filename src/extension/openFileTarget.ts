@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { workspaceRootNames } from '../agent/safety/paths/rootNames.ts';
 
 // Where a file link from the chat panel may lead. The webview is an untrusted-ish context and the
 // path comes from model output: it opens a file only when the file, symlinks resolved, is inside a
@@ -29,7 +30,16 @@ export function resolveWorkspaceFile(roots: readonly string[], requested: string
   if (!value || value.includes('\0') || value.length > 4096) return { ok: false, reason: 'invalid' };
   const realRoots = roots.map(realOrUndefined).filter((r): r is string => r !== undefined);
   if (realRoots.length === 0) return { ok: false, reason: 'outside' };
-  const candidates = path.isAbsolute(value) ? [value] : roots.map((root) => path.resolve(root, value));
+  // A later folder's name first (as the agent shows its files: `<name>/<rel>`), then each folder.
+  const names = workspaceRootNames(roots);
+  const head = value.split('/')[0];
+  const named = names.findIndex((n) => n !== undefined && n === head);
+  const candidates = path.isAbsolute(value)
+    ? [value]
+    : [
+        ...(named > 0 ? [path.resolve(roots[named]!, value.slice(head!.length + 1))] : []),
+        ...roots.map((root) => path.resolve(root, value)),
+      ];
   let outside = false;
   for (const candidate of candidates) {
     // Lexically first: `../x` or an absolute path elsewhere never touches the disk.

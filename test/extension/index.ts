@@ -21,10 +21,13 @@ export function run(): Promise<void> {
   // The untrusted suite needs a window on an untrusted folder (run.ts starts a second one); the
   // others need a trusted one.
   const untrusted = process.env.KEEL_EXT_TEST_UNTRUSTED === '1';
+  // The multi-root suite needs a two-folder window (run.ts's third pass), the others one folder.
+  const multiRoot = process.env.KEEL_EXT_TEST_MULTIROOT === '1';
   for (const f of fs
     .readdirSync(dir)
     .filter((n) => n.endsWith('.test.cjs'))
     .filter((n) => (n === 'untrusted.test.cjs') === untrusted)
+    .filter((n) => (n === 'multiRoot.test.cjs') === multiRoot)
     .sort())
     mocha.addFile(path.join(dir, f));
   const results: Results = { passes: [], failures: [], pending: [], durationMs: 0 };

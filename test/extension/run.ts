@@ -32,10 +32,19 @@ interface Pass {
   readonly name: string;
   /** Workspace trust on (the folder opens untrusted) and only the untrusted suite runs. */
   readonly untrusted: boolean;
+  /** A two-folder (multi-root) workspace, and only the multi-root suite runs. */
+  readonly multiRoot?: boolean;
 }
 
 async function runPass(pass: Pass): Promise<{ results: Results | undefined; exitCode: number | undefined }> {
   const workspace = makeWorkspace(`${pass.name}-ws`, { 'README.md': '# extension test workspace\n' });
+  // Multi-root: a `.code-workspace` naming a second folder (adding one at run time reloads the window).
+  const second = pass.multiRoot
+    ? makeWorkspace(`${pass.name}-second`, { 'b.txt': 'second folder b\n' })
+    : undefined;
+  const workspaceFile = second ? path.join(WORK, `${pass.name}.code-workspace`) : undefined;
+  if (workspaceFile)
+    fs.writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: workspace }, { path: second }] }));
   const resultFile = path.join(WORK, `${pass.name}-results.json`);
   fs.rmSync(resultFile, { force: true });
   if (!pass.untrusted) fs.rmSync(path.join(WORK, 'first-prompt.json'), { force: true });
@@ -57,6 +66,7 @@ async function runPass(pass: Pass): Promise<{ results: Results | undefined; exit
     env: {
       KEEL_EXT_TEST_RESULTS: resultFile,
       ...(pass.untrusted ? { KEEL_EXT_TEST_UNTRUSTED: '1' } : {}),
+      ...(pass.multiRoot ? { KEEL_EXT_TEST_MULTIROOT: '1' } : {}),
       ...(process.env.KEEL_EXT_TEST_GREP ? { KEEL_EXT_TEST_GREP: process.env.KEEL_EXT_TEST_GREP } : {}),
     },
   });
@@ -82,7 +92,10 @@ async function runPass(pass: Pass): Promise<{ results: Results | undefined; exit
         });
         void page.exposeFunction('codeAutomationExit', (code: number) => resolve(code));
       });
-      const url = `${server.base}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`;
+      const opened = workspaceFile
+        ? `workspace=${encodeURIComponent(workspaceFile)}`
+        : `folder=${encodeURIComponent(workspace)}`;
+      const url = `${server.base}/?${opened}&payload=${encodeURIComponent(payload)}`;
       log(`${pass.name}: opening ${url}`);
       exitCode = await Promise.race([
         page.goto(url).then(() => done),
@@ -116,6 +129,9 @@ async function main(): Promise<number> {
   const grep = process.env.KEEL_EXT_TEST_GREP;
   if (process.env.KEEL_EXT_TEST_UNTRUSTED !== '0' && (!grep || /untrust/i.test(grep)))
     passes.push({ name: 'ext-untrusted', untrusted: true });
+  // Pass 3: a window on a two-folder workspace, for the multi-root suite only.
+  if (process.env.KEEL_EXT_TEST_MULTIROOT !== '0' && (!grep || /multi-root/i.test(grep)))
+    passes.push({ name: 'ext-multi', untrusted: false, multiRoot: true });
   let passed = 0;
   let failed = 0;
   let pending = 0;

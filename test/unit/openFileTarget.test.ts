@@ -44,3 +44,22 @@ test('missing files, folders and malformed paths are not opened', () => {
   assert.deepEqual(resolveWorkspaceFile([root], 'a\0b'), { ok: false, reason: 'invalid' });
   assert.deepEqual(resolveWorkspaceFile([], 'src/greet.js'), { ok: false, reason: 'outside' });
 });
+
+test('several folders: a link named `<folderName>/<rel>` (as Keel shows them) opens the later folder’s file', () => {
+  const { root, outside } = fixture();
+  const second = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-open-second-')));
+  const name = path.basename(second);
+  fs.mkdirSync(path.join(second, 'src'));
+  fs.writeFileSync(path.join(second, 'src', 'greet.js'), 'second\n');
+  const roots = [fs.realpathSync(root), second];
+  assert.deepEqual(resolveWorkspaceFile(roots, `${name}/src/greet.js`), {
+    ok: true,
+    path: path.join(second, 'src', 'greet.js'),
+  });
+  assert.deepEqual(resolveWorkspaceFile(roots, 'src/greet.js'), {
+    ok: true,
+    path: path.join(roots[0]!, 'src', 'greet.js'),
+  });
+  const climb = path.relative(second, path.join(outside, 'key.txt'));
+  assert.equal(resolveWorkspaceFile(roots, `${name}/${climb}`).ok, false);
+});

@@ -19,6 +19,11 @@ export interface CheckpointRecorderOptions {
   readonly stateDir: string;
   readonly sessionId: string;
   readonly root: string;
+  /**
+   * More workspace folders: their files are recorded by absolute path (a first-folder file by its
+   * relative one), so restore writes them back only where the user's folders still include them.
+   */
+  readonly extraRoots?: readonly string[];
   readonly now: () => number;
   /** Prompts the session already ran (a resumed session continues the numbering). */
   readonly promptsSoFar?: number;
@@ -54,15 +59,26 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
   // What the recorder has a copy of, by the stat signature it had when copied.
   const known = new Map<string, Known>();
 
-  const relOf = (abs: string): string | undefined => {
-    const rel = path.relative(root, abs);
+  const extraRoots = options.extraRoots ?? [];
+  const relIn = (base: string, abs: string): string | undefined => {
+    const rel = path.relative(base, abs);
     if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
-    const stateRel = path.relative(options.stateDir, abs);
-    if (!stateRel.startsWith('..') && !path.isAbsolute(stateRel)) return undefined;
     const posix = rel.split(path.sep).join('/');
     if (posix.split('/').includes('.git')) return undefined;
     return posix;
   };
+  const relOf = (abs: string): string | undefined => {
+    const stateRel = path.relative(options.stateDir, abs);
+    if (!stateRel.startsWith('..') && !path.isAbsolute(stateRel)) return undefined;
+    // The most specific folder: a second folder nested in the first records by its absolute path.
+    const extra = extraRoots
+      .filter((r) => relIn(r, abs) !== undefined)
+      .sort((a, b) => b.length - a.length)[0];
+    if (extra !== undefined) return path.normalize(abs);
+    return relIn(root, abs);
+  };
+  /** Where a recorded path is on disk now (absolute records are a later folder's). */
+  const absOf = (rel: string): string => (path.isAbsolute(rel) ? rel : path.join(root, rel));
   const warn = (message: string) => options.log?.('warn', `checkpoint: ${message}`);
   const record = (rel: string, by: string, before: FileState, after: FileState, command?: string) =>
     store.appendChange({
@@ -110,7 +126,7 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
     const seen = known.get(rel);
     if (seen && sameSignature(seen.sig, entry)) return { kind: 'bytes', hash: seen.hash, mode: entry.mode };
     try {
-      const hash = store.putBlob(fs.readFileSync(path.join(root, rel)));
+      const hash = store.putBlob(fs.readFileSync(absOf(rel)));
       known.set(rel, { sig: entry, hash });
       return { kind: 'bytes', hash, mode: entry.mode };
     } catch (error) {
@@ -135,18 +151,34 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
     return { kind: 'untracked', size: entry.size, mtimeMs: entry.mtimeMs, reason };
   };
 
-  let live: LiveScan | undefined;
-  const liveScan = (): LiveScan => {
-    live ??= createLiveScan({
-      root,
-      skipDirs: [options.stateDir],
-      ignoredSizeCap: options.ignoredSizeCap ?? DEFAULT_IGNORED_SIZE_CAP,
-      fenceDir: path.join(store.dir, 'fence'),
-      ...(options.detector ? { detector: options.detector } : {}),
-      log: warn,
-    });
+  // One scan per folder; a later folder's changes carry absolute paths (as relOf records them).
+  let live: { scan: LiveScan; base: string | undefined }[] | undefined;
+  const scans = () => {
+    live ??= [root, ...extraRoots].map((r, i) => ({
+      scan: createLiveScan({
+        root: r,
+        skipDirs: [options.stateDir, ...extraRoots.filter((x) => x !== r)],
+        ignoredSizeCap: options.ignoredSizeCap ?? DEFAULT_IGNORED_SIZE_CAP,
+        fenceDir: path.join(store.dir, i === 0 ? 'fence' : `fence-${i}`),
+        ...(options.detector ? { detector: options.detector } : {}),
+        log: warn,
+      }),
+      base: i === 0 ? undefined : r,
+    }));
     return live;
   };
+  const liveScan = () => ({
+    async refresh(): Promise<ScanChange[]> {
+      const out: ScanChange[] = [];
+      for (const { scan, base } of scans()) {
+        for (const change of await scan.refresh())
+          out.push(
+            base === undefined ? change : { ...change, rel: path.join(base, ...change.rel.split('/')) },
+          );
+      }
+      return out;
+    },
+  });
 
   // Kernel timestamps are coarse (a tick, ~4 ms): allow a little on both sides of the command's run.
   const CTIME_SLACK_MS = 20;
@@ -301,7 +333,7 @@ export function createCheckpointRecorder(options: CheckpointRecorderOptions): Ch
       };
     },
     dispose() {
-      live?.dispose();
+      for (const { scan } of live ?? []) scan.dispose();
     },
   };
 }

@@ -85,7 +85,7 @@ function describe(state: FileState): string {
 
 /** Where a recorded path may be restored now: inside the root, not in Keel's state, no link on the way. */
 export function containRestorePath(
-  root: string,
+  root: string | readonly string[],
   stateDir: string,
   rel: string,
 ): { ok: true; target: ContainedTarget } | { ok: false; reason: string } {
@@ -110,6 +110,8 @@ function refusedItem(
 export function planRestore(options: {
   stateDir: string;
   root: string;
+  /** More workspace folders: a record with an absolute path is restored only inside one of them. */
+  extraRoots?: readonly string[];
   sessionId: string;
   beforePrompt: number;
 }): RestorePlan {
@@ -126,7 +128,7 @@ export function planRestore(options: {
     throw new RestoreError(
       `Session ${options.sessionId} has prompts 1..${lastPrompt}; --before-prompt ${options.beforePrompt} is not one of them.`,
     );
-  const { records: changes, skipped } = store.readChanges();
+  const { records: changes, skipped } = store.readChanges(options.extraRoots);
   const byPath = new Map<string, ChangeRecord[]>();
   for (const r of changes) {
     const list = byPath.get(r.path) ?? [];
@@ -148,7 +150,11 @@ export function planRestore(options: {
           .map((r) => r.prompt),
       ),
     ];
-    const contained = containRestorePath(options.root, options.stateDir, rel);
+    const contained = containRestorePath(
+      [options.root, ...(options.extraRoots ?? [])],
+      options.stateDir,
+      rel,
+    );
     if (!contained.ok) {
       items.push(refusedItem({ path: rel, target, prompts: touchedIn }, contained.reason));
       continue;
@@ -242,15 +248,24 @@ function jobNotes(store: CheckpointStore, beforePrompt: number): string[] {
  * Undo the most recent restore (or undo): every file it wrote goes back to what it held just before,
  * unless it has changed since (a conflict, reported, left alone unless forced).
  */
-export function planUndo(options: { stateDir: string; root: string; sessionId: string }): RestorePlan {
+export function planUndo(options: {
+  stateDir: string;
+  root: string;
+  extraRoots?: readonly string[];
+  sessionId: string;
+}): RestorePlan {
   const store = openCheckpointStore(options.stateDir, options.sessionId);
-  const { records: changes, skipped } = store.readChanges();
+  const { records: changes, skipped } = store.readChanges(options.extraRoots);
   const last = [...changes].reverse().find((r) => r.batch !== undefined);
   if (!last) throw new RestoreError(`Nothing to undo: session ${options.sessionId} has no restore.`);
   const batch: ChangeRecord[] = [];
   for (const r of changes) if (r.batch === last.batch) batch.push(r);
   const items: RestoreItem[] = batch.map((r) => {
-    const contained = containRestorePath(options.root, options.stateDir, r.path);
+    const contained = containRestorePath(
+      [options.root, ...(options.extraRoots ?? [])],
+      options.stateDir,
+      r.path,
+    );
     if (!contained.ok) return refusedItem({ path: r.path, target: r.before, prompts: [] }, contained.reason);
     const current = currentState(contained.target.abs, r.after);
     const action: RestoreAction = r.before.kind === 'absent' ? 'delete' : 'write';

@@ -52,7 +52,14 @@ function snapshot(store: CheckpointStore, abs: string): FileState {
 /** Applies a plan: `ok` items always, conflicts only with `force`, refused ones never. Each write is a `restore` record (undoable). */
 export function applyRestore(
   plan: RestorePlan,
-  options: { stateDir: string; root: string; force?: boolean; now: () => number; by?: string },
+  options: {
+    stateDir: string;
+    root: string;
+    extraRoots?: readonly string[];
+    force?: boolean;
+    now: () => number;
+    by?: string;
+  },
 ): RestoreResult {
   const store = openCheckpointStore(options.stateDir, plan.sessionId);
   const applied: AppliedItem[] = [];
@@ -68,7 +75,11 @@ export function applyRestore(
       applied.push({ ...item, applied: false });
       continue;
     }
-    const contained = containRestorePath(options.root, options.stateDir, item.path);
+    const contained = containRestorePath(
+      [options.root, ...(options.extraRoots ?? [])],
+      options.stateDir,
+      item.path,
+    );
     if (!contained.ok) {
       refuse(item, contained.reason);
       continue;

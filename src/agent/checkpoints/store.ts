@@ -34,11 +34,49 @@ export const recordedPathSchema = z.string().superRefine((p, ctx) => {
     ctx.addIssue({ code: 'custom', message: 'the recorded path is inside .git, which Keel never records' });
 });
 
-export const changeRecordSchema = z.object({
+/**
+ * A file in a later workspace folder is recorded by its absolute path. Such a record is read only
+ * when the reader names that folder (`--add-dir`, the editor's other folders): with no folder given,
+ * an absolute path is skipped as before, and a path outside every folder given is skipped too.
+ */
+function realOrSelf(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+export function recordedPathSchemaFor(extraRoots: readonly string[]) {
+  if (extraRoots.length === 0) return recordedPathSchema;
+  const inExtra = (p: string) =>
+    path.isAbsolute(p) &&
+    path.normalize(p) === p &&
+    extraRoots.some((r) =>
+      // The folder as named and as it really is (the recorder writes the real spelling).
+      [path.resolve(r), realOrSelf(r)].some((base) => {
+        const rel = path.relative(base, p);
+        return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+      }),
+    );
+  return z.string().superRefine((p, ctx) => {
+    const problem = recordedPathProblem(p, { allowAbsolute: true });
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message });
+    else if (path.isAbsolute(p) && !inExtra(p))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'the recorded path is absolute and outside every workspace folder given',
+      });
+    else if (p.split('/').some((s) => s.toLowerCase() === '.git'))
+      ctx.addIssue({ code: 'custom', message: 'the recorded path is inside .git, which Keel never records' });
+  });
+}
+
+const changeRecordShape = {
   seq: z.number().int(),
   /** 1-based number of the user prompt whose run made the change; 0 for a restore. */
   prompt: z.number().int().nonnegative(),
-  /** Workspace-relative, "/"-separated. */
+  /** Workspace-relative, "/"-separated; absolute for a later workspace folder's file. */
   path: recordedPathSchema,
   by: z.string(),
   before: fileStateSchema,
@@ -47,8 +85,15 @@ export const changeRecordSchema = z.object({
   command: z.string().optional(),
   /** Restores and undos: the id shared by every file one operation wrote. */
   batch: z.string().optional(),
-});
+};
+export const changeRecordSchema = z.object(changeRecordShape);
 export type ChangeRecord = z.infer<typeof changeRecordSchema>;
+const changeRecordSchemaFor = (extraRoots: readonly string[]) =>
+  extraRoots.length === 0
+    ? changeRecordSchema
+    : z.object({ ...changeRecordShape, path: recordedPathSchemaFor(extraRoots) });
+/** Only for numbering: every record counts, wherever it points. */
+const anyChangeSeqSchema = z.object({ seq: z.number().int() });
 
 export const promptRecordSchema = z.object({
   prompt: z.number().int().positive(),
@@ -157,7 +202,7 @@ export interface CheckpointStore {
   appendChange(record: Omit<ChangeRecord, 'seq'>): ChangeRecord;
   changes(): ChangeRecord[];
   /** The valid change records, and the lines that are not (never planned, always reported). */
-  readChanges(): { records: ChangeRecord[]; skipped: SkippedRecord[] };
+  readChanges(extraRoots?: readonly string[]): { records: ChangeRecord[]; skipped: SkippedRecord[] };
   appendPrompt(record: PromptRecord): void;
   prompts(): PromptRecord[];
   appendJob(record: JobRecord): void;
@@ -199,13 +244,13 @@ export function openCheckpointStore(stateDir: string, sessionId: string): Checkp
       }
     },
     appendChange(record) {
-      seq ??= store.changes().reduce((max, r) => Math.max(max, r.seq), 0);
+      seq ??= readJsonl(changesFile, anyChangeSeqSchema).records.reduce((max, r) => Math.max(max, r.seq), 0);
       const full: ChangeRecord = { seq: ++seq, ...record };
       append(changesFile, full);
       return full;
     },
     changes: () => readJsonl(changesFile, changeRecordSchema).records,
-    readChanges: () => readJsonl(changesFile, changeRecordSchema),
+    readChanges: (extraRoots = []) => readJsonl(changesFile, changeRecordSchemaFor(extraRoots)),
     appendPrompt: (record) => append(promptsFile, record),
     prompts: () => readJsonl(promptsFile, promptRecordSchema).records,
     appendJob: (record) => append(jobsFile, record),

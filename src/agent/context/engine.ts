@@ -70,6 +70,9 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       ...(options.rulesText !== undefined ? { rulesText: options.rulesText } : {}),
       skills,
       ...(options.mcpServers?.length ? { mcpServers: options.mcpServers } : {}),
+      ...(options.workspaceRoots && options.workspaceRoots.length > 1
+        ? { workspaceRoots: options.workspaceRoots }
+        : {}),
       ...(options.memory ? { memory: options.memory } : {}),
     }) + (options.agentPrompt ? `\n\n${options.agentPrompt}` : '');
   const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: systemText }];

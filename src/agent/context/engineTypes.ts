@@ -7,7 +7,7 @@ import type { CacheTtlPolicy } from './breakpoints.ts';
 import type { PruneConfig } from './pruning.ts';
 import type { RecapConfig } from './recap.ts';
 import type { InContextSummarizeRequest } from './summarizeRequest.ts';
-import type { McpServerLine } from './systemPrompt.ts';
+import type { McpServerLine, WorkspaceRootLine } from './systemPrompt.ts';
 
 // The context engine's contract (engine.ts builds it): what it is given, what a prepared request
 // holds, and the stage thresholds and cache lifetimes it decides with.
@@ -71,6 +71,8 @@ export interface ContextEngineOptions {
   readonly summarizeInContext?: (request: InContextSummarizeRequest, signal: AbortSignal) => Promise<string>;
   /** Configured MCP servers (one line each in the system prompt). */
   readonly mcpServers?: readonly McpServerLine[];
+  /** Workspace folders listed in the system prompt (only when several; fixed at session start, P1). */
+  readonly workspaceRoots?: readonly WorkspaceRootLine[];
   /** Skill snapshot taken at session start (index goes into the system prompt). */
   readonly skills?: SkillIndex | readonly SkillEntry[];
   readonly workspaceRoot?: string;

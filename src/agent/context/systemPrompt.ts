@@ -44,6 +44,25 @@ export interface SystemPromptInput {
   readonly skills?: readonly SkillEntry[];
   /** Configured MCP servers: one line each, never their tool schemas (those come from McpSearch). */
   readonly mcpServers?: readonly McpServerLine[];
+  /** The workspace folders at session start, the first the primary (listed only when there are several). */
+  readonly workspaceRoots?: readonly WorkspaceRootLine[];
+}
+
+export interface WorkspaceRootLine {
+  readonly path: string;
+  /** The name a relative path may start with to reach this folder (none for the first). */
+  readonly name?: string;
+}
+
+/** Several folders: how a path reaches each (pathGuard.ts resolves exactly this way). */
+export function workspaceRootsSection(roots: readonly WorkspaceRootLine[]): string {
+  if (roots.length < 2) return '';
+  const lines = roots.map((r, i) =>
+    i === 0
+      ? `- ${r.path} (first: relative paths and commands start here)`
+      : `- ${r.path}${r.name ? ` (as "${r.name}/…"; Bash cwd "${r.name}")` : ' (absolute paths only)'}`,
+  );
+  return `# Workspace folders\n${lines.join('\n')}\nA relative path starting with a folder's name means that folder; "./name/…" means the first folder's own "name".`;
 }
 
 export interface McpServerLine {
@@ -65,6 +84,8 @@ export function buildSystemPrompt(input: SystemPromptInput = {}): string {
   const decide =
     servers.length > 0 ? `${HOW_TO_DECIDE}\n${servers.map(mcpServerLine).join('\n')}` : HOW_TO_DECIDE;
   const parts = [RED_LINES, decide, HOW_TO_RECOVER];
+  const folders = workspaceRootsSection(input.workspaceRoots ?? []);
+  if (folders) parts.push(folders);
   const rules = input.projectRules?.replace(/\r\n/g, '\n').trim();
   if (input.rulesText !== undefined) {
     if (input.rulesText) parts.push(input.rulesText);

@@ -213,6 +213,8 @@ function lazySandbox(make: () => Sandbox): SandboxPort & { dispose(): void } {
 
 export interface NodeHostOptions {
   readonly workspace: string;
+  /** More workspace folders after the first (absolute); `.keel` state stays in the first. */
+  readonly extraRoots?: readonly string[];
   readonly approvals: ApprovalsPort;
   readonly trusted?: boolean;
   readonly ripgrepPath?: string;
@@ -224,7 +226,10 @@ export interface NodeHostOptions {
 }
 
 export function createNodeHost(options: NodeHostOptions): Host {
-  const workspace = createNodeWorkspace([options.workspace], options.trusted ?? true);
+  const workspace = createNodeWorkspace(
+    [options.workspace, ...(options.extraRoots ?? [])],
+    options.trusted ?? true,
+  );
   const stateDir = path.join(workspace.roots[0]!, '.keel');
   ensureStateDir(stateDir);
   const settings = options.sandbox;

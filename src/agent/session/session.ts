@@ -174,6 +174,14 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     skills,
     ...(mcp ? { mcpServers: mcp.servers.map((s) => ({ name: s.name, description: s.description })) } : {}),
     ...(options.cacheTtl ? { longCacheTtl: options.cacheTtl } : {}),
+    ...(guard.roots.length > 1
+      ? {
+          workspaceRoots: guard.roots.map((r, i) => ({
+            path: r,
+            ...(guard.rootNames[i] ? { name: guard.rootNames[i] } : {}),
+          })),
+        }
+      : {}),
     workspaceRoot: root,
     stateDir: host.stateDir,
     sessionId: id,

@@ -124,6 +124,7 @@ export function sessionCheckpoints(
     stateDir: host.stateDir,
     sessionId,
     root,
+    extraRoots: host.workspace.roots.slice(1),
     now,
     promptsSoFar,
     ...(host.log ? { log: host.log } : {}),

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -27,6 +28,8 @@ export const bashInputSchema = lazy(() =>
     description: z.string().max(200).optional().describe('5-10 words for the user'),
     run_in_background: z.boolean().optional(),
     notify_on: z.string().max(200).optional().describe('Regex: also notify on a matching line'),
+    // A workspace folder's name or a path inside one; the system prompt says so when there are several.
+    cwd: z.string().min(1).max(4096).optional(),
     outside_sandbox: z
       .boolean()
       .optional()
@@ -165,16 +168,60 @@ function policyFailure(command: string, verdict: CommandVerdict, ctx: ToolContex
   );
 }
 
+/**
+ * `cwd`, through the path guard like any tool path (a folder name, `api/src`, or an absolute path
+ * inside any workspace folder); it must be an existing directory. Not given: the first folder.
+ */
+function runFolder(
+  input: BashInput,
+  primary: string,
+  ctx: ToolContext,
+): { ok: true; cwd: string; root: string } | { ok: false; failure: ToolResult } {
+  if (input.cwd === undefined) return { ok: true, cwd: primary, root: primary };
+  const resolved = ctx.guard.resolve(input.cwd);
+  if (!resolved.ok) {
+    return {
+      ok: false,
+      failure: fail(resolved.error.code, resolved.error.message, resolved.error.suggestion, {
+        cwd: input.cwd,
+      }),
+    };
+  }
+  let isDir = false;
+  try {
+    isDir = fs.statSync(resolved.path).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) {
+    return {
+      ok: false,
+      failure: fail(
+        'INVALID_PARAM',
+        `cwd is not a folder: ${JSON.stringify(input.cwd)}`,
+        'Pass an existing folder inside a workspace folder, or leave cwd out.',
+        { cwd: input.cwd },
+      ),
+    };
+  }
+  const root = ctx.guard.roots.includes(resolved.root) ? resolved.root : primary;
+  return { ok: true, cwd: resolved.path, root };
+}
+
 async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<BashData>> {
   const started = ctx.host.clock.now();
-  const root = ctx.host.workspace.roots[0];
-  if (root === undefined) {
+  const primary = ctx.host.workspace.roots[0];
+  if (primary === undefined) {
     return fail(
       'UNAVAILABLE',
       'No workspace folder is open.',
       'Open a folder first.',
     ) as ToolResult<BashData>;
   }
+  const where = runFolder(input, primary, ctx);
+  if (!where.ok) return where.failure as ToolResult<BashData>;
+  // The folder the command runs in, and the workspace folder it belongs to (the policy's root).
+  const { cwd, root } = where;
   // Windows line endings: bash would keep the \r in every word; run (and judge) the Unix form.
   const command = input.command.replace(/\r\n/g, '\n');
   const sandbox = ctx.host.shell.sandbox?.info;
@@ -242,11 +289,11 @@ async function execute(input: BashInput, ctx: ToolContext): Promise<ToolResult<B
       ? 'network'
       : 'on';
   if (input.run_in_background)
-    return startJob(input, command, root, ctx, sandboxMode) as ToolResult<BashData>;
+    return startJob(input, command, primary, ctx, sandboxMode, cwd) as ToolResult<BashData>;
   const timeoutMs = Math.min(input.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
   const result = await ctx.host.shell.run({
     command,
-    cwd: root,
+    cwd,
     env: scrubEnvironment(process.env),
     timeoutMs,
     signal: ctx.signal,
@@ -336,6 +383,7 @@ function startJob(
   root: string,
   ctx: ToolContext,
   sandbox: 'on' | 'network' | 'off',
+  cwd: string,
 ): ToolResult {
   if (!ctx.jobs) {
     return fail(
@@ -358,7 +406,7 @@ function startJob(
   }
   const job = ctx.jobs.start({
     command,
-    cwd: root,
+    cwd,
     env: scrubEnvironment(process.env),
     timeoutMs: input.timeout_ms ?? JOB_DEFAULT_TIMEOUT_MS,
     runId: ctx.runId ?? '',

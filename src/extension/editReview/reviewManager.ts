@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
+import { workspaceRootNames } from '../../agent/safety/paths/rootNames.ts';
 import * as vscode from 'vscode';
 import { acceptHunk, baselineWithUserEdits, decodeExact, encodeText, type Hunk } from './hunks.ts';
 import { FILE_HUNK, hunkViews, textHunks } from './pendingHunks.ts';
@@ -305,10 +306,29 @@ export function createReviewManager(options: ReviewManagerOptions): ReviewManage
   return manager;
 }
 
+/**
+ * The path as the agent's path guard shows it (pathGuard.ts): relative to the first folder, a later
+ * folder's file as `<folderName>/<rel>` (the name a path given to Keel may start with), so a file in
+ * the second folder never reads like the first folder's file of the same name.
+ */
 export function relativeTo(roots: readonly string[], p: string): string {
-  for (const root of roots) {
+  const names = workspaceRootNames(roots);
+  for (const [i, root] of roots.entries()) {
     const rel = path.relative(root, p);
-    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).join('/');
+    if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+    const posix = rel.split(path.sep).join('/');
+    if (i === 0) return posix;
+    return names[i] === undefined ? p : `${names[i]}/${posix}`;
   }
   return p;
+}
+
+/** The inverse of relativeTo: a leading later-folder name selects that folder, else the first. */
+export function fromRelative(roots: readonly string[], rel: string): string {
+  if (path.isAbsolute(rel)) return rel;
+  const names = workspaceRootNames(roots);
+  const head = rel.split('/')[0];
+  const i = names.findIndex((n) => n !== undefined && n === head);
+  if (i > 0) return path.join(roots[i]!, rel.slice(head!.length + 1));
+  return path.join(roots[0] ?? '', rel);
 }

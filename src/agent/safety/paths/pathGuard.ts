@@ -3,6 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Refusal } from '../refusal.ts';
 import { pathReadings, readingPath } from './pathReadings.ts';
+import { workspaceRootNames } from './rootNames.ts';
+
+export { workspaceRootNames };
 
 // Every path a tool touches goes through here first. The guard returns the canonical path
 // (symlinks followed, dangling ones too) and tools do all I/O on THAT path, never on the input,
@@ -18,8 +21,14 @@ export interface PathGuard {
   resolve(input: string): GuardResult;
   /** Is an already-canonical absolute path inside a root or the state dir? */
   contains(canonicalPath: string): boolean;
-  /** Path shown to the model: relative to the primary root when inside it. */
+  /**
+   * Path shown to the model: relative to the primary root when inside it; `<folderName>/<rel>` inside
+   * another root (the name a relative path may start with); `./<rel>` for a first-folder path whose
+   * first component is another root's name, so every display path resolves back to its own file.
+   */
   display(canonicalPath: string): string;
+  /** The name a relative path may start with to reach each root after the first (undefined: none). */
+  readonly rootNames: readonly (string | undefined)[];
 }
 
 const MAX_SYMLINK_HOPS = 40;
@@ -147,14 +156,41 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
   const primary = roots[0];
   if (!primary) throw new Error('createPathGuard: at least one workspace root is required');
   const stateDir = trustedStateDir(options.stateDir, roots);
+  const rootNames = workspaceRootNames(options.roots);
+  const byName = new Map<string, string>();
+  rootNames.forEach((n, i) => {
+    if (n !== undefined) byName.set(n, roots[i]!);
+  });
 
   const contains = (p: string) => roots.some((r) => isWithin(r, p)) || isWithin(stateDir, p);
 
   const display = (p: string) => {
-    for (const root of roots) {
-      if (isWithin(root, p)) return path.relative(root, p) || '.';
+    // The most specific root wins: a second folder nested inside the first shows under its name.
+    let best = -1;
+    roots.forEach((root, i) => {
+      if (isWithin(root, p) && (best < 0 || roots[best]!.length < root.length)) best = i;
+    });
+    if (best < 0) return p;
+    const rel = path.relative(roots[best]!, p);
+    if (best === 0) {
+      const first = rel.split(path.sep)[0] ?? '';
+      return byName.has(first) ? `.${path.sep}${rel}` : rel || '.';
     }
-    return p;
+    const name = rootNames[best];
+    return name === undefined ? p : rel ? `${name}${path.sep}${rel}` : name;
+  };
+
+  /**
+   * The root a relative input is read against, and the rest of it: a first component naming another
+   * root selects that root (it wins over a same-named folder in the first root, which `./name/...`
+   * still reaches); anything else is relative to the first root.
+   */
+  const baseOf = (input: string): { base: string; rest: string } => {
+    const slash = input.indexOf('/');
+    const head = slash < 0 ? input : input.slice(0, slash);
+    const named = byName.get(head);
+    if (named !== undefined) return { base: named, rest: slash < 0 ? '' : input.slice(slash + 1) };
+    return { base: primary, rest: input };
   };
 
   const escapesOnTheWay = (absolute: string): boolean => {
@@ -174,7 +210,9 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
   const readingEscapes = (reading: string): boolean => {
     const r = readingPath(reading);
     if (r === 'outside') return true;
-    const lexical = path.resolve(path.isAbsolute(r) ? r : `${primary}${path.sep}${r}`);
+    const lexical = path.isAbsolute(r)
+      ? path.resolve(r)
+      : ((b) => path.resolve(`${b.base}${path.sep}${b.rest}`))(baseOf(r));
     return !contains(lexical) && !givenRoots.some((g) => isWithin(g, lexical));
   };
 
@@ -197,7 +235,7 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
     if (input === '~' || input.startsWith('~/')) input = path.join(os.homedir(), input.slice(1));
     // No lexical normalisation here: `link/..` must mean what the kernel makes of it (the parent of
     // the link's TARGET), so '..' is resolved only after the symlinks before it are followed.
-    const absolute = path.isAbsolute(input) ? input : `${primary}${path.sep}${input}`;
+    const absolute = path.isAbsolute(input) ? input : ((b) => `${b.base}${path.sep}${b.rest}`)(baseOf(input));
     let canonical: string;
     try {
       canonical = canonicalize(absolute);
@@ -224,5 +262,5 @@ export function createPathGuard(options: { roots: readonly string[]; stateDir: s
     return { ok: true, path: canonical, display: display(canonical), root };
   };
 
-  return { roots, stateDir, resolve, contains, display };
+  return { roots, stateDir, resolve, contains, display, rootNames };
 }
