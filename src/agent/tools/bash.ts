@@ -3,11 +3,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { lazy } from '../lazy.ts';
-import type { ApprovalRequest, SandboxDenial } from '../host.ts';
+import type { SandboxDenial } from '../host.ts';
 import { refusal } from '../safety/approvals.ts';
 import type { CommandVerdict } from '../safety/commandPolicy.ts';
 import { renderDenials, SANDBOX_SUGGESTION } from '../safety/sandbox/denials.ts';
 import { autoStage } from './bashAuto.ts';
+import { approvalRequest, outsideSandboxRequest } from './bashApproval.ts';
 import { limitOutput } from './output.ts';
 import { fail, ok, partial, type ToolContext, type ToolDefinition, type ToolResult } from './protocol.ts';
 
@@ -59,38 +60,11 @@ Refused: reading, listing, searching or editing files (use the file tools), inte
 Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s; long output is cut and saved to a file. Servers, watchers, slow builds: run_in_background (then Job).
 Examples: {"command":"npm test"} · {"command":"npm run dev","run_in_background":true}`;
 
-// ---------- environment ----------
+// The environment commands see lives with the other safety rails (hooks, task verify and the
+// extension's git probes use it too); re-exported here for existing importers.
+import { scrubEnvironment } from '../safety/commandEnv.ts';
 
-const KEEP_ENV =
-  /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TMPDIR|TMP|TEMP|CI|NODE_ENV|NODE_PATH|NODE_EXTRA_CA_CERTS|NVM_DIR|NVM_BIN|VOLTA_HOME|PNPM_HOME|BUN_INSTALL|DENO_DIR|PYENV_ROOT|VIRTUAL_ENV|CONDA_PREFIX|CONDA_DEFAULT_ENV|PYTHONPATH|GOPATH|GOROOT|GOCACHE|GOMODCACHE|GOFLAGS|CARGO_HOME|RUSTUP_HOME|JAVA_HOME|GRADLE_USER_HOME|MAVEN_HOME|XDG_[A-Z_]+|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|npm_config_[A-Za-z_]+)$/;
-const SECRET_ENV =
-  /KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE|^ANTHROPIC_/i;
-
-/**
- * The environment commands see: an allowlist of what builds need (PATH, HOME, locale, toolchain
- * homes, proxies), minus anything that looks like a secret; plus settings that keep tools from
- * paging, prompting or colouring. NODE_OPTIONS is dropped: it would inject the host's loaders and
- * debug hooks into every node the command starts.
- */
-export function scrubEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || !KEEP_ENV.test(name) || SECRET_ENV.test(name)) continue;
-    // Proxy URLs with user:password@ carry credentials.
-    if (/proxy/i.test(name) && /\/\/[^/@]*@/.test(value)) continue;
-    out[name] = value;
-  }
-  return {
-    ...out,
-    TERM: 'dumb',
-    PAGER: 'cat',
-    GIT_PAGER: 'cat',
-    GIT_EDITOR: 'true',
-    GIT_TERMINAL_PROMPT: '0',
-    NO_COLOR: '1',
-    DEBIAN_FRONTEND: 'noninteractive',
-  };
-}
+export { scrubEnvironment };
 
 // ---------- rendering ----------
 
@@ -102,35 +76,6 @@ function wrapOutput(stream: 'stdout' | 'stderr', text: string): string {
   const body = text.replace(TAG_LIKE, '&lt;$1$2');
   const newline = body.endsWith('\n') ? '' : '\n';
   return `<command-output source="bash" stream="${stream}" trust="untrusted">\n${body}${newline}</command-output>`;
-}
-
-function approvalRequest(
-  command: string,
-  verdict: CommandVerdict,
-  description: string | undefined,
-  escalated?: string,
-): ApprovalRequest {
-  const kind = verdict.approvalKind ?? 'command';
-  const what =
-    kind === 'network' ? 'Network command' : kind === 'destructive' ? 'Destructive command' : 'Command';
-  return {
-    kind,
-    title: `${what}: ${description?.trim() || command.split('\n')[0]?.slice(0, 80) || 'run command'}`,
-    detail: `${command}\n\nNeeds approval because: ${verdict.reason}${escalated ? `\n\nAsked because ${escalated}` : ''}`,
-    risk: verdict.risk,
-    ...(verdict.sessionKey ? { sessionKey: verdict.sessionKey } : {}),
-  };
-}
-
-function outsideSandboxRequest(command: string, verdict: CommandVerdict): ApprovalRequest {
-  const why = verdict.decision === 'ask' ? `\n\nThe command policy also flags it: ${verdict.reason}` : '';
-  return {
-    kind: 'command',
-    title: `Run OUTSIDE the sandbox: ${command.split('\n')[0]?.slice(0, 80) ?? ''}`,
-    detail: `${command}\n\nThe agent asks to run this one command without the OS sandbox. Unconfined, it can write anywhere you can, read your SSH keys and other secrets, use the network and local sockets.${why}`,
-    risk: 'high',
-    once: true,
-  };
 }
 
 const DENIED_SUGGESTION =
