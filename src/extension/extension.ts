@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Host } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
 import { createChatRequestHandler, registerChatParticipant } from './chatParticipant.ts';
+import { offerKeelModels } from './lm/keelChatProvider.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
 import { createProposals } from './editReview/proposals.ts';
 import {
@@ -181,6 +182,14 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
 
   const apiKey = async () =>
     (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined;
+  // Keel's models for VS Code's chat and other extensions (vendor "keel"), served with Keel's key.
+  const offered = offerKeelModels(context, {
+    apiKey,
+    baseUrl: () => readSettings().baseUrl,
+    models: () => [readSettings().model, ...readSettings().fallbackModels],
+    log: write,
+  });
+  if (offered) sub(offered);
   const longTask = registerLongTask({
     root: () => roots()[0],
     host: getHost,

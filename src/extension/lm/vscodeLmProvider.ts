@@ -4,6 +4,7 @@ import type { ModelReply } from '../../agent/model/client.ts';
 import { ModelError } from '../../agent/model/errors.ts';
 import type { ModelProvider, ProviderAttempt } from '../../agent/model/providers/types.ts';
 import { type LmModelSpec, lmSelector, parseLmModel } from './lmModelSpec.ts';
+import { KEEL_LM_VENDOR } from './keelChatProvider.ts';
 import { toLmMessages, toLmTools } from './lmMessages.ts';
 
 // `vscode:` models: any language model the user has in VS Code (their Copilot plan's models, keys
@@ -25,14 +26,15 @@ export function lmModelName(chat: vscode.LanguageModelChat): string {
  * prompts are tuned for it), else the first model offered; undefined when VS Code offers none.
  */
 export async function defaultLmModel(): Promise<string | undefined> {
-  const models = await vscode.lm.selectChatModels();
+  const models = (await vscode.lm.selectChatModels()).filter((m) => m.vendor !== KEEL_LM_VENDOR);
   const chosen = models.find((m) => /claude/i.test(`${m.family} ${m.id}`)) ?? models[0];
   return chosen ? lmModelName(chosen) : undefined;
 }
 
 async function pick(spec: LmModelSpec): Promise<vscode.LanguageModelChat> {
   for (const selector of lmSelector(spec)) {
-    const [chat] = await vscode.lm.selectChatModels(selector);
+    // Keel's own models (keelChatProvider.ts) would route back into Keel: never picked here.
+    const chat = (await vscode.lm.selectChatModels(selector)).find((m) => m.vendor !== KEEL_LM_VENDOR);
     if (chat) return chat;
   }
   const available = (await vscode.lm.selectChatModels()).map((m) => `${m.vendor}/${m.id}`);
