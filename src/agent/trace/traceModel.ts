@@ -139,8 +139,14 @@ function describe(message: AgentMessage): AddedItem {
         .join('\n');
       return item('assistant reply', text);
     }
-    case 'tool_result':
-      return item(`tool_result ${message.toolName}${message.isError ? ' (error)' : ''}`, message.content);
+    case 'tool_result': {
+      // An image's bytes stay in the log; the trace names it.
+      const images = (message.images ?? []).map((i) =>
+        `[image ${i.mediaType} ${i.name ?? ''}]`.replace(' ]', ']'),
+      );
+      const text = images.length ? `${message.content}\n${images.join('\n')}` : message.content;
+      return item(`tool_result ${message.toolName}${message.isError ? ' (error)' : ''}`, text);
+    }
     case 'reminder':
       return item(`reminder (${message.source})`, message.text);
     case 'summary':
