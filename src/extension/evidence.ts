@@ -2,8 +2,10 @@ import * as vscode from 'vscode';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openWorkspaceFile } from './openFile.ts';
 import type { SessionController } from './sessionController.ts';
 import type { KeelSettings } from './settings.ts';
+import { parseTraceOpen } from './traceOpen.ts';
 
 // "Keel: Open Trace" (a session's trace page in a webview) and "Keel: Run Eval Suite…" (`keel eval`
 // in a background process with progress, then its HTML report; never in Restricted Mode, and a suite
@@ -49,6 +51,16 @@ export async function openTrace(deps: EvidenceDeps, target?: string) {
     vscode.ViewColumn.Active,
     { enableScripts: true, localResourceRoots: [] },
   );
+  // The page's file links post {type:'open', path, line}: opened only inside the workspace (openFile.ts).
+  panel.webview.onDidReceiveMessage(async (raw: unknown) => {
+    const request = parseTraceOpen(raw);
+    if (!request) {
+      deps.log('warn', 'Trace page: a message that is not a file-open request was ignored.');
+      return;
+    }
+    const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    await openWorkspaceFile(roots, request);
+  });
   panel.webview.html = html;
   return { title: panel.title, logPath };
 }

@@ -107,6 +107,8 @@ export interface TraceData {
     prefixChanges: number;
   };
   tornLines: number;
+  /** Workspace-relative files the tool inputs name that exist (linked on the page; traceLinks.ts). */
+  files: string[];
 }
 
 export function clip(text: string, max = CLIP_CHARS): string {
@@ -178,6 +180,7 @@ export function createTraceBuilder() {
       prefixChanges: 0,
     },
     tornLines: 0,
+    files: [],
   };
   let added: AddedItem[] = [];
   let lastCall: Extract<TraceRow, { k: 'call' }> | undefined;
