@@ -7,6 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { imageIntact, imageSize } from '../../src/agent/context/imageFormat.ts';
 import { IMAGE_TOKENS } from '../../src/agent/context/images.ts';
 import { estimateMessagesTokens } from '../../src/agent/context/tokens.ts';
+import { planHardClear } from '../../src/agent/context/pruning.ts';
 import { buildView } from '../../src/agent/context/view.ts';
 import { type AgentMessage, type ToolResultMessage, toLlm } from '../../src/agent/messages.ts';
 import { acceptsImages } from '../../src/agent/model/models.ts';
@@ -270,4 +271,36 @@ test('OpenAI-family requests: the tool message has the text, the image follows i
   const input = JSON.stringify(responseInput(request));
   assert.match(input, /"type":"function_call_output","call_id":"toolu_1","output":"shot.png: PNG image"/);
   assert.match(input, /"type":"input_image","image_url":"data:image\/png;base64,iVBOR/);
+});
+
+test('pruning stage 2 clears an old image result although its text is short; a text one as short stays', () => {
+  const turn = (n: number, images: boolean): AgentMessage[] => [
+    {
+      ...callMessage,
+      id: `msg_${n}`,
+      content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'Read', input: {} }],
+    },
+    { ...resultMessage(images), id: `res_${n}`, toolUseId: `toolu_${n}` },
+  ];
+  const transcript = [
+    ...turn(1, true),
+    ...turn(2, false),
+    ...turn(3, false),
+    ...turn(4, false),
+    ...turn(5, false),
+  ];
+  const view = buildView(transcript);
+  const uses = new Map(
+    transcript.flatMap((m) =>
+      m.role === 'assistant'
+        ? m.content.flatMap((b) => (b.type === 'tool_use' ? [[b.id, b] as const] : []))
+        : [],
+    ),
+  );
+  const edits = planHardClear(view, uses);
+  assert.deepEqual(
+    edits.map((e) => e.messageId),
+    ['res_1'],
+  );
+  assert.match(edits[0]!.content, /Old tool result cleared to save context: Read/);
 });
