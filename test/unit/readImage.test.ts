@@ -103,8 +103,9 @@ test('a file with an image magic but a broken body is refused, not sent', async 
     'cut.png': good.subarray(0, good.length - 12), // no IEND
     'nojpeg.jpg': Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x02, 0x41, 0x41]),
     'gif.gif': Buffer.from('GIF89a'),
+    'cut.gif': GIF_1X1.subarray(0, GIF_1X1.length - 1),
   });
-  for (const file of ['magic.png', 'crc.png', 'cut.png', 'nojpeg.jpg', 'gif.gif']) {
+  for (const file of ['magic.png', 'crc.png', 'cut.png', 'nojpeg.jpg', 'gif.gif', 'cut.gif']) {
     const r = await run({ path: file }, ws.ctx(true));
     assert.equal(r.status, 'error', file);
     assert.equal(r.error?.code, 'BINARY_FILE', file);

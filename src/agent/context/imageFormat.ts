@@ -125,7 +125,8 @@ function pngIntact(b: Uint8Array): boolean {
 
 /**
  * Whether the file holds together as its format says, as far as can be seen without decoding pixels:
- * PNG chunks and CRCs, the RIFF length of a WebP, a JPEG's markers up to a frame header and a scan.
+ * PNG chunks and CRCs, the RIFF length of a WebP, a JPEG's markers up to a frame header and a scan,
+ * a GIF's image descriptor and trailer.
  */
 export function imageIntact(bytes: Uint8Array, type: ImageMediaType): boolean {
   if (!imageSize(bytes, type)) return false;
@@ -135,7 +136,8 @@ export function imageIntact(bytes: Uint8Array, type: ImageMediaType): boolean {
     case 'image/webp':
       return u32le(bytes, 4) + 8 <= bytes.length;
     case 'image/gif':
-      return bytes.length > 13;
+      // An image descriptor after the header, and the trailer byte at the end.
+      return bytes.indexOf(0x2c, 13) > 0 && bytes[bytes.length - 1] === 0x3b;
     case 'image/jpeg':
       // A frame header was found; scan data must follow it.
       for (let i = 2; i + 1 < bytes.length; i++) if (bytes[i] === 0xff && bytes[i + 1] === 0xda) return true;
