@@ -62,16 +62,25 @@ function toolResultMessage(
   content: string,
 ): ToolResultMessage {
   const isError = result.status === 'error';
+  const images = isError ? undefined : result.images;
   return {
     role: 'tool_result',
     id: deps.newId('res'),
     ts: deps.now(),
     toolUseId: id,
     toolName: name,
-    result,
+    result: withoutImages(result),
     content,
     isError,
+    ...(images?.length ? { images } : {}),
   };
+}
+
+/** A result as events carry it: its images (base64, up to 5 MB each) go only to the tool-result message. */
+function withoutImages(result: ToolResult): ToolResult {
+  if (!result.images) return result;
+  const { images: _moved, ...rest } = result;
+  return rest;
 }
 
 const skipped = (): ToolResult => ({
@@ -105,7 +114,7 @@ async function runTool(
     type: 'tool_end',
     toolUseId: use.id,
     name: use.name,
-    result: executed.result,
+    result: withoutImages(executed.result),
     // The time an approval question waited for the user is not the tool's (concurrent siblings'
     // waits overlap it, so a batch may under-count; never over-count).
     durationMs: Math.max(0, deps.now() - started - ((deps.approvalWaitMs?.() ?? 0) - waitedBefore)),
@@ -198,7 +207,7 @@ async function runReadBatch(
       type: 'tool_end',
       toolUseId: use.id,
       name: use.name,
-      result: executed.result,
+      result: withoutImages(executed.result),
       durationMs: (await started.ranAt) - started.began,
     });
     deps.append(

@@ -61,6 +61,8 @@ export interface ToolResultMessage extends Base {
   /** The exact text the model sees (deterministic rendering, possibly pruned later as a new view). */
   readonly content: string;
   readonly isError: boolean;
+  /** Images the model sees after `content` (Read of an image); dropped once pruning edits the result. */
+  readonly images?: readonly ImageAttachment[];
 }
 
 /** Runtime notes for the model (recap, loop warnings, skill reminders): appended as user text. */
@@ -144,16 +146,29 @@ function assistantToLlm(message: AssistantMessage): Anthropic.ContentBlockParam[
 const assistantLlm = new WeakMap<AssistantMessage, LlmMessage | null>();
 const userRunLlm = new WeakMap<AgentMessage, { members: readonly AgentMessage[]; message: LlmMessage }>();
 
-/** A user message's images (before its text, as the API recommends), then its text. */
-function userMessageBlocks(message: UserMessage): UserBlock[] {
-  // Checked again here: a message read back from a log file is not trusted to hold what was checked.
-  const images: UserBlock[] = (message.images ?? []).map((image) => {
+// Checked again here: a message read back from a log file is not trusted to hold what was checked.
+function imageBlocks(
+  images: readonly ImageAttachment[] | undefined,
+): (Anthropic.ImageBlockParam | Anthropic.TextBlockParam)[] {
+  return (images ?? []).map((image) => {
     const checked = checkImage(image);
     if (!checked.ok) return { type: 'text', text: `[An attached image was left out: ${checked.error}]` };
     const { mediaType, data } = checked.image;
     return { type: 'image', source: { type: 'base64', media_type: mediaType, data } };
   });
-  return [...images, { type: 'text', text: renderUserText(message) }];
+}
+
+/** A user message's images (before its text, as the API recommends), then its text. */
+function userMessageBlocks(message: UserMessage): UserBlock[] {
+  return [...imageBlocks(message.images), { type: 'text', text: renderUserText(message) }];
+}
+
+/** A tool result's content: its text, then its images (the API takes image blocks in a tool_result). */
+function toolResultContent(message: ToolResultMessage): Anthropic.ToolResultBlockParam['content'] {
+  // The API rejects some empty blocks; an explicit marker also tells the model "nothing".
+  const text = message.content.length > 0 ? message.content : '(no output)';
+  if (!message.images?.length) return text;
+  return [{ type: 'text', text }, ...imageBlocks(message.images)];
 }
 
 function userBlock(message: AgentMessage): UserBlock | undefined {
@@ -168,8 +183,7 @@ function userBlock(message: AgentMessage): UserBlock | undefined {
       return {
         type: 'tool_result',
         tool_use_id: message.toolUseId,
-        // The API rejects some empty blocks; an explicit marker also tells the model "nothing".
-        content: message.content.length > 0 ? message.content : '(no output)',
+        content: toolResultContent(message),
         ...(message.isError ? { is_error: true } : {}),
       };
     default:

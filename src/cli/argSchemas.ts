@@ -83,6 +83,8 @@ export const runSchema = lazy(() =>
       .optional(),
     /** `--from-plan FILE`: carry out a plan file (plan mode writes them to .keel/plans/). */
     fromPlan: z.string().min(1).optional(),
+    /** `--image FILE`: attached to the prompt as `@FILE` would be (checked in mentions.ts). */
+    images: z.array(z.string().min(1, '--image takes an image file')),
   }),
 );
 /** `keel commands` / `keel agents`: what was found, and where. */

@@ -171,6 +171,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     plan: { type: 'boolean' },
     'from-plan': { type: 'string' },
     'add-dir': { type: 'string', multiple: true },
+    image: { type: 'string', multiple: true },
   });
   const v = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const pos = parsed.positionals;
@@ -203,6 +204,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         'plan',
         'from-plan',
         'add-dir',
+        'image',
       ]);
       if (v.plan === true && v.agent !== undefined && v.agent !== 'plan')
         throw new UsageError('keel run takes --plan or --agent NAME, not both (--plan is --agent plan)');
@@ -236,6 +238,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
         agent: v.plan === true ? 'plan' : v.agent,
         fromPlan: v['from-plan'],
         addDirs: v['add-dir'] ?? [],
+        images: v.image ?? [],
       });
     }
     case 'commands':

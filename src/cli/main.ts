@@ -26,7 +26,7 @@ import {
 import { isStdoutGone, out, setOnStdoutGone, watchOutput } from './cliOutput.ts';
 import { demoFailures, startDemo, startDemoWorkspace, workspaceDiff } from './demo.ts';
 import { effortOption } from './effort.ts';
-import { mentionedFiles, mentionedImages } from './mentions.ts';
+import { mentionedFiles, promptImages } from './mentions.ts';
 import { progressLine } from './render.ts';
 import { doctorReport, sandboxNotice } from './sandboxCli.ts';
 import { onSignals, signalExitCode } from './signals.ts';
@@ -76,8 +76,8 @@ async function run(args: RunArgs): Promise<number> {
       process.stderr.write(`${start.message}\n`);
       return EXIT.finished;
     }
-    // `@shot.png`: attached as an image; a bad one stops here, before a session exists.
-    const images = mentionedImages(prompt, workspace);
+    // `--image FILE` and `@shot.png`: attached as images; a bad one stops here, before a session exists.
+    const images = promptImages(args.images, prompt, workspace);
     if (!images.ok) throw new UsageError(images.error);
     const extraRoots = addedRoots(workspace, args.addDirs);
     const host = makeHost(

@@ -3,10 +3,11 @@ export const USAGE = `Usage:
   keel run [--workspace DIR] [--model ID] [--fallback-model ID]... [--max-turns N]
            [--approve never|safe|auto|all] [--json] [--resume ID] [--context-window TOKENS] [--demo]
            [--mcp-config FILE]... [--job-wait SECONDS] [--effort low|medium|high|max | --no-thinking]
-           [--agent NAME | --plan] [--from-plan FILE] [--api chat|responses]
+           [--agent NAME | --plan] [--from-plan FILE] [--api chat|responses] [--image FILE]...
            [--subagent-model KIND=MODEL]... [--classifier-model ID]   (with --approve auto)
            PROMPT | "/COMMAND ARGS"   (a slash command: a prompt file, or /model /cost /memory
-           /compact /clear /init /review; --plan writes .keel/plans/<session>.md)
+           /compact /clear /init /review; --plan writes .keel/plans/<session>.md; --image attaches
+           a PNG/JPEG/GIF/WebP in the workspace, as @FILE in the PROMPT does)
   keel commands [--workspace DIR] [--json]   (slash commands found: name, file, description)
   keel agents [--workspace DIR] [--json]   (custom agents found, and the built-in plan)
   keel tool [NAME 'JSON-INPUT'] [--workspace DIR] [--approve never|safe|auto|all]   (no NAME: list the tools)

@@ -2,8 +2,10 @@ import * as vscode from 'vscode';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openWorkspaceFile } from './openFile.ts';
 import type { SessionController } from './sessionController.ts';
 import type { KeelSettings } from './settings.ts';
+import { parseTraceOpen } from './traceOpen.ts';
 
 // "Keel: Open Trace" (a session's trace page in a webview) and "Keel: Run Eval Suite…" (`keel eval`
 // in a background process with progress, then its HTML report; never in Restricted Mode, and a suite
@@ -35,6 +37,20 @@ async function pickSession(deps: EvidenceDeps, title: string): Promise<string | 
   return (await vscode.window.showQuickPick(picks, { title }))?.id;
 }
 
+/**
+ * A message from the trace page: its file links post {type:'open', path, line}. Anything else is
+ * ignored; a file is opened only inside the workspace (openFile.ts). True when a file was opened.
+ */
+export async function openFromTrace(raw: unknown, log: EvidenceDeps['log']): Promise<boolean> {
+  const request = parseTraceOpen(raw);
+  if (!request) {
+    log('warn', 'Trace page: a message that is not a file-open request was ignored.');
+    return false;
+  }
+  const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  return openWorkspaceFile(roots, request);
+}
+
 export async function openTrace(deps: EvidenceDeps, target?: string) {
   const id = target ?? (await pickSession(deps, 'Keel: Open Trace'));
   if (!id) return undefined;
@@ -49,6 +65,7 @@ export async function openTrace(deps: EvidenceDeps, target?: string) {
     vscode.ViewColumn.Active,
     { enableScripts: true, localResourceRoots: [] },
   );
+  panel.webview.onDidReceiveMessage((raw: unknown) => openFromTrace(raw, deps.log));
   panel.webview.html = html;
   return { title: panel.title, logPath };
 }

@@ -104,6 +104,8 @@ function checkMessages(messages: MessageIn[]): string | undefined {
   return undefined;
 }
 
+/** Tool-result content kinds the API takes besides text and images (not checked further here). */
+const TOOL_RESULT_OTHER = ['document', 'search_result', 'tool_reference'];
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 const MAGIC: Record<string, (b: Buffer) => boolean> = {
   'image/png': (b) => b.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47])),
@@ -128,7 +130,21 @@ function checkImageBlock(block: ContentBlockIn, path: string, role: string): str
   const bytes = Buffer.from(data, 'base64');
   if (bytes.length > 5 * 1024 * 1024) return `${path}.source.base64: image exceeds 5 MB maximum`;
   if (!MAGIC[mediaType]!(bytes)) return `${path}: Image does not match the provided media type ${mediaType}`;
+  const side = imageSide(bytes, mediaType);
+  if (side === undefined) return `${path}: Could not process image`;
+  if (side > 8000) return `${path}: image dimensions exceed max allowed size: 8000 pixels`;
   return undefined;
+}
+
+/** The longer side of a PNG or GIF as its header says (undefined: no readable header); 0 for other types. */
+function imageSide(b: Buffer, mediaType: string): number | undefined {
+  if (mediaType === 'image/png') {
+    if (b.length < 24 || b.subarray(12, 16).toString('latin1') !== 'IHDR') return undefined;
+    return Math.max(b.readUInt32BE(16), b.readUInt32BE(20));
+  }
+  if (mediaType === 'image/gif')
+    return b.length < 10 ? undefined : Math.max(b.readUInt16LE(6), b.readUInt16LE(8));
+  return 0;
 }
 
 function checkBlock(
@@ -175,10 +191,17 @@ function checkBlock(
       if (Array.isArray(content)) {
         for (const [k, inner] of content.entries()) {
           const item = inner as ContentBlockIn;
-          if (item?.type === 'text') {
-            const problem = checkTextBlock(item, `${path}.content.${k}`);
-            if (problem) return problem;
-          }
+          const where = `${path}.content.${k}`;
+          // A tool result holds text, images and the few other kinds the API lists, nothing else.
+          const problem =
+            item?.type === 'text'
+              ? checkTextBlock(item, where)
+              : item?.type === 'image'
+                ? checkImageBlock(item, where, role)
+                : TOOL_RESULT_OTHER.includes(String(item?.type))
+                  ? undefined
+                  : `${where}: Input tag '${String(item?.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
+          if (problem) return problem;
         }
       }
       return undefined;

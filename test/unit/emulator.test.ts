@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
 import { type Emulator, type EmulatorOptions, type Scenario, startEmulator } from '../emulator/server.ts';
+import { png } from './helpers/png.ts';
 
 type CreateParams = Anthropic.MessageCreateParamsNonStreaming;
 const MODEL = 'claude-emulated';
@@ -424,6 +425,37 @@ test('validation errors mirror the API for each rule', async () => {
       },
       /thinking blocks may only appear in assistant messages/,
     ],
+    [
+      'an image in a tool_result is checked like any image',
+      params([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: [tu('toolu_i')] },
+        {
+          role: 'user',
+          content: [{ ...tr('toolu_i'), content: [pngBlock(Buffer.from('not a png at all'))] }],
+        },
+      ]),
+      /messages\.2\.content\.0\.content\.0: Image does not match the provided media type image\/png/,
+    ],
+    [
+      'an image over 8000 px is refused',
+      params([{ role: 'user', content: [pngBlock(png(8001, 1))] }]),
+      /image dimensions exceed max allowed size: 8000 pixels/,
+    ],
+    [
+      'a tool_result holds text, images, documents and search results only',
+      params([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: [tu('toolu_j')] },
+        {
+          role: 'user',
+          content: [
+            { ...tr('toolu_j'), content: [{ type: 'tool_use', id: 'x', name: 'y', input: {} } as never] },
+          ],
+        },
+      ]),
+      /content\.0: Input tag 'tool_use' found using 'type' does not match any of the expected tags/,
+    ],
   ];
   await withEmu({}, async (_emu, client) => {
     for (const [name, body, pattern] of cases) {
@@ -446,8 +478,27 @@ test('validation errors mirror the API for each rule', async () => {
       ]),
     );
     assert.equal(merged.type, 'message');
+    // A real image inside a tool result is accepted, as the API accepts it.
+    const withImage = await client.messages.create(
+      params([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: [tu('toolu_k')] },
+        {
+          role: 'user',
+          content: [{ ...tr('toolu_k'), content: [{ type: 'text', text: 'shot' }, pngBlock(png(4, 4))] }],
+        },
+      ]),
+    );
+    assert.equal(withImage.type, 'message');
   });
 });
+
+function pngBlock(bytes: Buffer): Anthropic.ImageBlockParam {
+  return {
+    type: 'image',
+    source: { type: 'base64', media_type: 'image/png', data: bytes.toString('base64') },
+  };
+}
 
 test('authentication and anthropic-version headers are required; count_tokens works', async () => {
   await withEmu({}, async (emu, client) => {

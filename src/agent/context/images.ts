@@ -1,3 +1,5 @@
+import { imageSize } from './imageFormat.ts';
+
 // Images the user attaches to a message (a pasted screenshot in the panel, `@shot.png` in the CLI):
 // base64 in the user message, sent as Anthropic `image` blocks in that message only (P1: the prefix
 // never changes; P2: the message is appended like any other and kept in the session log, so a
@@ -6,7 +8,8 @@
 // Threat: an image is untrusted bytes from the clipboard or the workspace. It is bounded (5 MB decoded,
 // the API's own limit per image; at most 8000 px a side; at most 20 per message), its media type is
 // the one its first bytes say (a "PNG" that is something else is refused), and it reaches the model as
-// an image block only, never as text.
+// an image block only, never as text. A Read of an image file (tools/fs/image.ts) sends the image as
+// an image block inside its tool_result, under the same limits and stricter structure checks.
 
 export const IMAGE_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 export type ImageMediaType = (typeof IMAGE_MEDIA_TYPES)[number];
@@ -26,6 +29,9 @@ export interface ImageAttachment {
   /** The file name it came from, when there was one (shown, never sent). */
   readonly name?: string;
 }
+
+/** How much of an image's base64 is decoded to find its header. */
+const HEADER_BASE64 = 256 * 1024;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Base64 length of MAX_IMAGE_BYTES (what a schema can bound before decoding). */
@@ -72,18 +78,17 @@ export function checkImage(image: {
       error: `${label} is ${mb(size)}; images are limited to 5 MB. Scale it down or crop it, and attach it again.`,
     };
   if (size === 0) return { ok: false, error: `${label} is empty.` };
-  const bytes = Uint8Array.from(atob(image.data.slice(0, 64)), (c) => c.charCodeAt(0));
+  // The header is near the start (a JPEG's frame header comes after its metadata, usually well within this).
+  const bytes = Uint8Array.from(atob(image.data.slice(0, HEADER_BASE64)), (c) => c.charCodeAt(0));
   const type = sniffImageType(bytes);
   if (!type)
     return { ok: false, error: `${label} is not a PNG, JPEG, GIF or WebP image (its bytes say otherwise).` };
-  if (type === 'image/png') {
-    const dims = pngSize(bytes);
-    if (dims && (dims.width > MAX_IMAGE_SIDE || dims.height > MAX_IMAGE_SIDE))
-      return {
-        ok: false,
-        error: `${label} is ${dims.width}×${dims.height} px; images are limited to ${MAX_IMAGE_SIDE} px a side.`,
-      };
-  }
+  const dims = imageSize(bytes, type);
+  if (dims && (dims.width > MAX_IMAGE_SIDE || dims.height > MAX_IMAGE_SIDE))
+    return {
+      ok: false,
+      error: `${label} is ${dims.width}×${dims.height} px; images are limited to ${MAX_IMAGE_SIDE} px a side.`,
+    };
   return {
     ok: true,
     image: { mediaType: type, data: image.data, ...(image.name ? { name: image.name } : {}) },

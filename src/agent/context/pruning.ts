@@ -70,7 +70,8 @@ export function editableToolUseIds(
   for (const message of view.messages) {
     if (message.role !== 'tool_result' || isSkillGuide(message)) continue;
     if ((view.editStage.get(message.id) ?? 0) >= 2) continue;
-    if (message.content.length <= config.hardClearMinChars) continue;
+    // An image costs ~1600 tokens however short its text: it is cleared like a long output.
+    if (message.content.length <= config.hardClearMinChars && !message.images?.length) continue;
     if (message.isError && message.content.length < config.keepErrorsUnderChars) continue;
     ids.add(message.toolUseId);
   }
@@ -150,7 +151,8 @@ export function planHardClear(
   const edits: Edit[] = [];
   for (const message of oldToolResults(view, config.keepRecentTurns)) {
     if ((view.editStage.get(message.id) ?? 0) >= 2) continue;
-    if (message.content.length <= config.hardClearMinChars) continue;
+    // An image costs ~1600 tokens however short its text: it is cleared like a long output.
+    if (message.content.length <= config.hardClearMinChars && !message.images?.length) continue;
     if (message.isError && message.content.length < config.keepErrorsUnderChars) continue;
     const call = describeToolCall(uses.get(message.toolUseId), message.toolName);
     const status = message.isError ? 'error' : (message.result?.status ?? 'success');

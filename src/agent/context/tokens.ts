@@ -33,7 +33,14 @@ export function sha256(text: string): string {
 
 function blockTokens(block: object, role?: string): number {
   // An image costs what its pixels cost, not its base64 (images.ts).
-  if ((block as { type?: unknown }).type === 'image') return IMAGE_TOKENS;
+  const type = (block as { type?: unknown }).type;
+  if (type === 'image') return IMAGE_TOKENS;
+  const content = (block as { content?: unknown }).content;
+  if (type === 'tool_result' && Array.isArray(content) && content.some((b) => b?.type === 'image')) {
+    const images = content.filter((b) => b?.type === 'image').length;
+    const rest = content.filter((b) => b?.type !== 'image');
+    return blockTokens({ ...block, content: rest }, role) + images * IMAGE_TOKENS;
+  }
   const { cache_control: _ignored, ...rest } = block as Record<string, unknown>;
   // The unit is the canonical JSON's length; key order never changes a length, so the engine's own
   // JSON.stringify measures it without sorting every object of every block.

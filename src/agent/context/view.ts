@@ -69,7 +69,9 @@ const editedCache = new WeakMap<ToolResultMessage, ToolResultMessage>();
 function editedMessage(original: ToolResultMessage, content: string): ToolResultMessage {
   const cached = editedCache.get(original);
   if (cached?.content === content) return cached;
-  const edited = { ...original, content } satisfies ToolResultMessage;
+  // An edited result (trimmed, cleared) keeps none of its images: they are what costs the most.
+  const { images: _dropped, ...rest } = original;
+  const edited = { ...rest, content } satisfies ToolResultMessage;
   editedCache.set(original, edited);
   return edited;
 }

@@ -103,3 +103,13 @@ export function thinkingPlan(model: string, effort: Effort | undefined, maxToken
     ...(s.interleaved ? { beta: INTERLEAVED_THINKING_BETA } : {}),
   };
 }
+
+// Models that take image blocks (Claude 3 and later; OpenAI's GPT-4o, 4.1 and 5 families). Anything
+// else — a local server, a gateway's own name, the demo — is not assumed to: an image it cannot take
+// would fail the request, and keep failing it while the image sits in the conversation.
+const VISION = /claude-(3|opus|sonnet|haiku|fable|mythos)|mythos-preview|gpt-4o|gpt-4\.1|gpt-5/;
+
+/** The model accepts image blocks (in a user message or a tool result). */
+export function acceptsImages(model: string): boolean {
+  return VISION.test(model);
+}

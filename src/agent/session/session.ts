@@ -6,6 +6,7 @@ import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
 import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths } from '../memory/store.ts';
+import { acceptsImages } from '../model/models.ts';
 import { WARN_CONTEXT_WINDOW } from '../model/pricing.ts';
 import { createAuditLog } from '../safety/audit.ts';
 import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
@@ -286,6 +287,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     jobs,
     subagents,
     autoClassifier,
+    acceptsImages: acceptsImages(model.models[0] ?? model.current),
     ...(runId ? { runId } : {}),
   });
 

@@ -1,4 +1,4 @@
-import type { Effort } from '../model/models.ts';
+import { acceptsImages, type Effort } from '../model/models.ts';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createContextEngine } from '../context/engine.ts';
@@ -328,6 +328,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
               update: () => {},
               // The user's request the classifier sees is the session's, never the sub-agent's task.
               ...(parent.autoClassifier ? { autoClassifier: parent.autoClassifier } : {}),
+              acceptsImages: acceptsImages(model.models[0] ?? ''),
             }),
             takeSteering: wrapUp,
             hasSteering: () => !steered && options.hasSteering(),

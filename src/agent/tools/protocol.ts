@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ImageAttachment } from '../context/images.ts';
 import type { Host } from '../host.ts';
 import type { JobManager } from '../jobs/manager.ts';
 import type { AuditEntry } from '../safety/audit.ts';
@@ -55,6 +56,11 @@ export interface ToolResult<D = unknown> {
   readonly stats: ToolStats;
   /** For UIs only (never sent to the model): e.g. a unified diff, the first changed line. */
   readonly ui?: Readonly<Record<string, unknown>>;
+  /**
+   * Images the model sees after the text (Read of a PNG): the loop moves them to the tool-result
+   * message (messages.ts), so events and the log carry each image's bytes once.
+   */
+  readonly images?: readonly ImageAttachment[];
 }
 
 // Defined by safety (tools → safety, never back); re-exported because every tool uses them.
@@ -81,6 +87,8 @@ export interface ToolContext {
   readonly subagents?: SubagentPort;
   /** `--approve auto`: the classifier for what the effect classes leave to a person (absent: asked). */
   readonly autoClassifier?: AutoClassifier;
+  /** The model of this call takes image blocks (absent: it does, e.g. `keel tool`, which prints text). */
+  readonly acceptsImages?: boolean;
 }
 
 export interface SubagentRequest {

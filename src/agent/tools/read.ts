@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sniffImageType } from '../context/images.ts';
 import { lazy } from '../lazy.ts';
 import { MAX_BYTES } from './output.ts';
 import { isUntrustedPath, wrapUntrusted } from '../safety/untrusted.ts';
@@ -14,6 +15,7 @@ import {
   runTool,
   sha256Hex,
 } from './fs/common.ts';
+import { type ImageInfo, readImage } from './fs/image.ts';
 
 export const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_LINE_CHARS = 2000;
@@ -41,9 +43,11 @@ export interface ReadData {
   /** More lines exist after endLine. */
   readonly truncated: boolean;
   readonly sha256: string;
+  /** Set when the file is an image (PNG, JPEG, GIF, WebP by its bytes): the model sees the image. */
+  readonly image?: ImageInfo;
 }
 
-const DESCRIPTION = `Read a text file with line numbers (number, tab, text), up to ${READ_DEFAULT_LIMIT} lines; page with offset/limit.
+const DESCRIPTION = `Read a file with line numbers (number, tab, text), up to ${READ_DEFAULT_LIMIT} lines; page with offset/limit. An image file shows as the image.
 Edit/Write of a file need a Read of it first. Not for folders (LS). Never Bash cat/head/sed.
 Example: {"path":"src/big.ts","offset":2001}`;
 
@@ -85,6 +89,23 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ToolResult<
   }
 
   const bytes = await ctx.host.workspace.readFile(target.path, ctx.signal);
+  const imageType = sniffImageType(bytes);
+  if (imageType) {
+    const image = readImage(bytes, imageType, target.display, ctx);
+    const hash = sha256Hex(bytes);
+    ctx.ledger.recordRead(target.path, hash);
+    const data: ReadData = {
+      path: target.display,
+      size: bytes.length,
+      sha256: hash,
+      totalLines: 0,
+      startLine: 0,
+      endLine: 0,
+      truncated: false,
+      image: image.info,
+    };
+    return { ...ok(data, image.text, { bytes: bytes.length }), images: [image.attachment] };
+  }
   if (looksBinary(bytes) && !isUtf16(bytes)) {
     failure(
       'BINARY_FILE',

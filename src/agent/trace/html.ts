@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { streamSessionLog } from './logStream.ts';
+import { existingFiles } from './traceLinks.ts';
 import { createTraceBuilder, type TraceData } from './traceModel.ts';
 import { TRACE_SCRIPT, TRACE_STYLE } from './traceViewer.ts';
 
@@ -41,7 +42,9 @@ export function renderTraceHtml(data: TraceData): string {
 export async function buildTrace(logPath: string): Promise<TraceData> {
   const builder = createTraceBuilder();
   for await (const record of streamSessionLog(logPath)) builder.add(record);
-  return builder.result();
+  const data = builder.result();
+  data.files = existingFiles(data);
+  return data;
 }
 
 export async function traceHtml(logPath: string): Promise<string> {

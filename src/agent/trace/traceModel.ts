@@ -107,6 +107,8 @@ export interface TraceData {
     prefixChanges: number;
   };
   tornLines: number;
+  /** Workspace-relative files the tool inputs name that exist (linked on the page; traceLinks.ts). */
+  files: string[];
 }
 
 export function clip(text: string, max = CLIP_CHARS): string {
@@ -139,8 +141,14 @@ function describe(message: AgentMessage): AddedItem {
         .join('\n');
       return item('assistant reply', text);
     }
-    case 'tool_result':
-      return item(`tool_result ${message.toolName}${message.isError ? ' (error)' : ''}`, message.content);
+    case 'tool_result': {
+      // An image's bytes stay in the log; the trace names it.
+      const images = (message.images ?? []).map((i) =>
+        `[image ${i.mediaType} ${i.name ?? ''}]`.replace(' ]', ']'),
+      );
+      const text = images.length ? `${message.content}\n${images.join('\n')}` : message.content;
+      return item(`tool_result ${message.toolName}${message.isError ? ' (error)' : ''}`, text);
+    }
     case 'reminder':
       return item(`reminder (${message.source})`, message.text);
     case 'summary':
@@ -172,6 +180,7 @@ export function createTraceBuilder() {
       prefixChanges: 0,
     },
     tornLines: 0,
+    files: [],
   };
   let added: AddedItem[] = [];
   let lastCall: Extract<TraceRow, { k: 'call' }> | undefined;

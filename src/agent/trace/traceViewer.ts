@@ -1,7 +1,10 @@
+import { TRACE_LINK_SCRIPT } from './traceLinks.ts';
+
 // The trace page's script and style, inlined into the one HTML file (no network, no CDN). The
 // script reads the embedded JSON and renders the timeline in batches as the user scrolls; the
 // bodies of collapsed sections (prompt additions, tool input/output) are built on first open.
-// All log text goes in through textContent: a tool output can never become markup.
+// All log text goes in through textContent: a tool output can never become markup. File paths in it
+// become links (traceLinks.ts) whose text is set the same way.
 
 export const TRACE_STYLE = `
 :root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--mut:#59636e;--line:#d1d9e0;--warn:#9a6700;--err:#cf222e;--ok:#1a7f37;--mark:#fff8c5;--acc:#0969da}
@@ -16,7 +19,7 @@ code,pre{font:12px/1.4 ui-monospace,monospace}pre{white-space:pre-wrap;word-brea
 .row.compaction{border-left-color:var(--warn);background:var(--mark)}
 .row.prefix-change,.changed{background:var(--mark)}.badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:11px;font-weight:700;border:1px solid var(--warn);color:var(--warn)}
 .num{font-variant-numeric:tabular-nums}summary{cursor:pointer;color:var(--mut)}details{margin:2px 0 2px 8px}
-#jump a{margin-right:8px;color:var(--acc)}
+#jump a{margin-right:8px;color:var(--acc)}a.file{color:var(--acc)}
 `;
 
 export const TRACE_SCRIPT = `(() => {
@@ -31,10 +34,32 @@ export const TRACE_SCRIPT = `(() => {
     d.addEventListener('toggle', () => { if (d.open && !d.dataset.built) { d.dataset.built = '1'; d.append(build()); } });
     return d;
   };
-  const pre = (text) => el('pre', '', text);
+  const pre = (text) => {
+    const box = el('pre');
+    for (const seg of traceSegments(String(text), files)) box.append(seg.path ? fileLink(seg) : document.createTextNode(seg.text));
+    return box;
+  };
   const kv = (pairs) => { const p = el('div', 'kv'); for (const [k, v, cls] of pairs) { const s = el('span', cls || ''); s.append(el('b', '', k + ' '), el('span', 'num', v)); p.append(s); } return p; };
 
   const s = data.session, t = data.totals;
+  ${TRACE_LINK_SCRIPT}
+  const files = new Set(Array.isArray(data.files) ? data.files : []);
+  // In VS Code's webview the extension opens the file (inside the workspace only); on disk, a vscode:// link.
+  const host = typeof acquireVsCodeApi === 'function' ? acquireVsCodeApi() : undefined;
+  const root = String(s.workspace || '').replace(/\\/+$/, '');
+  const fileLink = (seg) => {
+    const a = el('a', 'file', seg.text);
+    const target = seg.path.startsWith('/') ? seg.path : root + '/' + seg.path.replace(/^\\.\\//, '');
+    a.title = 'Open ' + target + (seg.line ? ' at line ' + seg.line : '');
+    if (host) {
+      a.href = '#';
+      a.addEventListener('click', (ev) => {
+        ev.preventDefault();
+        host.postMessage(seg.line ? { type: 'open', path: seg.path, line: seg.line } : { type: 'open', path: seg.path });
+      });
+    } else a.href = 'vscode://file' + encodeURI(target) + (seg.line ? ':' + seg.line : '');
+    return a;
+  };
   const head = document.getElementById('head');
   head.append(el('h1', '', 'Keel trace: ' + s.id));
   head.append(el('div', 'mut', 'model ' + s.model + ' · workspace ' + s.workspace + ' · started ' + time(s.createdAt)));

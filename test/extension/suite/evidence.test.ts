@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { openFromTrace } from '../../../src/extension/evidence.ts';
 import type { KeelApi } from '../../../src/extension/extension.ts';
 import type { Emulator } from '../../emulator/server.ts';
 import { connectToEmulator, waitFor } from './helpers.ts';
@@ -60,6 +61,40 @@ describe('Evidence commands', () => {
     assert.ok(opened, 'the command opened a trace');
     assert.equal(opened.title, `Keel Trace ${id}`);
     await waitFor('the trace tab', () => webviewTabs('Keel Trace').length > 0, 10_000);
+  });
+
+  it('a file link on the trace page opens the workspace file at its line; anything else opens nothing', async () => {
+    const root = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    const rel = `trace-link-${Date.now()}.txt`;
+    fs.writeFileSync(path.join(root, rel), 'one\ntwo\nthree\n');
+    const outside = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-ext-outside-')), 'secret.txt');
+    fs.writeFileSync(outside, 'secret\n');
+    fs.symlinkSync(outside, path.join(root, `${rel}.link`));
+    const warnings: string[] = [];
+    const log = (level: string, message: string) => void (level === 'warn' && warnings.push(message));
+    try {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      assert.equal(await openFromTrace({ type: 'open', path: rel, line: 3 }, log), true);
+      const editor = vscode.window.activeTextEditor;
+      assert.equal(editor?.document.uri.fsPath, path.join(root, rel));
+      assert.equal(editor?.selection.active.line, 2, 'the cursor is on line 3');
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      for (const refused of [
+        { type: 'open', path: outside, line: 1 },
+        { type: 'open', path: `${rel}.link` },
+        { type: 'open', path: '../../etc/passwd' },
+      ])
+        assert.equal(await openFromTrace(refused, log), false, JSON.stringify(refused));
+      for (const junk of [{ type: 'run', command: 'rm -rf /' }, { type: 'open', path: rel, line: -1 }, 'x'])
+        assert.equal(await openFromTrace(junk, log), false);
+      assert.equal(warnings.length, 3, 'each malformed message is logged');
+      const opened = vscode.window.visibleTextEditors.map((e) => e.document.uri.fsPath);
+      assert.ok(!opened.includes(outside), `nothing outside the workspace opened: ${opened.join(', ')}`);
+    } finally {
+      fs.rmSync(path.join(root, rel), { force: true });
+      fs.rmSync(path.join(root, `${rel}.link`), { force: true });
+      fs.rmSync(path.dirname(outside), { recursive: true, force: true });
+    }
   });
 
   it('Run Eval Suite runs keel eval in the background and opens its report', async () => {

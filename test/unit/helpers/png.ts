@@ -11,8 +11,11 @@ function crc32(bytes: Buffer): number {
   return ~c >>> 0;
 }
 
-/** A real PNG of `width`×`height` grey pixels (a gradient, so it shows). */
-export function png(width: number, height: number): Buffer {
+/**
+ * A real PNG of `width`×`height` grey pixels (a gradient, so it shows); `padding` bytes of an
+ * ancillary text chunk make it as large as a test needs while staying valid.
+ */
+export function png(width: number, height: number, padding = 0): Buffer {
   const chunk = (type: string, data: Buffer) => {
     const len = Buffer.alloc(4);
     len.writeUInt32BE(data.length);
@@ -34,6 +37,9 @@ export function png(width: number, height: number): Buffer {
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk('IHDR', ihdr),
     chunk('IDAT', deflateSync(raw)),
+    ...(padding > 0
+      ? [chunk('tEXt', Buffer.concat([Buffer.from('Comment\0'), Buffer.alloc(padding, 0x61)]))]
+      : []),
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }
