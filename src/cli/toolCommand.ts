@@ -1,13 +1,10 @@
-import * as path from 'node:path';
 import type { Host } from '../agent/host.ts';
-import { createAuditLog } from '../agent/safety/audit.ts';
 import { withSessionMemory } from '../agent/safety/approvals.ts';
-import { createPathGuard } from '../agent/safety/paths/pathGuard.ts';
-import { createReadLedger } from '../agent/safety/guards/readLedger.ts';
 import { defaultBundledSkillsDir, discoverSkills } from '../agent/skills/discover.ts';
 import { createToolset } from '../agent/tools/index.ts';
 import { fail, type ToolResult } from '../agent/tools/protocol.ts';
 import { createToolRegistry } from '../agent/tools/registry.ts';
+import { standaloneToolContext } from '../agent/tools/standalone.ts';
 import { onSignals, STOP_SIGNALS } from './signals.ts';
 
 function toolsetFor(host: Host, bundledSkillsDir: string | undefined, withSkills = true) {
@@ -62,7 +59,6 @@ export async function runToolOnce(
   // Scanning the skill folders is only for the Skill tool (or to name every tool when NAME is unknown).
   let registry = createToolRegistry(toolsetFor(host, options.bundledSkillsDir, false));
   if (!registry.get(name)) registry = createToolRegistry(toolsetFor(host, options.bundledSkillsDir));
-  const audit = createAuditLog(host.storage, path.join(host.stateDir, 'audit.jsonl'), () => host.clock.now());
   const controller = new AbortController();
   // Ctrl-C, SIGTERM or SIGHUP stop the call (a command's whole process tree) and keel then exits
   // through its clean-up; the default action would leave an unsandboxed command running.
@@ -72,16 +68,11 @@ export async function runToolOnce(
     controller.abort(signal === 'SIGINT' ? 'interrupted' : 'terminated');
   });
   try {
-    const executed = await registry.execute(name, input, {
-      host,
-      sessionId: 'cli-tool',
-      toolUseId: `toolu_cli_${Date.now()}`,
-      signal: controller.signal,
-      ledger: createReadLedger(),
-      guard: createPathGuard({ roots: host.workspace.roots, stateDir: host.stateDir }),
-      audit: (entry) => audit.write({ ...entry, session: 'cli-tool' }),
-      update: () => {},
-    });
+    const executed = await registry.execute(
+      name,
+      input,
+      standaloneToolContext(host, 'cli-tool', controller.signal),
+    );
     return executed.result;
   } finally {
     stopListening();
