@@ -734,7 +734,8 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     const job = frame.locator('.jobs-panel .job');
     await job.waitFor({ timeout: UI_TIMEOUT });
     assert.match((await job.textContent()) ?? '', new RegExp(`sleep ${sleep.replace('.', '\\.')}`));
-    assert.ok(sleeping() > 0, 'the job runs');
+    // Listed once started; the sandbox takes a moment more to exec the command itself.
+    await until('the job process to run', () => sleeping() > 0);
     await shot('subagent-and-job');
     await job.getByRole('button', { name: /Stop/ }).click();
     await until('the job process to end', () => sleeping() === 0);
