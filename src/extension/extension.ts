@@ -4,6 +4,7 @@ import type { Host } from '../agent/host.ts';
 import { createNodeStorage } from '../agent/node/nodeHost.ts';
 import { createChatRequestHandler, registerChatParticipant } from './chatParticipant.ts';
 import { offerKeelModels } from './lm/keelChatProvider.ts';
+import { registerKeelTools } from './lm/keelTools.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
 import { createProposals } from './editReview/proposals.ts';
 import {
@@ -190,6 +191,9 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     log: write,
   });
   if (offered) sub(offered);
+  // Keel's read-only tools (Read, Grep, Glob, LS) for VS Code's other agents, through the same guards.
+  const tools = registerKeelTools({ host: getHost, log: write });
+  if (tools) sub(tools);
   const longTask = registerLongTask({
     root: () => roots()[0],
     host: getHost,
