@@ -256,6 +256,11 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', { timeout: 600_000 }, () 
     assert.equal(await denied.locator('.error-code').innerText(), '已拒绝');
     assert.equal(await denied.locator('.error-message').innerText(), `你拒绝了运行：${command}。`);
     assert.match(await frame.locator('.meter-cache').innerText(), /^缓存 \d+%/);
+    // The status bar item too (vscode.l10n in the host).
+    await page
+      .locator('.part.statusbar .statusbar-item', { hasText: /Keel \d+% · 缓存 \d+%/ })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
     await shot('l10n-zh-cn-denied');
     // The palette lists Keel's commands in Chinese.
     await page.keyboard.press('F1');
