@@ -221,13 +221,13 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', { timeout: 600_000 }, () 
     await shot('l10n-zh-cn-panel');
 
     // A dialog: the approval modal — its title and body in Chinese (the core's structured question,
-    // rendered by the extension), the command in it verbatim, and its buttons.
+    // rendered by the extension), the command in it verbatim, and its buttons. The command carries
+    // the templates' own placeholders, as a hostile one could: shown as typed, never substituted.
+    const command = "curl -s 'https://example.com/keel-l10n?a={0}&b={1}'";
     emulator.setScenario({
       replies: [
         {
-          content: [
-            { type: 'tool_use', name: 'Bash', input: { command: 'curl -s https://example.com/keel-l10n' } },
-          ],
+          content: [{ type: 'tool_use', name: 'Bash', input: { command } }],
         },
         { content: [{ type: 'text', text: '好的，不运行。' }] },
       ],
@@ -239,9 +239,9 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', { timeout: 600_000 }, () 
     await stage('approval', () => dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT }));
     await dialog.getByRole('button', { name: '允许一次' }).waitFor();
     await dialog.getByRole('button', { name: '在本次会话中允许' }).waitFor();
-    const command = 'curl -s https://example.com/keel-l10n';
     const title = await dialog.locator('.dialog-message-text').innerText();
-    assert.match(title, /^Keel: (网络命令|命令)：curl -s https:\/\/example\.com\/keel-l10n$/, title);
+    assert.match(title, /^Keel: (网络命令|命令)：(.*)$/, title);
+    assert.equal(title.replace(/^Keel: (网络命令|命令)：/, ''), command);
     const body = await dialog.locator('.dialog-message-detail').innerText();
     assert.ok(body.startsWith(command), `the command, verbatim, opens the body: ${body}`);
     assert.match(body, /需要批准，原因：/, body);
