@@ -107,23 +107,32 @@ async function runCommand(title: string, run = true): Promise<string> {
   return text;
 }
 
-/** "Extensions: Install from VSIX...", the server-side file typed into its file dialog. */
+/**
+ * "Extensions: Install from VSIX...", the server-side file typed into its file dialog. The dialog
+ * (VS Code's simple file dialog) opens on the home folder and lists it asynchronously; when that
+ * listing arrives it writes the home folder into its input again (updateItems with force), over
+ * anything typed before — and an Enter it gets then acts on the home folder ("Please select a
+ * file."), so nothing is installed. So: type once the home folder is listed (its ".." row), and
+ * press Enter once the typed folder is listed with the file in it (the same update clears `busy`).
+ */
 async function installFromVsix(vsix: string): Promise<void> {
   await runCommand('Extensions: Install from VSIX...');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-  // The file dialog replaces the palette's text with a folder path.
-  for (let end = Date.now() + UI_TIMEOUT; (await input.inputValue()).startsWith('>'); ) {
-    if (Date.now() > end) throw new Error('no file dialog after Install from VSIX');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  await input.fill(vsix);
-  // Enter only once the dialog lists the file (it reads the typed folder asynchronously; an Enter
-  // before then acts on the folder it showed before).
-  await page
-    .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(vsix) })
+  const widget = page.locator('.quick-input-widget');
+  await widget
+    .locator('.quick-input-title', { hasText: 'Install from VSIX' })
+    .waitFor({ timeout: UI_TIMEOUT });
+  const rows = widget.locator('.quick-input-list .monaco-list-row');
+  await rows
+    .filter({ hasText: /^\s*\.\.\s*$/ })
     .first()
     .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  const input = widget.locator('input').first();
+  await input.fill(vsix);
+  await rows
+    .filter({ hasText: path.basename(vsix) })
+    .first()
+    .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  assert.equal(await input.inputValue(), vsix, 'the file dialog kept the typed path');
   await input.press('Enter');
 }
 
