@@ -126,7 +126,7 @@ async function installFromVsix(vsix: string): Promise<void> {
     .filter({ hasText: /^\s*\.\.\s*$/ })
     .first()
     .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-  const input = widget.locator('input').first();
+  const input = widget.locator('.quick-input-filter input');
   await input.fill(vsix);
   await rows
     .filter({ hasText: path.basename(vsix) })
