@@ -155,8 +155,6 @@ export function createComposer(options: ComposerOptions): Composer {
     setDisabled(send, textarea.value.trim().length === 0 && attachments.count === 0);
     setDisabled(stop, !running);
     hint.textContent = running ? t('Keel is working — your message will steer it before its next step.') : '';
-    // Shown on one line (styles.css); the whole sentence on hover.
-    hint.title = hint.textContent;
   }
 
   function closeList(): void {
