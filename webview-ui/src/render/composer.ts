@@ -129,10 +129,12 @@ export function createComposer(options: ComposerOptions): Composer {
     listbox,
     attachments.element,
     textarea,
+    // Its own line: beside the pickers and buttons of a narrow side bar it became a column of
+    // single characters (Chinese breaks between any two).
+    h('div', { class: 'hint', id: 'composer-hint' }),
     h(
       'div',
       { class: 'composer-actions' },
-      h('span', { class: 'hint', id: 'composer-hint' }),
       stop,
       send,
       // Last in the tab order (Tab from the input reaches Stop, then Send); shown first (CSS order).
