@@ -1,3 +1,4 @@
+import type { ApprovalMessage } from './approvalMessage.ts';
 import type { OAuthStore as McpTokenStore } from './mcp/oauthStore.ts';
 import type { TrustRoom } from './trust/room.ts';
 
@@ -61,6 +62,13 @@ export interface ApprovalRequest {
    * outside the OS sandbox). Hosts show just "allow once" and "deny".
    */
   readonly once?: boolean;
+  /**
+   * The same question in a structured form (approvalMessage.ts), for a host that shows it in the
+   * user's language; `title` and `detail` stay the English text (the CLI's, the audit log's).
+   */
+  readonly message?: ApprovalMessage;
+  /** Asked on behalf of this sub-agent (its description); `title` already names it. */
+  readonly subagent?: string;
 }
 
 export interface ApprovalsPort {

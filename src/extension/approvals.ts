@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { ApprovalDecision, ApprovalRequest, ApprovalsPort } from '../agent/host.ts';
 import { ALLOW_ONCE, ALLOW_SESSION, approvalItems } from './approvalButtons.ts';
+import { approvalText } from './approvalText.ts';
 import { type ApprovalPolicy, readClassifierModel } from './settings.ts';
 
 // Approvals through VS Code's own modal dialog. The decision is code: a per-category policy from the
@@ -46,9 +47,11 @@ export function createModalApprovals(options: ModalApprovalsOptions): ApprovalsP
         key: item.title,
         title: vscode.l10n.t(item.title),
       }));
+      // The question in the user's language; what it names (command, path, diff) stays verbatim.
+      const text = approvalText(request, vscode.l10n);
       const dialog = vscode.window.showWarningMessage(
-        `Keel: ${request.title}${risk}`,
-        { modal: true, detail: request.detail },
+        `Keel: ${text.title}${risk}`,
+        { modal: true, detail: text.detail },
         ...items,
       );
       // An aborted run must not hang on a dialog nobody will answer; the dialog's later answer is ignored.

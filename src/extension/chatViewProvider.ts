@@ -10,7 +10,7 @@ import { openReviewDiff } from './editReview/reviewUi.ts';
 import { fromRelative, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
 import { decideReviewChange, reviewMessage } from './chatReview.ts';
 import type { Proposals } from './editReview/proposals.ts';
-import { RUN_OUTSIDE, runOutsideDialog, sandboxNotice } from './sandboxUi.ts';
+import { KEEP_REFUSED, RUN_OUTSIDE, runOutsideDialog, sandboxNotice } from './sandboxUi.ts';
 import type { SessionController } from './sessionController.ts';
 
 // The chat panel's host side (its HTML: chatHtml.ts): a message pump that validates every
@@ -283,13 +283,19 @@ export function createChatView(deps: ChatViewDeps): ChatView {
           void vscode.window.showWarningMessage('Keel: that command is not one the sandbox refused.');
           return;
         }
-        const dialog = runOutsideDialog(command);
+        const dialog = runOutsideDialog(command, vscode.l10n);
+        // The buttons in the user's language; which one was pressed is known by its English key.
+        const items = enterSafeItems(RUN_OUTSIDE, KEEP_REFUSED).map((item) => ({
+          ...item,
+          key: item.title,
+          title: vscode.l10n.t(item.title),
+        }));
         const choice = await vscode.window.showWarningMessage(
           dialog.message,
           { modal: true, detail: dialog.detail },
-          ...enterSafeItems(RUN_OUTSIDE, 'Keep It Refused'),
+          ...items,
         );
-        if (choice?.title === RUN_OUTSIDE) await deps.runOutsideSandbox?.(command);
+        if (choice?.key === RUN_OUTSIDE) await deps.runOutsideSandbox?.(command);
         return;
       }
       case 'feedback': {

@@ -26,14 +26,14 @@ export function createVscodeMcpPort(
       if (signal?.aborted || !vscode.workspace.isTrusted) return false;
       const ALLOW = 'Allow and Start';
       const choice = await vscode.window.showWarningMessage(
-        `Keel: start the MCP server "${request.server}" defined by this workspace?`,
+        vscode.l10n.t('Keel: start the MCP server "{0}" defined by this workspace?', request.server),
         {
           modal: true,
-          detail: `${path.basename(path.dirname(request.file))}/${path.basename(request.file)}:\n\n${request.grants.join('\n')}\n\nAn MCP server can run any program with your permissions. Keel remembers your answer for this workspace until the definition changes.`,
+          detail: `${path.basename(path.dirname(request.file))}/${path.basename(request.file)}:\n\n${request.grants.join('\n')}\n\n${vscode.l10n.t('An MCP server can run any program with your permissions. Keel remembers your answer for this workspace until the definition changes.')}`,
         },
-        ALLOW,
+        { title: vscode.l10n.t(ALLOW), key: ALLOW },
       );
-      return choice === ALLOW;
+      return choice?.key === ALLOW;
     },
     async resolveInput(input) {
       const key = `${SECRET_PREFIX}${input.id}`;

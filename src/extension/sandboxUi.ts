@@ -1,9 +1,11 @@
 import type { SandboxInfo } from '../agent/host.ts';
+import { ENGLISH, type L10n } from './approvalText.ts';
 
 // What the extension shows about the OS sandbox (no 'vscode' import: unit-testable): the status bar
 // tooltip line, the one-time panel notice, and the modal that re-runs one refused command outside.
 
 export const RUN_OUTSIDE = 'Run outside the sandbox';
+export const KEEP_REFUSED = 'Keep It Refused';
 
 /** The tooltip line: always present, so the user can see whether commands are confined. */
 export function sandboxTooltip(info: SandboxInfo | undefined): string {
@@ -28,10 +30,10 @@ export function sandboxNotice(
 }
 
 /** The modal's words: plain, naming what the command can do unconfined. */
-export function runOutsideDialog(command: string): { message: string; detail: string } {
+export function runOutsideDialog(command: string, l10n: L10n = ENGLISH): { message: string; detail: string } {
   return {
-    message: 'Run this command outside the sandbox?',
-    detail: `${command}\n\nThe sandbox refused part of it. Outside the sandbox it runs with your full rights: it can write anywhere you can, read your SSH keys and other secrets, and use the network and local sockets. Keel will ask the agent to re-run exactly this command once; nothing else is unconfined.`,
+    message: l10n.t('Run this command outside the sandbox?'),
+    detail: `${command}\n\n${l10n.t('The sandbox refused part of it. Outside the sandbox it runs with your full rights: it can write anywhere you can, read your SSH keys and other secrets, and use the network and local sockets. Keel will ask the agent to re-run exactly this command once; nothing else is unconfined.')}`,
   };
 }
 

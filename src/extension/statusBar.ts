@@ -22,7 +22,7 @@ export function createStatusBar(openCommand: string): KeelStatusBar {
   let last: Usage | undefined;
   const update = (usage: Usage) => {
     last = usage;
-    const formatted = formatUsage(usage);
+    const formatted = formatUsage(usage, vscode.l10n);
     const tooltip = `${formatted.tooltip}\n${sandboxTooltip(sandbox)}`;
     item.text = sandbox?.tier === 'none' ? `$(warning) ${formatted.text}` : formatted.text;
     item.tooltip = tooltip;

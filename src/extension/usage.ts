@@ -1,4 +1,5 @@
 import type { ModelCallRecord } from '../agent/events.ts';
+import { ENGLISH, type L10n } from './approvalText.ts';
 
 // What the status bar and the panel's meter show of a session: context used, cache hits, the
 // pruning stage reached and the cost, from the session's model-call records.
@@ -51,18 +52,37 @@ export function usageFrom(records: readonly ModelCallRecord[], fallbackWindow: n
   };
 }
 
-const STAGES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
-
-/** The status bar item: named (a row of icons and numbers says nothing), no symbols to decode. */
-export function formatUsage(usage: Usage): { text: string; tooltip: string } {
+/**
+ * The status bar item: named (a row of icons and numbers says nothing), no symbols to decode; in the
+ * display language (`l10n`: vscode.l10n; default English).
+ */
+export function formatUsage(usage: Usage, l10n: L10n = ENGLISH): { text: string; tooltip: string } {
   const pct = usage.contextWindow > 0 ? Math.round((usage.contextTokens / usage.contextWindow) * 100) : 0;
   const cache = Math.round(usage.cacheHitPct);
   const session = Math.round(usage.sessionCacheHitPct);
-  const stage = usage.stage > 0 ? ` · stage ${usage.stage}` : '';
+  const stages = [
+    '',
+    l10n.t('soft trim'),
+    l10n.t('old results cleared'),
+    l10n.t('summarised'),
+    l10n.t('emergency'),
+  ];
+  const stage = usage.stage > 0 ? l10n.t(' · stage {0}', usage.stage) : '';
   const stageText =
-    usage.stage > 0 ? `, context pruning stage ${usage.stage} (${STAGES[usage.stage] ?? 'pruned'})` : '';
+    usage.stage > 0
+      ? l10n.t(', context pruning stage {0} ({1})', usage.stage, stages[usage.stage] || l10n.t('pruned'))
+      : '';
   return {
-    text: `$(hubot) Keel ${pct}% · cache ${cache}%${stage}`,
-    tooltip: `Keel — context ${usage.contextTokens.toLocaleString('en-US')} / ${usage.contextWindow.toLocaleString('en-US')} tokens (${pct}%), prompt cache hit ${cache}% last call, ${session}% this session${stageText}, cost $${usage.costUsd.toFixed(4)}. Click to open the Keel panel.`,
+    text: `$(hubot) ${l10n.t('Keel {0}% · cache {1}%', pct, cache)}${stage}`,
+    tooltip: l10n.t(
+      'Keel — context {0} / {1} tokens ({2}%), prompt cache hit {3}% last call, {4}% this session{5}, cost {6}. Click to open the Keel panel.',
+      usage.contextTokens.toLocaleString('en-US'),
+      usage.contextWindow.toLocaleString('en-US'),
+      pct,
+      cache,
+      session,
+      stageText,
+      `$${usage.costUsd.toFixed(4)}`,
+    ),
   };
 }

@@ -38,15 +38,26 @@ export function createTrustReview(deps: {
   };
   const ask = async (pending: readonly SteeringItem[]): Promise<boolean> => {
     const APPROVE = 'Approve';
+    // The buttons in the user's language; which one was pressed is known by its English key.
+    const items = enterSafeItems(APPROVE, 'Not Now').map((item) => ({
+      ...item,
+      key: item.title,
+      title: vscode.l10n.t(item.title),
+    }));
     const choice = await vscode.window.showWarningMessage(
-      `Keel: this workspace supplies ${pending.length} thing${pending.length === 1 ? '' : 's'} that would steer Keel. Approve ${pending.length === 1 ? 'it' : 'them'}?`,
+      pending.length === 1
+        ? vscode.l10n.t('Keel: this workspace supplies 1 thing that would steer Keel. Approve it?')
+        : vscode.l10n.t(
+            'Keel: this workspace supplies {0} things that would steer Keel. Approve them?',
+            pending.length,
+          ),
       {
         modal: true,
-        detail: `${describe(pending)}\n\nThey came with the repository (or changed since you approved them). Until you approve, Keel uses none of them. Approval is for exactly this content: a change asks again.`,
+        detail: `${describe(pending)}\n\n${vscode.l10n.t('They came with the repository (or changed since you approved them). Until you approve, Keel uses none of them. Approval is for exactly this content: a change asks again.')}`,
       },
-      ...enterSafeItems(APPROVE, 'Not Now'),
+      ...items,
     );
-    return choice?.title === APPROVE;
+    return choice?.key === APPROVE;
   };
   return {
     async beforeSession() {

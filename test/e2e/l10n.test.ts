@@ -2,7 +2,14 @@
 // Chromium, talking to the emulator. code-server switches language only with a language pack installed
 // (languagePack.ts builds one from an npm package of VS Code's translations). Keel's commands and views
 // (package.nls.zh-cn.json), the panel (its strings come from the host's vscode.l10n bundle) and its
-// approval dialog are in Chinese. Screenshots: test-artifacts/l10n-zh-cn-*.
+// approval dialog — buttons, title and body, with the command verbatim — are in Chinese.
+// Screenshots: test-artifacts/l10n-zh-cn-*.
+//
+// The palette is opened only once the workbench says what it holds (performance marks VS Code sets,
+// read in the page): "Extensions: Install from VSIX..." is registered by a Restored-phase workbench
+// contribution, created from idle callbacks well after the status bar is drawn, and an open palette
+// never re-lists its commands until its text changes; Keel's commands exist once the extension
+// points are handled. See workbenchReady().
 // Run: node --import tsx --test test/e2e/l10n.test.ts
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -53,43 +60,83 @@ async function chatFrame(): Promise<Frame> {
   }
 }
 
-/** The palette lists `title`; Enter runs it. */
-async function runCommand(title: string): Promise<void> {
+/** Runs `step`; on failure, a screenshot of what the page showed, then the error. */
+async function stage<T>(name: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    await shot(`l10n-zh-cn-failed-${name}`).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Waits for the workbench to hold every command the test uses, by the performance marks VS Code
+ * sets (vs/base/common/performance: in a browser, `performance.mark`):
+ * - `code/didCreateWorkbenchContributions/3`: all Restored-phase workbench contributions exist.
+ *   The extensions contribution (it registers "Extensions: Install from VSIX..." and sets the
+ *   hasRemoteServer context its palette entry needs) is one of them. They are created in idle
+ *   callbacks after the layout is restored — seconds after the status bar is drawn on a busy
+ *   machine — and a palette opened before then lists no such command, ever: it computes its list
+ *   when its text changes, not when a command is registered later.
+ * - `code/didHandleExtensionPoints`: the installed extensions' contributions (Keel's commands) are
+ *   registered.
+ */
+async function workbenchReady(): Promise<void> {
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
+  await page.waitForFunction(
+    () =>
+      ['code/didCreateWorkbenchContributions/3', 'code/didHandleExtensionPoints'].every(
+        (mark) => performance.getEntriesByName(mark).length > 0,
+      ),
+    undefined,
+    { timeout: UI_TIMEOUT, polling: 100 },
+  );
+}
+
+/** The palette lists `title` (once: see workbenchReady); Enter runs it. Returns the row's text. */
+async function runCommand(title: string, run = true): Promise<string> {
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
   await input.fill(`>${title}`);
-  await page
-    .locator('.quick-input-list .monaco-list-row', { hasText: title })
-    .first()
-    .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-  await page.keyboard.press('Enter');
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  const text = await row.innerText();
+  await page.keyboard.press(run ? 'Enter' : 'Escape');
+  return text;
 }
 
-/** "Extensions: Install from VSIX...", the server-side file typed into its file dialog. */
+/**
+ * "Extensions: Install from VSIX...", the server-side file typed into its file dialog. The dialog
+ * (VS Code's simple file dialog) opens on the home folder and lists it asynchronously; when that
+ * listing arrives it writes the home folder into its input again (updateItems with force), over
+ * anything typed before — and an Enter it gets then acts on the home folder ("Please select a
+ * file."), so nothing is installed. So: type once the home folder is listed (its ".." row), and
+ * press Enter once the typed folder is listed with the file in it (the same update clears `busy`).
+ */
 async function installFromVsix(vsix: string): Promise<void> {
   await runCommand('Extensions: Install from VSIX...');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-  // The file dialog replaces the palette's text with a folder path.
-  for (let end = Date.now() + UI_TIMEOUT; (await input.inputValue()).startsWith('>'); ) {
-    if (Date.now() > end) throw new Error('no file dialog after Install from VSIX');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const widget = page.locator('.quick-input-widget');
+  await widget
+    .locator('.quick-input-title', { hasText: 'Install from VSIX' })
+    .waitFor({ timeout: UI_TIMEOUT });
+  const rows = widget.locator('.quick-input-list .monaco-list-row');
+  await rows
+    .filter({ hasText: /^\s*\.\.\s*$/ })
+    .first()
+    .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  const input = widget.locator('.quick-input-filter input');
   await input.fill(vsix);
+  await rows
+    .filter({ hasText: path.basename(vsix) })
+    .first()
+    .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  assert.equal(await input.inputValue(), vsix, 'the file dialog kept the typed path');
   await input.press('Enter');
 }
 
-// Skipped in the suite: it passed twice on its own, but in the fresh-clone CI run the palette never
-// listed "Extensions: Install from VSIX..." (60 s), so the language pack was not installed. Not yet
-// understood; `KEEL_E2E_L10N=1 node --import tsx --test test/e2e/l10n.test.ts` runs it by hand.
-describe('Keel in zh-cn (code-server --locale zh-cn)', {
-  timeout: 600_000,
-  skip:
-    process.env.KEEL_E2E_L10N === '1'
-      ? false
-      : 'the palette lacks "Install from VSIX" in the fresh-clone run (KEEL_E2E_L10N=1 runs it)',
-}, () => {
+describe('Keel in zh-cn (code-server --locale zh-cn)', { timeout: 600_000 }, () => {
   before(async () => {
     ensureCodeServer();
     run(process.execPath, ['scripts/build-ext.mjs', '--production', '--no-tests']);
@@ -134,17 +181,19 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', {
     browser = await launchBrowser(server.runDir);
     page = browser.pages()[0] ?? (await browser.newPage());
     await page.goto(`${server.base}/?folder=${encodeURIComponent(workspace)}`);
-    await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
+    await stage('workbench', workbenchReady);
     // The language pack is installed as a user does, from the workbench: only an install by the
     // running server records it in languagepacks.json (the `--install-extension` CLI does not).
-    await installFromVsix(languagePack);
+    await stage('install-vsix', () => installFromVsix(languagePack));
     const packs = path.join(server.runDir, 'user-data', 'languagepacks.json');
-    for (let end = Date.now() + UI_TIMEOUT; !fs.readFileSync(packs, { flag: 'a+' }).includes('"zh-cn"'); ) {
-      if (Date.now() > end) throw new Error(`languagepacks.json lists no zh-cn after the install`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await stage('language-pack', async () => {
+      for (let end = Date.now() + UI_TIMEOUT; !fs.readFileSync(packs, { flag: 'a+' }).includes('"zh-cn"'); ) {
+        if (Date.now() > end) throw new Error(`languagepacks.json lists no zh-cn after the install`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    });
     await page.reload();
-    await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
+    await stage('workbench-zh-cn', workbenchReady);
   });
 
   after(async () => {
@@ -159,25 +208,9 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', {
       await page.evaluate(() => (globalThis as { _VSCODE_NLS_LANGUAGE?: string })._VSCODE_NLS_LANGUAGE),
       'zh-cn',
     );
-    // The palette lists Keel's commands once its extension host is up: asked again until it does.
-    // Asked by the English title, which the palette matches in any language (a translated command
-    // shows its English title under the translation).
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Panel' }).first();
-    let rowText = '';
-    for (let end = Date.now() + UI_TIMEOUT; !rowText; ) {
-      await page.keyboard.press('F1');
-      await page.locator('.quick-input-widget input').fill('>Keel: Open Panel');
-      const shown = await row
-        .waitFor({ timeout: 5_000 })
-        .then(() => true)
-        .catch(() => false);
-      if (shown) rowText = await row.innerText();
-      else if (Date.now() > end) {
-        await shot('l10n-zh-cn-no-command');
-        throw new Error("the palette never listed Keel's Open Panel command");
-      }
-      await page.keyboard.press('Escape');
-    }
+    // Keel's commands are registered (workbenchReady). Asked by the English title, which the palette
+    // matches in any language (a translated command shows its English title under the translation).
+    const rowText = await stage('keel-command', () => runCommand('Keel: Open Panel', false));
     assert.match(rowText, /Keel: 打开面板/, `the palette lists Keel's command in English: ${rowText}`);
     // A command by its Chinese title (package.nls.zh-cn.json).
     await runCommand('Keel: 打开面板');
@@ -196,13 +229,14 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', {
     assert.equal(await frame.evaluate(() => document.documentElement.lang), 'zh-cn');
     await shot('l10n-zh-cn-panel');
 
-    // A dialog: the approval modal's buttons.
+    // A dialog: the approval modal — its title and body in Chinese (the core's structured question,
+    // rendered by the extension), the command in it verbatim, and its buttons. The command carries
+    // the templates' own placeholders, as a hostile one could: shown as typed, never substituted.
+    const command = "curl -s 'https://example.com/keel-l10n?a={0}&b={1}'";
     emulator.setScenario({
       replies: [
         {
-          content: [
-            { type: 'tool_use', name: 'Bash', input: { command: 'curl -s https://example.com/keel-l10n' } },
-          ],
+          content: [{ type: 'tool_use', name: 'Bash', input: { command } }],
         },
         { content: [{ type: 'text', text: '好的，不运行。' }] },
       ],
@@ -211,12 +245,32 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', {
     await input.fill('Fetch example.com');
     await input.press('Enter');
     const dialog = page.locator('.monaco-dialog-box');
-    await dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+    await stage('approval', () => dialog.waitFor({ state: 'visible', timeout: UI_TIMEOUT }));
     await dialog.getByRole('button', { name: '允许一次' }).waitFor();
     await dialog.getByRole('button', { name: '在本次会话中允许' }).waitFor();
+    const title = await dialog.locator('.dialog-message-text').innerText();
+    assert.match(title, /^Keel: (网络命令|命令)：(.*)$/, title);
+    assert.equal(title.replace(/^Keel: (网络命令|命令)：/, ''), command);
+    const body = await dialog.locator('.dialog-message-detail').innerText();
+    assert.ok(body.startsWith(command), `the command, verbatim, opens the body: ${body}`);
+    assert.match(body, /需要批准，原因：/, body);
+    assert.doesNotMatch(body, /Needs approval because/, body);
+    // While it asks, the panel says it is working — in Chinese.
+    assert.equal(await frame.locator('#run-status').innerText(), '正在工作…');
     await shot('l10n-zh-cn-approval');
     await dialog.getByRole('button', { name: '拒绝' }).click();
     await frame.getByText('好的，不运行。').first().waitFor({ timeout: UI_TIMEOUT });
+    // The denial card and the cache meter.
+    const denied = frame.locator('.tool-card[data-tool="Bash"] .tool-error');
+    assert.equal(await denied.locator('.error-code').innerText(), '已拒绝');
+    assert.equal(await denied.locator('.error-message').innerText(), `你拒绝了运行：${command}。`);
+    assert.match(await frame.locator('.meter-cache').innerText(), /^缓存 \d+%/);
+    // The status bar item too (vscode.l10n in the host).
+    await page
+      .locator('.part.statusbar .statusbar-item', { hasText: /Keel \d+% · 缓存 \d+%/ })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await shot('l10n-zh-cn-denied');
     // The palette lists Keel's commands in Chinese.
     await page.keyboard.press('F1');
     await page.locator('.quick-input-widget input').fill('>Keel: 审查未提交的更改');

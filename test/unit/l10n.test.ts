@@ -30,7 +30,9 @@ function l10nCalls(dir: string): string[] {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
     const text = fs.readFileSync(path.join(entry.parentPath, entry.name), 'utf8');
-    for (const m of text.matchAll(/l10n\.t\(\s*'((?:[^'\\]|\\.)*)'/g)) out.push(m[1]!.replace(/\\'/g, "'"));
+    // Single-quoted, or double-quoted when the text holds an apostrophe (the formatter's choice).
+    for (const m of text.matchAll(/l10n\.t\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")/g))
+      out.push((m[1] ?? m[2]!).replace(/\\(['"])/g, '$1'));
   }
   return out;
 }

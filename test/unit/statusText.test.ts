@@ -28,3 +28,21 @@ test('a pruning stage is named in the text and explained in the tooltip', () => 
   assert.equal(text, '$(hubot) Keel 12% · cache 87% · stage 2');
   assert.match(tooltip, /stage 2 \(old results cleared\)/);
 });
+
+test('in zh-cn (the shipped bundle) the status bar item and its tooltip are Chinese', async () => {
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { ENGLISH } = await import('../../src/extension/approvalText.ts');
+  const file = path.resolve(import.meta.dirname, '..', '..', 'l10n', 'bundle.l10n.zh-cn.json');
+  const bundle = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+  const zh = {
+    t: (message: string, ...args: Array<string | number | boolean>) => {
+      assert.ok(bundle[message], `no zh-cn text for ${JSON.stringify(message)}`);
+      return ENGLISH.t(bundle[message], ...args);
+    },
+  };
+  const { text, tooltip } = formatUsage({ ...usage, stage: 2 }, zh);
+  assert.equal(text, '$(hubot) Keel 12% · 缓存 87% · 阶段 2');
+  assert.match(tooltip, /上下文裁剪阶段 2（旧结果已清除）/);
+  assert.match(tooltip, /费用 \$0\.0123/);
+});

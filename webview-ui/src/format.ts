@@ -1,3 +1,6 @@
+import type { WebviewString } from '../../src/shared/webviewStrings.ts';
+import { t } from './l10n.ts';
+
 // Pure formatting helpers shared by the reducer and the renderer.
 
 const EDIT_TOOLS = new Set(['Edit', 'MultiEdit', 'Write']);
@@ -184,10 +187,29 @@ export interface UserFacingError {
   readonly suggestion?: string;
 }
 
-const ERROR_LABELS: Record<string, string> = {
+const ERROR_LABELS: Record<string, WebviewString> = {
   DENIED_BY_USER: 'Denied',
   BLOCKED_BY_POLICY: 'Blocked',
 };
+
+/**
+ * A denial as the tools word it for the model (safety/approvals.ts `refusal`, the edit gate, the
+ * memory tool), said to the user in their language; what was denied stays verbatim.
+ */
+function deniedText(message: string): string {
+  let m = /^The user denied running: ([\s\S]*)\.$/.exec(message);
+  if (m) return t('You denied running: {0}.', m[1]!);
+  m = /^The user declined the change to ([\s\S]*)\.$/.exec(message);
+  if (m) return t('You declined the change to {0}.', m[1]!);
+  m = /^The user denied ([\s\S]*)\.$/.exec(message);
+  if (m) return t('You denied {0}.', m[1]!);
+  if (message === 'Not saved: the user did not approve this memory change.')
+    return t('Not saved: you did not approve this memory change.');
+  // Anything else: the English, in the second person.
+  return message
+    .replace(/^The user (denied|declined)\b/, 'You $1')
+    .replace(/\bthe user did not approve\b/, 'you did not approve');
+}
 
 /** Advice written for the model: it talks about "the user", or tells the agent what (not) to do next. */
 const MODEL_FACING = /\b(the user|do not retry|do not try|don't retry|ask the user|tell the user)\b/i;
@@ -197,14 +219,10 @@ export function userFacingError(error: {
   readonly message: string;
   readonly suggestion?: string;
 }): UserFacingError {
-  const label = ERROR_LABELS[error.code] ?? error.code;
-  let message = error.message;
-  if (error.code === 'DENIED_BY_USER') {
-    // Said to the model in the third person ("The user denied running: rm -r build"); to the user, "you".
-    message = message
-      .replace(/^The user (denied|declined)\b/, 'You $1')
-      .replace(/\bthe user did not approve\b/, 'you did not approve');
-  }
+  const known = ERROR_LABELS[error.code];
+  const label = known ? t(known) : error.code;
+  // Said to the model in the third person ("The user denied running: rm -r build"); to the user, "you".
+  const message = error.code === 'DENIED_BY_USER' ? deniedText(error.message) : error.message;
   const suggestion = error.suggestion?.trim();
   const keep = suggestion && error.code !== 'DENIED_BY_USER' && !MODEL_FACING.test(suggestion);
   return { label, message, ...(keep ? { suggestion } : {}) };

@@ -74,7 +74,7 @@ const historyPanel = h('div', {
   id: 'history-panel',
   hidden: true,
   role: 'region',
-  'aria-label': 'Past chats',
+  'aria-label': t('Past chats'),
 });
 const historyButton = button(t('Chat history'), () => toggleHistory(), {
   icon: 'history',
@@ -88,16 +88,17 @@ historyButton.setAttribute('aria-expanded', 'false');
 const demo = app.dataset['demo'] === '1';
 const toolbar = h(
   'div',
-  { class: 'toolbar', role: 'toolbar', 'aria-label': 'Chat' },
+  { class: 'toolbar', role: 'toolbar', 'aria-label': t('Chat') },
   demo
     ? h(
         'span',
         {
           class: 'demo-badge',
-          title:
+          title: t(
             "Demo mode: the answers are scripted by Keel's bundled emulator; no model is called and nothing costs money. Set an API key for real answers.",
+          ),
         },
-        'DEMO — scripted answers, no model',
+        t('DEMO — scripted answers, no model'),
       )
     : null,
   h('span', { class: 'status', role: 'status', id: 'run-status' }),
@@ -105,9 +106,9 @@ const toolbar = h(
 );
 const transcript = createTranscript();
 const todos = h('div', { class: 'todos-panel' });
-const jobs = h('div', { class: 'jobs-panel', role: 'region', 'aria-label': 'Background jobs' });
-const review = h('div', { class: 'review', role: 'region', 'aria-label': 'Pending changes' });
-const queue = h('div', { class: 'queue', 'aria-label': 'Queued messages' });
+const jobs = h('div', { class: 'jobs-panel', role: 'region', 'aria-label': t('Background jobs') });
+const review = h('div', { class: 'review', role: 'region', 'aria-label': t('Pending changes') });
+const queue = h('div', { class: 'queue', 'aria-label': t('Queued messages') });
 const banner = h('div', { class: 'banner' });
 const meter = h('div', { class: 'meter' });
 const composer = createComposer({
@@ -185,7 +186,7 @@ function render(): void {
   if (!historyPanel.hidden) renderHistory(historyPanel, state, post, closeHistory);
   composer.setRunning(state.running);
   const status = toolbar.querySelector<HTMLElement>('#run-status')!;
-  status.textContent = state.running ? 'Working…' : '';
+  status.textContent = state.running ? t('Working…') : '';
   document.body.dataset['running'] = String(state.running);
   schedulePersist();
 }
@@ -241,7 +242,7 @@ function watchDelivery(idempotencyKey: string, attempt = 1): void {
       queue: state.queue.filter((x) => x !== q),
       banner: {
         level: 'error',
-        text: 'Keel did not receive your message. It is back in the input: send it again.',
+        text: t('Keel did not receive your message. It is back in the input: send it again.'),
       },
     };
     giveBack(q.text, q.mentions ?? []);

@@ -1,5 +1,6 @@
 import DOMPurify from 'dompurify';
 import { button, h } from './dom.ts';
+import { t } from './l10n.ts';
 import { type FileRef, linkifyFileRefs } from './fileLinks.ts';
 import { markdownToHtml } from './markdownHtml.ts';
 
@@ -59,8 +60,8 @@ export function renderMarkdown(target: HTMLElement, text: string, actions: CodeA
       'div',
       { class: 'code-actions' },
       lang ? h('span', { class: 'code-lang' }, lang) : null,
-      button('Copy code', () => actions.copy(source), { icon: 'copy', iconOnly: true, secondary: true }),
-      button('Insert at cursor', () => actions.insert(source), {
+      button(t('Copy code'), () => actions.copy(source), { icon: 'copy', iconOnly: true, secondary: true }),
+      button(t('Insert at cursor'), () => actions.insert(source), {
         icon: 'insert',
         iconOnly: true,
         secondary: true,

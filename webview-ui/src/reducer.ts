@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../../src/agent/events.ts';
 import type { HostMessage } from '../../src/shared/webviewProtocol.ts';
+import { t } from './l10n.ts';
 import {
   addNotice,
   appendToBlock,
@@ -52,14 +53,14 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
             kind: 'error',
             id: `end:${event.runId}`,
             code: 'run_failed',
-            message: event.error ?? 'The run failed.',
+            message: event.error ?? t('The run failed.'),
           });
         }
       } else if (event.status === 'max_turns') {
-        const text = event.error ?? 'Stopped: reached the turn limit.';
+        const text = event.error ?? t('Stopped: reached the turn limit.');
         put(draft, { kind: 'notice', id: `end:${event.runId}`, level: 'warn', text });
       } else if (event.status !== 'finished' && !reportedSinceLastUser(draft, 'notice')) {
-        put(draft, { kind: 'notice', id: `end:${event.runId}`, level: 'warn', text: 'Stopped.' });
+        put(draft, { kind: 'notice', id: `end:${event.runId}`, level: 'warn', text: t('Stopped.') });
       }
       break;
     case 'message_start':
@@ -198,7 +199,13 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
         kind: 'notice',
         id: `seq:${event.seq}`,
         level: 'warn',
-        text: `Retrying ${event.model} (attempt ${event.attempt}) in ${Math.round(event.delayMs / 100) / 10}s: ${event.reason}`,
+        text: t(
+          'Retrying {0} (attempt {1}) in {2}s: {3}',
+          event.model,
+          event.attempt,
+          Math.round(event.delayMs / 100) / 10,
+          event.reason,
+        ),
       });
       break;
     case 'notice':
@@ -214,7 +221,7 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
           put(draft, withResult(card, message.result, undefined));
         }
       } else if (message.role === 'summary') {
-        addNotice(draft, message.id, 'info', 'Earlier conversation was summarised to free context space.');
+        addNotice(draft, message.id, 'info', t('Earlier conversation was summarised to free context space.'));
       }
       break;
     }
@@ -253,7 +260,7 @@ function applyEvent(draft: Draft, event: AgentEvent): void {
       put(draft, {
         kind: 'divider',
         id: `seq:${event.seq}`,
-        text: `Session reset (${event.reason}): continuing as a new session, seeded with a handoff`,
+        text: t('Session reset ({0}): continuing as a new session, seeded with a handoff', event.reason),
       });
       // The run goes on in the new session: its events carry the new id (the sequence goes on).
       draft.sessionId = event.newSessionId;

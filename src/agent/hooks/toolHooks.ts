@@ -71,10 +71,18 @@ export function fromHookInput(name: string, updated: Record<string, unknown>): R
 }
 
 async function askUser(name: string, input: unknown, ctx: ToolContext): Promise<boolean> {
-  const detail = `${name} ${canonicalJson(input).slice(0, 2000)}\n\nA PreToolUse hook asks you to confirm this call.`;
+  const shown = canonicalJson(input).slice(0, 2000);
+  const detail = `${name} ${shown}\n\nA PreToolUse hook asks you to confirm this call.`;
   ctx.audit({ type: 'approval_request', tool: name, kind: 'other', reason: 'PreToolUse hook asked' });
   const decision = await ctx.host.approvals.ask(
-    { kind: 'other', title: `Hook asks: allow ${name}?`, detail, risk: 'medium', once: true },
+    {
+      kind: 'other',
+      title: `Hook asks: allow ${name}?`,
+      detail,
+      risk: 'medium',
+      once: true,
+      message: { id: 'hook_confirm', tool: name, input: shown },
+    },
     ctx.signal,
   );
   ctx.audit({

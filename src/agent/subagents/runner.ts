@@ -182,7 +182,14 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
             return host.approvals.auto === true;
           },
           ask: (req, signal) =>
-            host.approvals.ask({ ...req, title: `Sub-agent "${request.description}": ${req.title}` }, signal),
+            host.approvals.ask(
+              {
+                ...req,
+                title: `Sub-agent "${request.description}": ${req.title}`,
+                subagent: req.subagent ?? request.description,
+              },
+              signal,
+            ),
         },
       };
       // A writer works in its own tree; without one it does not start (never falls back to the user's tree).

@@ -109,6 +109,13 @@ export async function startWriter(childHost: Host, options: WriterOptions): Prom
             detail: diff,
             risk: guarded.length ? 'high' : 'medium',
             sessionKey: 'subagent-writer-merge',
+            message: {
+              id: 'subagent_merge',
+              agent: label,
+              files: changed,
+              protected: guarded.map((f) => ({ path: f.rel, why: f.protectedWhy ?? '' })),
+              diff,
+            },
           },
           signal,
         );

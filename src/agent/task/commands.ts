@@ -23,10 +23,15 @@ export interface CommandRun {
   readonly summary: string;
 }
 
+/** Why the harness runs a command: its setup script, or re-verifying a feature (named). */
+export type HarnessPurpose =
+  | { readonly purpose: 'init' }
+  | { readonly purpose: 'reverify'; readonly feature: string };
+
 export async function runHarnessCommand(
   deps: TaskDeps,
   command: string,
-  title: string,
+  why: HarnessPurpose,
   timeoutMs: number,
 ): Promise<CommandRun> {
   const { workspace, host, signal } = deps;
@@ -46,12 +51,15 @@ export async function runHarnessCommand(
   if (verdict.decision === 'block' || verdict.decision === 'refuse')
     return notRun(`Not run (${verdict.reason}).`);
   if (verdict.decision === 'ask') {
+    const subject = why.purpose === 'init' ? INIT_SCRIPT : why.feature;
     const decision = await host.approvals.ask(
       {
         kind: 'command',
-        title,
+        title:
+          why.purpose === 'init' ? `Run ${subject} (long task setup)` : `Re-verify ${subject} (long task)`,
         detail: `${command}\n\nNeeds approval because: ${verdict.reason}`,
         risk: verdict.risk,
+        message: { id: 'task_command', purpose: why.purpose, subject, command, reason: verdict.reason },
       },
       signal,
     );
@@ -91,7 +99,7 @@ export async function runInitScript(deps: TaskDeps): Promise<string> {
   const run = await runHarnessCommand(
     deps,
     `sh ${INIT_SCRIPT}`,
-    `Run ${INIT_SCRIPT} (long task setup)`,
+    { purpose: 'init' },
     deps.initTimeoutMs ?? 120_000,
   );
   return run.summary;

@@ -80,7 +80,7 @@ export async function reverifyPassing(
     const run = await runHarnessCommand(
       deps,
       feature.verify,
-      `Re-verify ${feature.id} (long task)`,
+      { purpose: 'reverify', feature: feature.id },
       deps.verifyTimeoutMs ?? 120_000,
     );
     if (!run.ran) result.unchecked.push({ id: feature.id, summary: run.summary });

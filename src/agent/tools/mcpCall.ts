@@ -51,7 +51,8 @@ async function approve(
     });
     return;
   }
-  const detail = `${what}${tool.readOnlyHint ? ' (the server marks it read-only)' : ''}\narguments: ${canonicalJson(input.arguments ?? {})}`;
+  const args = canonicalJson(input.arguments ?? {});
+  const detail = `${what}${tool.readOnlyHint ? ' (the server marks it read-only)' : ''}\narguments: ${args}`;
   ctx.audit({
     type: 'approval_request',
     tool: 'McpCall',
@@ -67,6 +68,7 @@ async function approve(
       detail,
       risk: 'medium',
       sessionKey: `mcp:${input.server}`,
+      message: { id: 'mcp_call', tool: what, readOnlyHint: tool.readOnlyHint === true, arguments: args },
     },
     ctx.signal,
   );

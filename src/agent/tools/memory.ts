@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { lazy } from '../lazy.ts';
+import type { ApprovalMessage } from '../approvalMessage.ts';
 import type { AgentMessage } from '../messages.ts';
 import {
   addEntry,
@@ -70,9 +71,14 @@ async function citedFiles(fact: string, ctx: ToolContext): Promise<Array<{ displ
 }
 
 /** Asks once, never remembered for the session; a denial ends the call. */
-async function askToSave(ctx: ToolContext, title: string, detail: string): Promise<void> {
+async function askToSave(
+  ctx: ToolContext,
+  title: string,
+  detail: string,
+  message: ApprovalMessage,
+): Promise<void> {
   const decision = await ctx.host.approvals.ask(
-    { kind: 'other', title, detail, risk: 'medium', once: true },
+    { kind: 'other', title, detail, risk: 'medium', once: true, message },
     ctx.signal,
   );
   if (decision === 'deny')
@@ -121,6 +127,7 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
               ctx,
               'Save tool output to memory',
               `The agent wants to save text that came from a tool result (file, command or web) to this workspace's memory (.keel/memory/MEMORY.md):\n${bullet}`,
+              { id: 'memory_tool_output', entry: bullet },
             );
         }
         // User memory reaches every project's prompt: each change to it is the user's decision,
@@ -132,6 +139,12 @@ export function createMemoryTool(options: MemoryToolOptions): ToolDefinition<Mem
               ? 'Remove from your memory (all projects)'
               : 'Save to your memory (all projects)',
             `The agent wants to ${input.action} an entry ${input.action === 'add' ? 'in' : 'of'} ~/.keel/MEMORY.md, which is in the system prompt of every session in every workspace:\n${input.action === 'remove' ? (input.old ?? '') : bullet}${input.action === 'replace' ? `\n(replacing: ${input.old ?? ''})` : ''}`,
+            {
+              id: 'memory_user',
+              action: input.action,
+              entry: input.action === 'remove' ? (input.old ?? '') : bullet,
+              ...(input.action === 'replace' ? { replaced: input.old ?? '' } : {}),
+            },
           );
         const before = readMemoryFile(file);
         let next: string;

@@ -97,14 +97,14 @@ export function createAttachments(options: { onError(text: string): void; change
           continue;
         }
         if (images.length >= MAX_IMAGES) {
-          options.onError(`At most ${MAX_IMAGES} images can be attached to one message.`);
+          options.onError(t('At most {0} images can be attached to one message.', MAX_IMAGES));
           break;
         }
         try {
           const data = await readBase64(file);
           images = [...images, { mediaType, data, ...(file.name ? { name: file.name } : {}) }];
         } catch (error) {
-          options.onError(`${label} could not be read: ${String(error)}`);
+          options.onError(t('{0} could not be read: {1}', label, String(error)));
         }
       }
       render();

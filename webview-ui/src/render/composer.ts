@@ -1,3 +1,4 @@
+import type { WebviewString } from '../../../src/shared/webviewStrings.ts';
 import { button, h, setDisabled } from '../dom.ts';
 import { t } from '../l10n.ts';
 import {
@@ -29,7 +30,8 @@ export interface ComposerOptions {
 
 export type EffortLevel = 'low' | 'medium' | 'high' | 'max' | 'off';
 
-const EFFORT_CHOICES: readonly [EffortLevel, string, string][] = [
+/** English: translated where the picker is built (not at import, before the table is read). */
+const EFFORT_CHOICES: readonly [EffortLevel, WebviewString, WebviewString][] = [
   ['low', 'Low', 'Thinking: low effort (fastest)'],
   ['medium', 'Medium', 'Thinking: medium effort'],
   ['high', 'High', 'Thinking: high effort'],
@@ -71,7 +73,7 @@ export function createComposer(options: ComposerOptions): Composer {
     id: listId,
     class: 'mention-list',
     role: 'listbox',
-    'aria-label': 'Files',
+    'aria-label': t('Files'),
     hidden: true,
   });
   const send = button(t('Send'), () => doSubmit(), { icon: 'send', className: 'send' });
@@ -83,8 +85,8 @@ export function createComposer(options: ComposerOptions): Composer {
   // Which agent the next chat runs as: Keel's own, plan mode (read-only, ends with a plan), or an agent file.
   const modePicker = h('select', {
     class: 'mode-picker',
-    'aria-label': 'Mode',
-    title: 'Mode (starts a new chat)',
+    'aria-label': t('Mode'),
+    title: t('Mode (starts a new chat)'),
   });
   modePicker.addEventListener('change', () => options.setMode(modePicker.value || null));
   // How hard the model thinks in this chat, from its next turn on (stored with the session).
@@ -92,10 +94,10 @@ export function createComposer(options: ComposerOptions): Composer {
     'select',
     {
       class: 'effort-picker',
-      'aria-label': 'Thinking effort',
-      title: 'Thinking effort (this chat, next turns)',
+      'aria-label': t('Thinking effort'),
+      title: t('Thinking effort (this chat, next turns)'),
     },
-    ...EFFORT_CHOICES.map(([value, label, title]) => h('option', { value, title }, label)),
+    ...EFFORT_CHOICES.map(([value, label, title]) => h('option', { value, title: t(title) }, t(label))),
   );
   effortPicker.value = 'medium';
   effortPicker.addEventListener('change', () => {
@@ -127,10 +129,12 @@ export function createComposer(options: ComposerOptions): Composer {
     listbox,
     attachments.element,
     textarea,
+    // Its own line: beside the pickers and buttons of a narrow side bar it became a column of
+    // single characters (Chinese breaks between any two).
+    h('div', { class: 'hint', id: 'composer-hint' }),
     h(
       'div',
       { class: 'composer-actions' },
-      h('span', { class: 'hint', id: 'composer-hint' }),
       stop,
       send,
       // Last in the tab order (Tab from the input reaches Stop, then Send); shown first (CSS order).
@@ -297,8 +301,8 @@ export function createComposer(options: ComposerOptions): Composer {
         return o;
       };
       modePicker.replaceChildren(
-        option('', 'Agent', "Keel's own agent"),
-        ...modes.map((m) => option(m.name, m.name === 'plan' ? 'Plan' : m.name, m.description)),
+        option('', t('Agent'), t("Keel's own agent")),
+        ...modes.map((m) => option(m.name, m.name === 'plan' ? t('Plan') : m.name, m.description)),
       );
     },
     setEffort(effort) {

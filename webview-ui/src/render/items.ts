@@ -40,11 +40,11 @@ function restoreButton(promptNumber: number, ctx: RenderContext): HTMLElement {
     {
       type: 'button',
       class: 'msg-action restore-before',
-      title: 'Restore the files Keel changed from this message on (asks first, lists conflicts)',
-      'aria-label': 'Restore to before this',
+      title: t('Restore the files Keel changed from this message on (asks first, lists conflicts)'),
+      'aria-label': t('Restore to before this'),
     },
     icon('discard'),
-    'Restore to before this',
+    t('Restore to before this'),
   );
   button.addEventListener('click', () => ctx.post({ type: 'restoreBefore', promptNumber }));
   return button;
@@ -56,9 +56,10 @@ function editButton(promptNumber: number, ctx: RenderContext): HTMLElement {
     {
       type: 'button',
       class: 'msg-action fork-before',
-      title:
+      title: t(
         'Restore and edit this message: files back to before it, the chat goes on in a new branch with this text in the input (asks first)',
-      'aria-label': 'Restore and edit this message',
+      ),
+      'aria-label': t('Restore and edit this message'),
     },
     icon('edit'),
   );
@@ -80,7 +81,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
       { class: 'msg-author' },
       icon('account'),
       t('You'),
-      item.steering ? h('span', { class: 'tag' }, 'steering') : null,
+      item.steering ? h('span', { class: 'tag' }, t('steering')) : null,
       item.promptNumber !== undefined ? restoreButton(item.promptNumber, ctx) : null,
       item.promptNumber !== undefined ? editButton(item.promptNumber, ctx) : null,
     ),
@@ -90,7 +91,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
           'div',
           { class: 'msg-images' },
           ...item.images.map((image, i) =>
-            h('img', { class: 'msg-image', src: imageUrl(image), alt: `Attached image ${i + 1}` }),
+            h('img', { class: 'msg-image', src: imageUrl(image), alt: t('Attached image {0}', i + 1) }),
           ),
         )
       : null,
@@ -101,7 +102,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
           ...item.mentions.map((path) => {
             const chip = h(
               'button',
-              { type: 'button', class: 'mention-chip', title: `Open ${path}` },
+              { type: 'button', class: 'mention-chip', title: t('Open {0}', path) },
               icon('file'),
               path,
             );
@@ -118,7 +119,7 @@ function renderUser(item: UserItem, ctx: RenderContext): HTMLElement {
  * rating of the same answer); the host keeps ratings for `keel eval --from-feedback`.
  */
 function feedbackRow(messageId: string, ctx: RenderContext): HTMLElement {
-  const row = h('div', { class: 'msg-feedback', role: 'group', 'aria-label': 'Rate this answer' });
+  const row = h('div', { class: 'msg-feedback', role: 'group', 'aria-label': t('Rate this answer') });
   const status = h('span', { class: 'feedback-status', role: 'status' });
   const rate = (rating: 'up' | 'down', label: string, glyph: string) => {
     const b = h(
@@ -138,7 +139,7 @@ function feedbackRow(messageId: string, ctx: RenderContext): HTMLElement {
       for (const other of Array.from(row.querySelectorAll('button[aria-pressed]')))
         other.setAttribute('aria-pressed', String(other === b));
       row.querySelector('.feedback-note')?.remove();
-      status.textContent = rating === 'up' ? 'Thanks for the feedback.' : 'Noted.';
+      status.textContent = rating === 'up' ? t('Thanks for the feedback.') : t('Noted.');
       if (rating === 'down') row.append(noteForm());
     });
     return b;
@@ -148,25 +149,25 @@ function feedbackRow(messageId: string, ctx: RenderContext): HTMLElement {
       type: 'text',
       class: 'feedback-note-input',
       maxlength: 4000,
-      placeholder: 'What went wrong? (optional)',
-      'aria-label': 'What went wrong (optional)',
+      placeholder: t('What went wrong? (optional)'),
+      'aria-label': t('What went wrong (optional)'),
     });
     const form = h(
       'form',
       { class: 'feedback-note' },
       input,
-      h('button', { type: 'submit', class: 'msg-action feedback-send' }, 'Send'),
+      h('button', { type: 'submit', class: 'msg-action feedback-send' }, t('Send')),
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const note = input.value.trim();
       if (note) ctx.post({ type: 'feedback', messageId, rating: 'down', note });
       form.remove();
-      status.textContent = note ? 'Noted, with your note.' : 'Noted.';
+      status.textContent = note ? t('Noted, with your note.') : t('Noted.');
     });
     return form;
   };
-  row.append(rate('up', 'Good answer', '👍'), rate('down', 'Bad answer', '👎'), status);
+  row.append(rate('up', t('Good answer'), '👍'), rate('down', t('Bad answer'), '👎'), status);
   return row;
 }
 
@@ -188,7 +189,7 @@ function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
   for (const block of item.blocks) {
     if (block.text.length === 0) continue;
     if (block.kind === 'thinking') {
-      const details = h('details', { class: 'thinking' }, h('summary', {}, icon('lightbulb'), 'Thinking'));
+      const details = h('details', { class: 'thinking' }, h('summary', {}, icon('lightbulb'), t('Thinking')));
       const body = h('div', { class: 'thinking-text' });
       // Rendered on first open: thinking can be long and is rarely read.
       details.addEventListener('toggle', () => {
@@ -207,7 +208,7 @@ function renderAssistant(item: AssistantItem, ctx: RenderContext): HTMLElement {
     el.append(feedbackRow(item.id, ctx));
   if (item.streaming && item.blocks.every((b) => b.text.length === 0)) {
     el.append(
-      h('div', { class: 'typing' }, h('vscode-progress-ring', { 'aria-label': 'Keel is responding' })),
+      h('div', { class: 'typing' }, h('vscode-progress-ring', { 'aria-label': t('Keel is responding') })),
     );
   }
   return el;
@@ -243,23 +244,27 @@ export function renderError(
 
 function renderMemory(item: MemoryItem, ctx: RenderContext): HTMLElement {
   const where = item.scope === 'user' ? '~/.keel/MEMORY.md' : '.keel/memory/MEMORY.md';
-  const title = item.origin === 'consolidation' ? 'Keel saved facts to memory' : 'Keel updated memory';
+  const title = item.origin === 'consolidation' ? t('Keel saved facts to memory') : t('Keel updated memory');
   const actions = h('div', { class: 'memory-actions' });
-  if (item.undone) actions.append(h('span', { class: 'tag' }, 'Undone'));
+  if (item.undone) actions.append(h('span', { class: 'tag' }, t('Undone')));
   else {
     const keep = button(
-      'Keep',
+      t('Keep'),
       () => {
         ctx.post({ type: 'memoryDecision', changeId: item.id, keep: true });
-        actions.replaceChildren(h('span', { class: 'tag' }, 'Kept'));
+        actions.replaceChildren(h('span', { class: 'tag' }, t('Kept')));
       },
       { icon: 'check', secondary: true, className: 'memory-keep' },
     );
-    const undo = button('Undo', () => ctx.post({ type: 'memoryDecision', changeId: item.id, keep: false }), {
-      icon: 'discard',
-      secondary: true,
-      className: 'memory-undo',
-    });
+    const undo = button(
+      t('Undo'),
+      () => ctx.post({ type: 'memoryDecision', changeId: item.id, keep: false }),
+      {
+        icon: 'discard',
+        secondary: true,
+        className: 'memory-undo',
+      },
+    );
     actions.append(keep, undo);
   }
   return h(
@@ -280,21 +285,21 @@ function renderPlan(item: PlanItem, ctx: RenderContext): HTMLElement {
   const text = h('textarea', {
     class: 'plan-text',
     rows: Math.min(16, item.text.split('\n').length + 1),
-    'aria-label': 'Plan',
+    'aria-label': t('Plan'),
   });
   text.value = item.text;
-  const start = button('Start', () => ctx.post({ type: 'startPlan', text: text.value }), {
+  const start = button(t('Start'), () => ctx.post({ type: 'startPlan', text: text.value }), {
     icon: 'play',
     className: 'plan-start',
   });
   return h(
     'div',
-    { class: 'plan-card', 'data-id': item.id, role: 'group', 'aria-label': 'Plan' },
+    { class: 'plan-card', 'data-id': item.id, role: 'group', 'aria-label': t('Plan') },
     h(
       'div',
       { class: 'plan-title' },
       icon('checklist'),
-      `Plan (${item.steps.length} steps)`,
+      t('Plan ({0} steps)', item.steps.length),
       item.file ? h('span', { class: 'plan-file' }, item.file) : '',
     ),
     text,
@@ -304,7 +309,7 @@ function renderPlan(item: PlanItem, ctx: RenderContext): HTMLElement {
       h(
         'span',
         { class: 'hint' },
-        'Edit the plan if you like; Start carries it out with the steps as the todo list.',
+        t('Edit the plan if you like; Start carries it out with the steps as the todo list.'),
       ),
       start,
     ),

@@ -48,7 +48,7 @@ export function createTranscript(): Transcript {
   const element = h('div', {
     class: 'transcript',
     role: 'log',
-    'aria-label': 'Conversation',
+    'aria-label': t('Conversation'),
     'aria-live': 'polite',
     tabindex: '0',
   });

@@ -1,4 +1,5 @@
 import type { WebviewMessage } from '../../../src/shared/webviewProtocol.ts';
+import type { WebviewString } from '../../../src/shared/webviewStrings.ts';
 import { t } from '../l10n.ts';
 import { button, h, icon } from '../dom.ts';
 import { contextPercent, formatCost, formatTokens } from '../format.ts';
@@ -10,14 +11,23 @@ import { renderError } from './items.ts';
 
 type Post = (message: WebviewMessage) => void;
 
+/** "1 change" / "3 changes", in the user's language. */
+export function changeCount(n: number): string {
+  return n === 1 ? t('1 change') : t('{0} changes', n);
+}
+
+function fileCount(n: number): string {
+  return n === 1 ? t('1 file') : t('{0} files', n);
+}
+
 export function renderHistory(target: HTMLElement, state: ViewState, post: Post, close: () => void): void {
   target.replaceChildren();
-  target.append(h('div', { class: 'panel-title' }, icon('history'), 'Past chats'));
+  target.append(h('div', { class: 'panel-title' }, icon('history'), t('Past chats')));
   if (state.sessions.length === 0) {
-    target.append(h('p', { class: 'muted' }, 'No past chats in this workspace yet.'));
+    target.append(h('p', { class: 'muted' }, t('No past chats in this workspace yet.')));
     return;
   }
-  const list = h('ul', { class: 'history-list', 'aria-label': 'Past chats' });
+  const list = h('ul', { class: 'history-list', 'aria-label': t('Past chats') });
   for (const session of state.sessions) {
     const when = new Date(session.updatedAt).toLocaleString();
     const current = session.id === state.sessionId;
@@ -28,10 +38,15 @@ export function renderHistory(target: HTMLElement, state: ViewState, post: Post,
         type: 'button',
         'data-session': session.id,
         'aria-current': current ? 'true' : null,
-        'aria-label': `${session.title || 'Untitled chat'}, ${session.messageCount} messages, ${when}`,
+        'aria-label': t(
+          '{0}, {1} messages, {2}',
+          session.title || t('Untitled chat'),
+          session.messageCount,
+          when,
+        ),
       },
-      h('span', { class: 'history-title' }, session.title || 'Untitled chat'),
-      h('span', { class: 'history-meta' }, `${session.messageCount} msgs · ${when}`),
+      h('span', { class: 'history-title' }, session.title || t('Untitled chat')),
+      h('span', { class: 'history-meta' }, t('{0} msgs · {1}', session.messageCount, when)),
     );
     open.addEventListener('click', () => {
       post({ type: 'openSession', id: session.id });
@@ -52,9 +67,9 @@ export function renderTodos(target: HTMLElement, state: ViewState): void {
   const details = h(
     'details',
     { class: 'todos', open: true },
-    h('summary', {}, icon('checklist'), `Plan (${done}/${state.todos.length})`),
+    h('summary', {}, icon('checklist'), t('Plan ({0}/{1})', done, state.todos.length)),
   );
-  const list = h('ul', { class: 'todo-list', 'aria-label': 'Plan' });
+  const list = h('ul', { class: 'todo-list', 'aria-label': t('Plan') });
   for (const todo of state.todos) {
     const glyph = { pending: 'circle-large-outline', in_progress: 'sync', completed: 'pass-filled' }[
       todo.status
@@ -80,7 +95,7 @@ export function renderJobs(target: HTMLElement, state: ViewState, post: Post): v
     target.replaceChildren();
     return;
   }
-  const list = h('ul', { class: 'job-list', 'aria-label': 'Background jobs' });
+  const list = h('ul', { class: 'job-list', 'aria-label': t('Background jobs') });
   for (const job of running) {
     list.append(
       h(
@@ -96,7 +111,7 @@ export function renderJobs(target: HTMLElement, state: ViewState, post: Post): v
     );
   }
   target.replaceChildren(
-    h('div', { class: 'panel-title' }, icon('server-process'), `Background jobs (${running.length})`),
+    h('div', { class: 'panel-title' }, icon('server-process'), t('Background jobs ({0})', running.length)),
     list,
   );
 }
@@ -109,7 +124,7 @@ export function renderReview(target: HTMLElement, state: ViewState, post: Post):
     return;
   }
   const hunks = files.reduce((n, f) => n + f.hunks.length, 0);
-  const summary = `${hunks} change${hunks === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'} to review`;
+  const summary = t('{0} in {1} to review', changeCount(hunks), fileCount(files.length));
   // One line in a narrow side bar: the label shortens (full text in its tooltip), the buttons never wrap.
   const head = h(
     'div',
@@ -121,15 +136,19 @@ export function renderReview(target: HTMLElement, state: ViewState, post: Post):
       h(
         'span',
         { class: 'review-summary-text' },
-        files.length === 1 ? `${hunks} change${hunks === 1 ? '' : 's'} to review` : summary,
+        files.length === 1 ? t('{0} to review', changeCount(hunks)) : summary,
       ),
     ),
-    button('Accept all', () => post({ type: 'acceptAll' }), { icon: 'check-all' }),
-    button('Reject all', () => post({ type: 'rejectAll' }), { icon: 'discard', secondary: true }),
+    button(t('Accept all'), () => post({ type: 'acceptAll' }), { icon: 'check-all' }),
+    button(t('Reject all'), () => post({ type: 'rejectAll' }), { icon: 'discard', secondary: true }),
   );
-  const details = h('details', { class: 'review-files' }, h('summary', {}, 'Show changes'));
+  const details = h('details', { class: 'review-files' }, h('summary', {}, t('Show changes')));
   for (const file of files) {
-    const open = h('a', { href: '#', class: 'review-path', title: `Open diff of ${file.path}` }, file.path);
+    const open = h(
+      'a',
+      { href: '#', class: 'review-path', title: t('Open diff of {0}', file.path) },
+      file.path,
+    );
     open.addEventListener('click', (event) => {
       event.preventDefault();
       post({ type: 'openDiff', path: file.path });
@@ -140,17 +159,21 @@ export function renderReview(target: HTMLElement, state: ViewState, post: Post):
         h(
           'div',
           { class: 'review-hunk', 'data-hunk': hunk.id },
-          h('span', { class: 'hunk-label' }, `Line ${hunk.startLine}: +${hunk.added} −${hunk.removed}`),
-          button('Accept', () => post({ type: 'accept', path: file.path, hunkId: hunk.id }), {
+          h(
+            'span',
+            { class: 'hunk-label' },
+            t('Line {0}: +{1} −{2}', hunk.startLine, hunk.added, hunk.removed),
+          ),
+          button(t('Accept'), () => post({ type: 'accept', path: file.path, hunkId: hunk.id }), {
             icon: 'check',
             iconOnly: true,
-            title: `Accept change at line ${hunk.startLine}`,
+            title: t('Accept change at line {0}', hunk.startLine),
           }),
-          button('Reject', () => post({ type: 'reject', path: file.path, hunkId: hunk.id }), {
+          button(t('Reject'), () => post({ type: 'reject', path: file.path, hunkId: hunk.id }), {
             icon: 'discard',
             iconOnly: true,
             secondary: true,
-            title: `Reject change at line ${hunk.startLine}`,
+            title: t('Reject change at line {0}', hunk.startLine),
           }),
         ),
       );
@@ -171,7 +194,7 @@ export function renderQueue(target: HTMLElement, state: ViewState): void {
           q.state === 'sending' ? 'loading' : 'clock',
           q.state === 'sending' ? 'codicon-modifier-spin' : '',
         ),
-        h('span', { class: 'queued-label' }, q.state === 'sending' ? 'Sending' : 'Queued'),
+        h('span', { class: 'queued-label' }, q.state === 'sending' ? t('Sending') : t('Queued')),
         h('span', { class: 'queued-text' }, q.text),
       ),
     ),
@@ -202,7 +225,13 @@ export function renderBanner(target: HTMLElement, state: ViewState): void {
   );
 }
 
-const STAGE_NAMES = ['none', 'soft trim', 'old results cleared', 'summarised', 'emergency'];
+const STAGE_NAMES: readonly WebviewString[] = [
+  'none',
+  'soft trim',
+  'old results cleared',
+  'summarised',
+  'emergency',
+];
 
 export function renderMeter(target: HTMLElement, state: ViewState, options: { demo?: boolean } = {}): void {
   const { contextTokens, contextWindow, cacheHitPct, costUsd } = state.usage;
@@ -214,7 +243,7 @@ export function renderMeter(target: HTMLElement, state: ViewState, options: { de
   const bar = h('div', {
     class: `meter-bar ${level}`,
     role: 'meter',
-    'aria-label': 'Context used',
+    'aria-label': t('Context used'),
     'aria-valuemin': 0,
     'aria-valuemax': 100,
     'aria-valuenow': pct,
@@ -231,38 +260,46 @@ export function renderMeter(target: HTMLElement, state: ViewState, options: { de
       { class: 'meter-text' },
       h(
         'span',
-        { class: 'meter-context', title: 'Context tokens used / window' },
+        { class: 'meter-context', title: t('Context tokens used / window') },
         `${formatTokens(contextTokens)}${windowText} (${pct}%)`,
       ),
       h(
         'span',
         {
           class: 'meter-cache',
-          title: `Prompt cache: ${Math.round(cacheHitPct)}% of the last prompt, ${Math.round(sessionCache)}% of all prompt tokens this chat`,
+          title: t(
+            'Prompt cache: {0}% of the last prompt, {1}% of all prompt tokens this chat',
+            Math.round(cacheHitPct),
+            Math.round(sessionCache),
+          ),
         },
         icon('database'),
-        `cache ${Math.round(cacheHitPct)}%`,
-        h('span', { class: 'meter-session' }, ` (this chat ${Math.round(sessionCache)}%)`),
+        t('cache {0}%', Math.round(cacheHitPct)),
+        h('span', { class: 'meter-session' }, t(' (this chat {0}%)', Math.round(sessionCache))),
       ),
       stage > 0
         ? h(
             'span',
             {
               class: `meter-stage stage-${Math.min(stage, 4)}`,
-              title: `Context pruning stage ${stage} (${STAGE_NAMES[stage] ?? 'pruned'}): older tool results were trimmed or summarised; the full history stays in the session log.`,
+              title: t(
+                'Context pruning stage {0} ({1}): older tool results were trimmed or summarised; the full history stays in the session log.',
+                stage,
+                t(STAGE_NAMES[stage] ?? 'pruned'),
+              ),
             },
             icon('fold'),
-            `stage ${stage}`,
+            t('stage {0}', stage),
           )
         : null,
       options.demo
         ? h(
             'span',
-            { class: 'meter-cost demo', title: 'Demo mode: no model is called, nothing costs money' },
-            'demo',
+            { class: 'meter-cost demo', title: t('Demo mode: no model is called, nothing costs money') },
+            t('demo'),
           )
-        : h('span', { class: 'meter-cost', title: 'Cost of this chat' }, formatCost(costUsd)),
-      state.model ? h('span', { class: 'meter-model', title: 'Model' }, state.model) : null,
+        : h('span', { class: 'meter-cost', title: t('Cost of this chat') }, formatCost(costUsd)),
+      state.model ? h('span', { class: 'meter-model', title: t('Model') }, state.model) : null,
     ),
   );
 }

@@ -1,3 +1,4 @@
+import type { WebviewString } from '../../../src/shared/webviewStrings.ts';
 import { button, h, icon } from '../dom.ts';
 import {
   formatCost,
@@ -8,8 +9,10 @@ import {
   toolIcon,
   userFacingError,
 } from '../format.ts';
+import { t } from '../l10n.ts';
 import type { SubagentView, ToolItem, ToolStatus } from '../model.ts';
 import type { RenderContext } from './items.ts';
+import { changeCount } from './panels.ts';
 
 // A tool call as a compact card: icon, tool, key argument, status, duration. The result is rendered
 // only when the card is expanded (tool output can be large); edit cards show their diff with
@@ -20,7 +23,8 @@ export const DIFF_PREVIEW_LINES = 200;
 /** Live output lines shown on a running card. */
 const STREAM_PREVIEW_LINES = 12;
 
-const STATUS_LABEL: Record<ToolStatus, string> = {
+/** English: translated where shown (the table is read when the panel renders, not at import). */
+const STATUS_LABEL: Record<ToolStatus, WebviewString> = {
   pending: 'Pending',
   running: 'Running',
   success: 'Done',
@@ -31,7 +35,7 @@ const STATUS_LABEL: Record<ToolStatus, string> = {
 
 function statusGlyph(status: ToolStatus): HTMLElement {
   if (status === 'running')
-    return h('vscode-progress-ring', { class: 'tool-spinner', 'aria-label': 'Running' });
+    return h('vscode-progress-ring', { class: 'tool-spinner', 'aria-label': t('Running') });
   const glyph = {
     pending: 'circle-outline',
     success: 'check',
@@ -44,7 +48,7 @@ function statusGlyph(status: ToolStatus): HTMLElement {
 
 function renderDiff(diff: string): HTMLElement {
   const lines = parseUnifiedDiff(diff);
-  const pre = h('pre', { class: 'diff', 'aria-label': 'Diff' });
+  const pre = h('pre', { class: 'diff', 'aria-label': t('Diff') });
   const show = (count: number) => {
     pre.replaceChildren(
       ...lines.slice(0, count).map((line) => h('span', { class: `diff-line diff-${line.kind}` }, line.text)),
@@ -53,7 +57,7 @@ function renderDiff(diff: string): HTMLElement {
   show(DIFF_PREVIEW_LINES);
   if (lines.length <= DIFF_PREVIEW_LINES) return pre;
   const more = button(
-    `Show all ${lines.length} lines`,
+    t('Show all {0} lines', lines.length),
     () => {
       show(lines.length);
       more.remove();
@@ -66,18 +70,18 @@ function renderDiff(diff: string): HTMLElement {
 function renderBody(item: ToolItem, body: HTMLElement): void {
   if (item.input !== undefined) {
     body.append(
-      h('div', { class: 'tool-section' }, 'Input'),
+      h('div', { class: 'tool-section' }, t('Input')),
       h('pre', { class: 'tool-input' }, JSON.stringify(item.input, null, 2)),
     );
   }
   if (item.resultText !== undefined) {
     body.append(
-      h('div', { class: 'tool-section' }, 'Result'),
-      h('pre', { class: 'tool-result' }, item.resultText || '(empty)'),
+      h('div', { class: 'tool-section' }, t('Result')),
+      h('pre', { class: 'tool-result' }, item.resultText || t('(empty)')),
     );
   } else if (item.stream) {
     body.append(
-      h('div', { class: 'tool-section' }, 'Output so far'),
+      h('div', { class: 'tool-section' }, t('Output so far')),
       h('pre', { class: 'tool-result' }, item.stream),
     );
   }
@@ -90,25 +94,26 @@ const subagentOpen = new Map<string, boolean>();
 function renderSubagent(sub: SubagentView): HTMLElement {
   const running = sub.status === 'running';
   const open = subagentOpen.get(sub.agentId) ?? running;
-  const meta = `${sub.mode} · ${sub.calls.length} call${sub.calls.length === 1 ? '' : 's'} · ${formatCost(sub.costUsd)}`;
+  const calls = sub.calls.length === 1 ? t('1 call') : t('{0} calls', sub.calls.length);
+  const meta = `${sub.mode} · ${calls} · ${formatCost(sub.costUsd)}`;
   const details = h(
     'details',
     {
       class: 'subagent',
       'data-agent': sub.agentId,
       'data-status': sub.status,
-      'aria-label': `Sub-agent ${sub.description} (${sub.status})`,
+      'aria-label': t('Sub-agent {0} ({1})', sub.description, sub.status),
       ...(open ? { open: true } : {}),
     },
     h(
       'summary',
       { class: 'subagent-header' },
       icon('hubot', 'tool-icon'),
-      h('span', { class: 'subagent-title' }, `Sub-agent: ${sub.description}`),
+      h('span', { class: 'subagent-title' }, t('Sub-agent: {0}', sub.description)),
       h('span', { class: 'subagent-meta' }, running ? meta : `${meta} · ${sub.status}`),
     ),
   );
-  const list = h('ul', { class: 'subagent-calls', 'aria-label': 'Sub-agent tool calls' });
+  const list = h('ul', { class: 'subagent-calls', 'aria-label': t('Sub-agent tool calls') });
   for (const call of sub.calls) {
     const arg = keyArgument(call.name, call.input);
     list.append(
@@ -136,7 +141,7 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
     'data-tool': item.name,
     'data-status': item.status,
     role: 'group',
-    'aria-label': `${title}${arg ? `: ${arg}` : ''} (${STATUS_LABEL[item.status]})`,
+    'aria-label': `${title}${arg ? `: ${arg}` : ''} (${t(STATUS_LABEL[item.status])})`,
   });
   const summary = h(
     'summary',
@@ -144,7 +149,7 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
     icon(toolIcon(item.name), 'tool-icon'),
     h('span', { class: 'tool-name' }, title),
     h('span', { class: 'tool-arg', title: arg }, arg),
-    h('span', { class: 'tool-status', title: STATUS_LABEL[item.status] }, statusGlyph(item.status)),
+    h('span', { class: 'tool-status', title: t(STATUS_LABEL[item.status]) }, statusGlyph(item.status)),
     h('span', { class: 'tool-duration' }, formatDuration(item.durationMs)),
   );
   const details = h('details', { class: 'tool-details' }, summary);
@@ -183,7 +188,7 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
           'div',
           { class: 'edit-actions sandbox-actions' },
           button(
-            'Run outside the sandbox…',
+            t('Run outside the sandbox…'),
             () => ctx.post({ type: 'runOutsideSandbox', toolUseId: item.id }),
             {
               icon: 'shield',
@@ -202,9 +207,9 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
       const actions = h('div', { class: 'edit-actions' });
       if (pending > 0) {
         actions.append(
-          h('span', { class: 'review-state' }, `${pending} change${pending === 1 ? '' : 's'} to review`),
-          button('Accept', () => ctx.post({ type: 'accept', path }), { icon: 'check' }),
-          button('Reject', () => ctx.post({ type: 'reject', path }), { icon: 'discard', secondary: true }),
+          h('span', { class: 'review-state' }, t('{0} to review', changeCount(pending))),
+          button(t('Accept'), () => ctx.post({ type: 'accept', path }), { icon: 'check' }),
+          button(t('Reject'), () => ctx.post({ type: 'reject', path }), { icon: 'discard', secondary: true }),
         );
       }
       const settled = pending > 0 ? undefined : ctx.settled?.(path);
@@ -218,21 +223,21 @@ export function renderToolCard(item: ToolItem, ctx: RenderContext): HTMLElement 
       if (settled && outcome) {
         const label =
           outcome === 'accepted'
-            ? 'Accepted'
+            ? t('Accepted')
             : outcome === 'rejected'
-              ? 'Rejected — the file is back to its earlier content'
-              : `${settled.accepted} accepted, ${settled.rejected} rejected`;
+              ? t('Rejected — the file is back to its earlier content')
+              : t('{0} accepted, {1} rejected', settled.accepted, settled.rejected);
         actions.append(
           h(
             'span',
-            { class: 'review-state', title: 'What you decided in the review' },
+            { class: 'review-state', title: t('What you decided in the review') },
             icon(outcome === 'rejected' ? 'discard' : 'check'),
             label,
           ),
         );
       }
       actions.append(
-        button('Open diff', () => ctx.post({ type: 'openDiff', path }), { icon: 'diff', secondary: true }),
+        button(t('Open diff'), () => ctx.post({ type: 'openDiff', path }), { icon: 'diff', secondary: true }),
       );
       card.append(actions);
       card.dataset['review'] = pending > 0 ? 'pending' : (outcome ?? 'settled');

@@ -183,6 +183,7 @@ export function createDomainPolicy(options: DomainPolicyOptions): DomainPolicy {
       detail: `A sandboxed command wants to connect to ${host}:${port} through Keel's network proxy; ${host} is not on the allowed domains (keel.sandbox.allowedDomains).\n\nAllow once: ${host} for the next minute. Allow for this session: always, for this workspace (saved outside the workspace, in Keel's folder of your home). Deny: the command gets HTTP 403.`,
       risk: 'medium',
       sessionKey: `domain:${host}`,
+      message: { id: 'network_domain', host, port },
     });
     if (answer === 'deny') {
       denied.add(host);

@@ -66,7 +66,19 @@ export function createWriteGate(options: WriteGateOptions = {}): WriteGate {
       ctx.audit({ type: 'approval_request', tool, path: target.display, reason: verdict.reason, ...request });
       let decision: ApprovalDecision;
       try {
-        decision = await ctx.host.approvals.ask(request, ctx.signal);
+        decision = await ctx.host.approvals.ask(
+          {
+            ...request,
+            message: {
+              id: 'protected_write',
+              action: action === 'create' ? 'create' : 'modify',
+              tool,
+              path: target.display,
+              why: verdict.detail,
+            },
+          },
+          ctx.signal,
+        );
       } catch (error) {
         if (ctx.signal.aborted) throw aborted();
         throw error;
