@@ -45,7 +45,9 @@ export function createChatRequestHandler(deps: ChatParticipantDeps): vscode.Chat
         stream.markdown(result.info);
         return {};
       }
-      const message = [result.error ?? 'Keel could not start.', result.suggestion].filter(Boolean).join(' ');
+      const message = [result.error ?? vscode.l10n.t('Keel could not start.'), result.suggestion]
+        .filter(Boolean)
+        .join(' ');
       stream.markdown(`**Keel:** ${message}`);
       return { errorDetails: { message } };
     }
@@ -61,10 +63,10 @@ export function createChatRequestHandler(deps: ChatParticipantDeps): vscode.Chat
       const pending = deps.review.pending();
       for (const file of pending) stream.reference(vscode.Uri.file(file.path));
       if (pending.length > 0) {
-        stream.markdown(`\n\n${pending.length} file(s) changed, pending your review.`);
-        stream.button({ command: 'keel.openDiff', title: 'Open Diff' });
-        stream.button({ command: 'keel.acceptAllEdits', title: 'Accept All Edits' });
-        stream.button({ command: 'keel.rejectAllEdits', title: 'Reject All Edits' });
+        stream.markdown(`\n\n${vscode.l10n.t('{0} file(s) changed, pending your review.', pending.length)}`);
+        stream.button({ command: 'keel.openDiff', title: vscode.l10n.t('Open Diff') });
+        stream.button({ command: 'keel.acceptAllEdits', title: vscode.l10n.t('Accept All Edits') });
+        stream.button({ command: 'keel.rejectAllEdits', title: vscode.l10n.t('Reject All Edits') });
       }
       if (outcome.status !== 'finished') {
         const message = `The run ended: ${outcome.status}${outcome.error ? ` (${outcome.error})` : ''}.`;

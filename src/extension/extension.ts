@@ -35,8 +35,9 @@ import { workspaceRoots } from './vscodeHost.ts';
 
 // Activation wires things up and does nothing heavy: the agent core (model client, tools) is
 // imported on the first prompt, the webview protocol validator with the first webview. Every
-// registration is a Disposable owned by the context. Activation is lazy too: no startup event, only
-// the chat view, the commands, and a workspace with pending reviews to restore (package.json).
+// registration is a Disposable owned by the context. Activation comes after startup (onStartupFinished,
+// never during it): VS Code's Chat view runs `@keel` only once a model is selected in its picker, and it
+// lists Keel's models only while Keel is active; otherwise on views, commands and pending reviews.
 
 /** Set by the bundle's first line (scripts/build-ext.mjs); absent when bundled into tests. */
 declare const __keelLoadStart: number | undefined;

@@ -19,11 +19,9 @@ import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
 import {
   type CodeServer,
-  codeServerEntry,
   ensureCodeServer,
   launchBrowser,
   makeWorkspace,
-  node24,
   REPO,
   run,
   startCodeServer,
@@ -31,6 +29,7 @@ import {
 } from './codeServer.ts';
 import { buildZhCnLanguagePack } from './languagePack.ts';
 import { packageVsix } from './packageVsix.ts';
+import { installVsix, workbenchReady as sharedWorkbenchReady } from './workbench.ts';
 
 const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const UI_TIMEOUT = 60_000;
@@ -70,29 +69,7 @@ async function stage<T>(name: string, step: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * Waits for the workbench to hold every command the test uses, by the performance marks VS Code
- * sets (vs/base/common/performance: in a browser, `performance.mark`):
- * - `code/didCreateWorkbenchContributions/3`: all Restored-phase workbench contributions exist.
- *   The extensions contribution (it registers "Extensions: Install from VSIX..." and sets the
- *   hasRemoteServer context its palette entry needs) is one of them. They are created in idle
- *   callbacks after the layout is restored — seconds after the status bar is drawn on a busy
- *   machine — and a palette opened before then lists no such command, ever: it computes its list
- *   when its text changes, not when a command is registered later.
- * - `code/didHandleExtensionPoints`: the installed extensions' contributions (Keel's commands) are
- *   registered.
- */
-async function workbenchReady(): Promise<void> {
-  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
-  await page.waitForFunction(
-    () =>
-      ['code/didCreateWorkbenchContributions/3', 'code/didHandleExtensionPoints'].every(
-        (mark) => performance.getEntriesByName(mark).length > 0,
-      ),
-    undefined,
-    { timeout: UI_TIMEOUT, polling: 100 },
-  );
-}
+const workbenchReady = () => sharedWorkbenchReady(page, UI_TIMEOUT);
 
 /** The palette lists `title` (once: see workbenchReady); Enter runs it. Returns the row's text. */
 async function runCommand(title: string, run = true): Promise<string> {
@@ -154,29 +131,7 @@ describe('Keel in zh-cn (code-server --locale zh-cn)', { timeout: 600_000 }, () 
       settings: { 'workbench.secondarySideBar.defaultVisibility': 'hidden' },
       env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
     });
-    const xdg = path.join(server.runDir, 'tmp');
-    const install = run(
-      node24(),
-      [
-        codeServerEntry(),
-        '--config',
-        path.join(server.runDir, 'config.yaml'),
-        '--user-data-dir',
-        path.join(server.runDir, 'user-data'),
-        '--extensions-dir',
-        path.join(server.runDir, 'extensions'),
-        '--install-extension',
-        vsix,
-      ],
-      {
-        env: {
-          ...process.env,
-          XDG_CONFIG_HOME: path.join(xdg, 'xdg-config'),
-          XDG_DATA_HOME: path.join(xdg, 'xdg-data'),
-          XDG_CACHE_HOME: path.join(xdg, 'xdg-cache'),
-        },
-      },
-    );
+    const install = installVsix(server, vsix);
     assert.match(install, /was successfully installed/);
     browser = await launchBrowser(server.runDir);
     page = browser.pages()[0] ?? (await browser.newPage());

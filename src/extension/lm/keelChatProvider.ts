@@ -191,6 +191,9 @@ export function registerKeelChatProvider(
   if (typeof register !== 'function') return undefined;
   const provider = createKeelChatProvider(deps);
   const registration = register.call(vscode.lm, KEEL_LM_VENDOR, provider);
+  // VS Code may have asked for this vendor's models before Keel was active (and got none): asking again
+  // now lets the Chat view's model picker select one, without which no participant can be invoked.
+  provider.refresh();
   return {
     refresh: () => provider.refresh(),
     dispose: () => {

@@ -74,9 +74,12 @@ describe('Keel extension in VS Code', () => {
     assert.match(execFileSync(rg, ['--version'], { encoding: 'utf8' }), /ripgrep \d+/);
   });
 
-  it('activates lazily: no startup event, only views, commands and pending reviews', () => {
+  it('activates after startup (never during it), for views, commands and pending reviews', () => {
     const pkg = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON as { activationEvents: string[] };
-    assert.deepEqual(pkg.activationEvents, ['workspaceContains:.keel/review']);
+    // onStartupFinished: VS Code's Chat view runs a participant only with a model selected in its picker,
+    // and it asks a vendor for models only once that vendor's extension is active. Without it, the first
+    // `@keel` request of a user with only a Keel key fails ("Language model unavailable").
+    assert.deepEqual(pkg.activationEvents, ['workspaceContains:.keel/review', 'onStartupFinished']);
   });
 
   it('without any ripgrep (the .vsix ships none), Grep answers with its plain scan and says so', async () => {
