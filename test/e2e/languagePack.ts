@@ -101,7 +101,12 @@ export function buildZhCnLanguagePack(): string {
   };
   fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(vsixManifest, null, 2)}\n`);
   fs.writeFileSync(path.join(stage, 'README.md'), `# zh-cn language pack for Keel's E2E\n`);
-  const vsix = path.join(WORK, 'language-pack-zh-cn.vsix');
+  // In a folder of its own: the test picks it in VS Code's file dialog, which lists a folder as a
+  // virtualised list — in a busy .e2e/ (run folders of earlier runs) its row can be out of view.
+  const outDir = path.join(WORK, 'language-pack-vsix');
+  fs.rmSync(outDir, { recursive: true, force: true });
+  fs.mkdirSync(outDir, { recursive: true });
+  const vsix = path.join(outDir, 'language-pack-zh-cn.vsix');
   run(
     path.join(REPO, 'node_modules', '.bin', 'vsce'),
     ['package', '--allow-missing-repository', '--skip-license', '--no-dependencies', '-o', vsix],
