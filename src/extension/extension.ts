@@ -7,12 +7,8 @@ import { offerKeelModels } from './lm/keelChatProvider.ts';
 import { registerKeelTools } from './lm/keelTools.ts';
 import { CHAT_VIEW_ID, createChatView } from './chatViewProvider.ts';
 import { createProposals } from './editReview/proposals.ts';
-import {
-  createReviewManager,
-  type RestoreReport,
-  type ReviewManager,
-  relativeTo,
-} from './editReview/reviewManager.ts';
+import { createReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import { restoreReviews } from './editReview/restoreReviews.ts';
 import { createReviewStore } from './editReview/reviewStore.ts';
 import { COMMANDS, openReviewDiff, registerReviewUi } from './editReview/reviewUi.ts';
 import { registerMcpServersCommand } from './mcp.ts';
@@ -322,8 +318,7 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
       stateDir: () => getHost().stateDir,
       extensionPath: context.extensionPath,
       settings: readSettings,
-      apiKey: async () =>
-        (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+      apiKey,
       log: write,
     }),
   );
@@ -382,30 +377,6 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     mcpAuth,
     chatRequestHandler,
   };
-}
-
-/** After a reload: the edits the user had not reviewed yet are pending again (or dropped, said so). */
-async function restoreReviews(
-  review: ReviewManager,
-  display: (p: string) => string,
-  write: (level: 'info' | 'warn', message: string) => void,
-): Promise<void> {
-  let report: RestoreReport;
-  try {
-    report = await review.restore();
-  } catch (error) {
-    write('warn', `could not restore pending reviews: ${(error as Error).message}`);
-    return;
-  }
-  if (report.restored.length > 0)
-    write('info', `restored the pending review of ${report.restored.length} file(s)`);
-  for (const d of report.dropped) {
-    const message = d.refused
-      ? `Keel: a stored pending review was dropped and nothing was written: ${d.reason}.`
-      : `Keel: the pending review of ${display(d.path)} was dropped because ${d.reason} since the window was closed; the file was left as it is.`;
-    write('warn', message);
-    void vscode.window.showWarningMessage(message);
-  }
 }
 
 export async function deactivate(): Promise<void> {
