@@ -25,7 +25,7 @@ import {
 } from './codeServer.ts';
 import { png } from '../unit/helpers/png.ts';
 import { packageVsix } from './packageVsix.ts';
-import { installVsix } from './workbench.ts';
+import { installVsix, workbenchReady } from './workbench.ts';
 
 const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const UI_TIMEOUT = 60_000;
@@ -77,6 +77,7 @@ async function openWorkbench(): Promise<void> {
   await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
   await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
   metrics['workbench ready'] = `${Date.now() - started} ms`;
+  await workbenchReady(page, UI_TIMEOUT);
   // Keel activates after startup (onStartupFinished), cheaply: no session exists until the user asks.
 }
 
@@ -211,22 +212,18 @@ async function openQuickInput(...keys: string[]) {
   return input;
 }
 
-/** Runs a palette command; retried, since right after a (re)load the palette may not list it yet. */
+/**
+ * Runs a palette command. The palette is opened once: openWorkbench and reloadWindow wait until the
+ * workbench holds every command (workbenchReady), and a palette lists what is registered when typed.
+ */
 async function runCommand(title: string): Promise<void> {
-  const end = Date.now() + UI_TIMEOUT;
-  for (;;) {
-    const input = await openQuickInput('F1');
-    await input.fill(`>${title}`);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    try {
-      await row.waitFor({ state: 'visible', timeout: 10_000 });
-      await page.keyboard.press('Enter');
-      return;
-    } catch (error) {
-      await page.keyboard.press('Escape');
-      if (Date.now() > end) throw error;
-    }
-  }
+  const input = await openQuickInput('F1');
+  await input.fill(`>${title}`);
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: title })
+    .first()
+    .waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+  await page.keyboard.press('Enter');
 }
 
 /** Keel's status bar item appears once the extension is active. */
@@ -311,7 +308,7 @@ async function reloadWindow(): Promise<void> {
   const started = Date.now();
   await page.reload();
   await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: UI_TIMEOUT });
-  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: UI_TIMEOUT });
+  await workbenchReady(page, UI_TIMEOUT);
   metrics['reload → workbench'] = `${Date.now() - started} ms`;
 }
 
