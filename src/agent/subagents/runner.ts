@@ -6,7 +6,6 @@ import type { AgentEvent, AgentEventBody } from '../events.ts';
 import type { Host } from '../host.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage } from '../messages.ts';
-import { toolUses } from '../messages.ts';
 import { askText, SUMMARY_SYSTEM } from '../model/ask.ts';
 import type { ModelClient } from '../model/client.ts';
 import { repoModelRefusal } from '../model/providers/modelRef.ts';
@@ -26,13 +25,14 @@ import {
   type ToolContext,
   type ToolResult,
 } from '../tools/protocol.ts';
-import { createToolRegistry, type ToolRegistry } from '../tools/registry.ts';
+import { createToolRegistry } from '../tools/registry.ts';
 import { agentPromptSection, type AgentDefinition } from '../agents/discover.ts';
 import { gateRegistry, limitNames } from '../session/toolGate.ts';
 import { parseAnswer, SUBAGENT_TOOLS, subagentSystemPrompt } from './prompt.ts';
 import { createTaskGraph, runInGraph } from './taskGraph.ts';
 import { startWriter, type WriterSession } from './writer.ts';
 import { sweepStaleWriterTrees } from './worktree.ts';
+import { cap, depthLimited, filesTouched } from './runnerParts.ts';
 
 // Task → a sub-agent: its own loop, transcript and session log (linked from the parent's log by a
 // subagent_start event), its own minimal prefix, the parent's model client (so the global concurrency
@@ -73,50 +73,6 @@ export interface SubagentRunnerOptions {
 /** About 2,000 tokens of result text for the parent. */
 export const SUBAGENT_RESULT_MAX_CHARS = 8000;
 export const SUBAGENT_MAX_TURNS = 30;
-
-const READ_TOOLS = new Set(['Read', 'Grep', 'Glob', 'LS']);
-const WRITE_TOOLS = new Set(['Edit', 'MultiEdit', 'Write']);
-
-function depthLimited(registry: ToolRegistry): ToolRegistry {
-  return {
-    ...registry,
-    execute(name, input, context) {
-      if (name === 'Task') {
-        const result = fail(
-          'BLOCKED_BY_POLICY',
-          'A sub-agent cannot start sub-agents (depth limit 1).',
-          'Do the work with your own tools, or say in your answer what is left.',
-        );
-        return Promise.resolve({ result, content: `Error [BLOCKED_BY_POLICY]: ${result.text}` });
-      }
-      return registry.execute(name, input, context);
-    },
-  };
-}
-
-/** Paths the sub-agent looked at and changed, from its own successful calls (not from its claims). */
-function filesTouched(transcript: readonly AgentMessage[], root: string) {
-  const ok = new Set(
-    transcript.flatMap((m) => (m.role === 'tool_result' && m.result.status !== 'error' ? [m.toolUseId] : [])),
-  );
-  const read = new Set<string>();
-  const changed = new Set<string>();
-  for (const m of transcript) {
-    if (m.role !== 'assistant') continue;
-    for (const use of toolUses(m)) {
-      if (!ok.has(use.id)) continue;
-      const p = typeof use.input.path === 'string' ? use.input.path : undefined;
-      const shown = p ? path.relative(root, path.resolve(root, p)) || '.' : undefined;
-      if (READ_TOOLS.has(use.name)) read.add(shown ?? '.');
-      if (WRITE_TOOLS.has(use.name) && shown) changed.add(shown);
-    }
-  }
-  return { read: [...read].sort(), changed: [...changed].sort() };
-}
-
-function cap(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}\n[… cut: the sub-agent's answer was longer]`;
-}
 
 export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPort {
   const { host, now } = options;
