@@ -121,12 +121,15 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
   // `@terminal`: each command's output is read as it runs (only then can it be read).
   const terminals = createTerminalRecorder();
   sub(terminals);
+  // Keel's own key: VS Code's secret storage, then the environment.
+  const apiKey = async () =>
+    (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined;
   controller = createSessionController({
     editorSources: { terminal: () => terminals.lastOutput() },
     beforeCreate: () => trustReview.beforeSession(),
     host: getHost,
     settings: readSettings,
-    apiKey: async () => (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined,
+    apiKey,
     providerKeys: () => providerKeys(context.secrets),
     log: write,
     memento: context.workspaceState,
@@ -178,8 +181,6 @@ export function activate(context: vscode.ExtensionContext): KeelApi {
     }),
   );
 
-  const apiKey = async () =>
-    (await context.secrets.get(SECRET_KEY)) || process.env.ANTHROPIC_API_KEY || undefined;
   // Keel's models for VS Code's chat and other extensions (vendor "keel"), served with Keel's key.
   const offered = offerKeelModels(context, {
     apiKey,

@@ -26,12 +26,6 @@ export interface KeelChatProviderDeps {
   /** The configured model, then its fallbacks. */
   readonly models: () => readonly string[];
   readonly log: (level: 'info' | 'warn', message: string) => void;
-  /** A client for one model (tests may count calls); default: Keel's streaming client. */
-  readonly createClient?: (
-    model: string,
-    apiKey: string,
-    baseURL: string | undefined,
-  ) => Promise<ModelClient>;
 }
 
 interface ChatInformation {
@@ -128,7 +122,6 @@ async function defaultClient(
 
 export function createKeelChatProvider(deps: KeelChatProviderDeps): KeelChatProvider {
   const changed = new vscode.EventEmitter<void>();
-  const createClient = deps.createClient ?? defaultClient;
   return {
     onDidChangeLanguageModelChatInformation: changed.event,
     refresh: () => changed.fire(),
@@ -152,7 +145,7 @@ export function createKeelChatProvider(deps: KeelChatProviderDeps): KeelChatProv
       const controller = new AbortController();
       const cancel = token.onCancellationRequested(() => controller.abort());
       try {
-        const client = await createClient(model.id, key, deps.baseUrl() || undefined);
+        const client = await defaultClient(model.id, key, deps.baseUrl() || undefined);
         const reply = await client.stream(request, controller.signal, {
           onDelta: (_index, kind, delta) => {
             if (kind === 'text') progress.report(new vscode.LanguageModelTextPart(delta));
