@@ -15,15 +15,13 @@ import {
   ensureCodeServer,
   launchBrowser,
   makeWorkspace,
-  REPO,
   run,
   startCodeServer,
   WORK,
 } from './codeServer.ts';
 import { packageVsix } from './packageVsix.ts';
-import { installVsix, workbenchReady } from './workbench.ts';
+import { installVsix, workbenchReady, screenshot, until as untilWithin } from './workbench.ts';
 
-const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const UI_TIMEOUT = 60_000;
 const ORIGINAL = 'export function greet(name: string): string {\n  return "Hello, " + name;\n}\n';
 const MODEL = 'claude-sonnet-4-6';
@@ -34,20 +32,10 @@ let browser: BrowserContext;
 let page: Page;
 let workspace: string;
 
-async function shot(name: string): Promise<void> {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-}
+const shot = (name: string) => screenshot(page, name);
 
-async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + UI_TIMEOUT;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${UI_TIMEOUT} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = UI_TIMEOUT) =>
+  untilWithin(what, fn, ms);
 
 /** The palette lists `title` (the workbench is ready: workbenchReady); Enter runs it. */
 async function runCommand(title: string): Promise<void> {

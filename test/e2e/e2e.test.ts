@@ -18,16 +18,14 @@ import {
   launchBrowser,
   log,
   makeWorkspace,
-  REPO,
   run,
   startCodeServer,
   WORK,
 } from './codeServer.ts';
 import { png } from '../unit/helpers/png.ts';
 import { packageVsix } from './packageVsix.ts';
-import { installVsix, workbenchReady } from './workbench.ts';
+import { installVsix, workbenchReady, screenshot, until as untilWithin } from './workbench.ts';
 
-const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const UI_TIMEOUT = 60_000;
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the workspace file is TypeScript source
 const APP_TS = 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n';
@@ -52,24 +50,10 @@ function requestsText(from = 0): string {
     .join('\n');
 }
 
-async function shot(name: string): Promise<void> {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-}
+const shot = (name: string) => screenshot(page, name);
 
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined> | T | undefined,
-  ms = UI_TIMEOUT,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = UI_TIMEOUT) =>
+  untilWithin(what, fn, ms);
 
 async function openWorkbench(): Promise<void> {
   const started = Date.now();

@@ -22,16 +22,14 @@ import {
   ensureCodeServer,
   launchBrowser,
   makeWorkspace,
-  REPO,
   run,
   startCodeServer,
   WORK,
 } from './codeServer.ts';
 import { buildZhCnLanguagePack } from './languagePack.ts';
 import { packageVsix } from './packageVsix.ts';
-import { installVsix, workbenchReady as sharedWorkbenchReady } from './workbench.ts';
+import { installVsix, workbenchReady as sharedWorkbenchReady, screenshot } from './workbench.ts';
 
-const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const UI_TIMEOUT = 60_000;
 
 let emulator: Emulator;
@@ -39,10 +37,7 @@ let server: CodeServer;
 let browser: BrowserContext;
 let page: Page;
 
-async function shot(name: string): Promise<void> {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-}
+const shot = (name: string) => screenshot(page, name);
 
 async function chatFrame(): Promise<Frame> {
   const end = Date.now() + UI_TIMEOUT;

@@ -1,6 +1,7 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { type CodeServer, codeServerEntry, node24, run } from './codeServer.ts';
+import { type CodeServer, codeServerEntry, node24, REPO, run } from './codeServer.ts';
 
 // What every E2E file does with its code-server: install the packaged Keel the way a user would (the
 // same code-server's CLI), and wait until the workbench can run commands.
@@ -50,4 +51,27 @@ export async function workbenchReady(page: Page, timeout: number): Promise<void>
     undefined,
     { timeout, polling: 100 },
   );
+}
+
+/** Where every E2E file leaves its screenshots. */
+export const ARTIFACTS = path.join(REPO, 'test-artifacts');
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+}
+
+/** Polls `fn` until it gives something (not undefined/false); fails after `ms` naming `what`. */
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  ms: number,
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
