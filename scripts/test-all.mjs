@@ -64,6 +64,19 @@ function countsOf(out) {
   return plain ? { passed: Number(plain[1]), failed: Number(plain[2]) } : undefined;
 }
 
+// The runner's own "failing tests" block (spec reporter), shortened: CI shows only the output's tail,
+// so the summary must name what failed or a flaky failure cannot be found afterwards.
+function failingTestsOf(out) {
+  const at = out.lastIndexOf('✖ failing tests:');
+  if (at < 0) return '';
+  const lines = out.slice(at).split('\n').slice(1);
+  const kept = lines.filter((line) => /^(test at |\s*✖ )/.test(line) || /^\s+(Error|\w*Error)\b/.test(line));
+  return kept
+    .slice(0, 40)
+    .map((line) => `  ${line.trimEnd()}`)
+    .join('\n');
+}
+
 let passed = 0;
 let failed = 0;
 const summary = [];
@@ -82,6 +95,10 @@ for (const stage of stages) {
   summary.push(
     `${stage.name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}${counts ? ` — ${counts.passed} passed, ${counts.failed} failed` : ''} in ${seconds} s`,
   );
+  if (code !== 0) {
+    const failing = failingTestsOf(out);
+    if (failing) summary.push(failing);
+  }
 }
 process.stdout.write(`\n=== summary\n${summary.join('\n')}\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);

@@ -157,8 +157,12 @@ async function run(args: RunArgs): Promise<number> {
       terminatedBy ??= signal;
       session.abort(`terminated (${signal})`);
       void session.stopJobs();
-      // An unwind that hangs must not keep keel alive; the 'exit' clean-up still runs.
-      setTimeout(() => process.exit(signalExitCode(signal)), 5000).unref();
+      // An unwind that hangs must not keep keel alive; the 'exit' clean-up still runs. Said, so a
+      // user (or a supervisor's log) knows the run did not wind down on its own.
+      setTimeout(() => {
+        process.stderr.write(`keel: still winding down 5 s after ${signal}; exiting now\n`);
+        process.exit(signalExitCode(signal));
+      }, 5000).unref();
     };
     const stopListening = onSignals(['SIGTERM', 'SIGHUP'], onTerminate);
     setOnStdoutGone(() => session.abort('stdout was closed'));

@@ -10,7 +10,7 @@ import { createNodeHost } from '../../src/agent/node/nodeHost.ts';
 import { createPolicyApprovals } from '../../src/agent/safety/approvals.ts';
 import { createAgentSession } from '../../src/agent/session/session.ts';
 import { type Emulator, type ScriptedReply, startEmulator } from '../emulator/server.ts';
-import { tempWorkspace } from './helpers/cli.ts';
+import { tempWorkspace, waitFor } from './helpers/cli.ts';
 
 // With the kept-up-to-date scan (only what the kernel reported is looked at again between commands),
 // what others change between prompts — the user saving in an editor, a separate process, a background
@@ -119,15 +119,15 @@ test('a background job that writes while no prompt runs: its bytes are the next 
   const s = session(ws, 'watch');
   try {
     assert.equal((await s.prompt('start the job')).status, 'finished');
-    for (let i = 0; i < 100 && !fs.existsSync(marker); i++) await new Promise((r) => setTimeout(r, 50));
-    while (s.jobs.some((j) => j.status === 'running')) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => fs.existsSync(marker), 30_000, "the job's file");
+    await waitFor(() => !s.jobs.some((j) => j.status === 'running'), 30_000, 'the job to end');
     // The job's end record is written once its process wrapper settles, a moment after its status
     // flips: wait for it, as a user's next prompt (seconds later) would.
     const ended = () =>
       openCheckpointStore(path.join(ws, '.keel'), s.id)
         .jobs()
         .some((j) => j.event === 'end');
-    for (let i = 0; i < 100 && !ended(); i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(ended, 30_000, "the job's end record");
     assert.equal(read(ws, 'job.txt'), 'from the job\n');
     assert.equal((await s.prompt('edit')).status, 'finished');
 

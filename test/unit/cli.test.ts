@@ -240,7 +240,7 @@ describe('keel run', () => {
     assertLogComplete(ws, sessionIdFrom(run.stderr));
   });
 
-  test('Ctrl-C during a slow stream exits 130 within 2 s with the log intact', async () => {
+  test('Ctrl-C during a slow stream exits 130 at once (not after the 30 s stream) with the log intact', async () => {
     const ws = tempWorkspace();
     emu.setScenario({
       replies: [{ fault: { type: 'slow', delayMs: 30_000 }, content: [{ type: 'text', text: 'late' }] }],
@@ -252,7 +252,7 @@ describe('keel run', () => {
     child.kill('SIGINT');
     const run = await child.result;
     assert.equal(run.code, 130, run.stderr);
-    assert.ok(Date.now() - t0 < 2000, `exited in ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 10_000, `exited in ${Date.now() - t0} ms`);
     const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
     assert.equal(entries.at(-1)?.status, 'aborted');
   });
@@ -288,10 +288,11 @@ describe('keel run', () => {
       child.kill(signal);
       const run = await child.result;
       assert.equal(run.code, code, run.stderr);
-      // Promptly, not after the command's minutes-long sleep nor the 5 s forced exit (the bound is
-      // loose: the suite runs test files side by side on 2 cores, and the exit flushes the logs).
-      assert.ok(Date.now() - t0 < 4000, `exited in ${Date.now() - t0} ms`);
-      await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
+      // It wound down on its own (not the 5 s forced exit, which says so), and not after the
+      // command's minutes-long sleep.
+      assert.doesNotMatch(run.stderr, /still winding down/);
+      assert.ok(Date.now() - t0 < 30_000, `exited in ${Date.now() - t0} ms`);
+      await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 10_000, 'no process left behind');
       assert.deepEqual(fs.readdirSync(tmp), [], 'nothing left in the temp dir (the sandbox folder)');
       const entries = assertLogComplete(ws, sessionIdFrom(run.stderr));
       assert.equal(entries.at(-1)?.status, 'aborted');

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
 import { type Emulator, type EmulatorOptions, type Scenario, startEmulator } from '../emulator/server.ts';
+import { waitFor } from './helpers/cli.ts';
 import { png } from './helpers/png.ts';
 
 type CreateParams = Anthropic.MessageCreateParamsNonStreaming;
@@ -620,9 +621,10 @@ test('prompt cache: 5-minute TTL refreshed by reads, expiry with the injected cl
 });
 
 test('aborting a slow stream ends quickly on the client and the server stops writing', async () => {
+  // Hundreds of events 50 ms apart: the whole stream would take over 20 s.
   const text = 'slow words '.repeat(200);
   await withEmu(
-    { scenario: { replies: [{ content: [{ type: 'text', text }], fault: { type: 'slow', delayMs: 20 } }] } },
+    { scenario: { replies: [{ content: [{ type: 'text', text }], fault: { type: 'slow', delayMs: 50 } }] } },
     async (emu, client) => {
       const stream = client.messages.stream(hello());
       const started = Date.now();
@@ -631,14 +633,14 @@ test('aborting a slow stream ends quickly on the client and the server stops wri
         if (++texts === 2) stream.abort();
       });
       await rejectsWith(stream.finalMessage(), (e) => e instanceof Anthropic.APIUserAbortError);
-      assert.ok(Date.now() - started < 2_000, 'abort took too long');
-      await sleep(150);
+      assert.ok(Date.now() - started < 10_000, 'the abort waited for the stream');
       const rec = emu.requests[0]!;
-      assert.equal(rec.clientDisconnected, true);
+      // The server learns of the closed socket asynchronously (a moment later on a loaded machine).
+      await waitFor(() => rec.clientDisconnected === true, 5000, 'the server to see the client leave');
       const written = rec.eventsWritten ?? 0;
-      await sleep(150);
+      await sleep(300);
       assert.equal(rec.eventsWritten, written, 'server kept writing after the client left');
-      assert.ok(written < 20);
+      assert.ok(written < 40, `${written} events written`);
     },
   );
 });

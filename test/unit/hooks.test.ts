@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
+import { waitFor } from './helpers/cli.ts';
 import { hookFiles, loadHookConfig, parseHookSettings } from '../../src/agent/hooks/config.ts';
 import {
   capText,
@@ -471,8 +472,7 @@ test('a steering message waits for UserPromptSubmit; a blocked one is never queu
   const message = (text: string) => ({ role: 'user' as const, id: text, ts: 0, text });
   hooks.steer(message('my secret is 42'), (m) => queued.push(m));
   hooks.steer(message('fine'), (m) => queued.push(m));
-  for (let i = 0; i < 100 && queued.length + warnings.length < 2; i++)
-    await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => queued.length + warnings.length >= 2, 30_000, 'both messages to pass the hook');
   assert.deepEqual(queued, [message('fine')]);
   assert.match(warnings.join('\n'), /blocked this message; it was not sent: no secrets/);
 });

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import * as tls from 'node:tls';
 import { configuredRegistryDomains } from '../../src/agent/safety/sandbox/domains.ts';
 import { type ProxyDenial, startDomainProxy } from '../../src/agent/safety/sandbox/proxy.ts';
+import { waitFor } from './helpers/cli.ts';
 
 // Attacks on the sandbox's network proxy, spoken to it over its Unix socket exactly as the bridge
 // inside the sandbox does. The would-be victims are servers on this machine: each test asserts that
@@ -61,7 +62,7 @@ before(async () => {
     resolve: (host) => (host.endsWith('.test') ? '127.0.0.1' : host),
     onDenied: (denial) => denials.push(denial),
   });
-  for (let i = 0; i < 100 && !fs.existsSync(socketPath); i++) await new Promise((r) => setTimeout(r, 10));
+  await waitFor(() => fs.existsSync(socketPath), 10_000, "the proxy's socket");
 });
 after(() => {
   proxy.close();
@@ -186,7 +187,14 @@ async function tunnelHello(serverName: string): Promise<{ bytes: Buffer; denial?
   await new Promise<void>((resolve) => socket.once('data', () => resolve()));
   const secure = tls.connect({ socket, servername: serverName, rejectUnauthorized: false });
   secure.on('error', () => {});
-  await new Promise((r) => setTimeout(r, 300));
+  // Whichever comes first: the ClientHello reaches the server, or the proxy refuses it.
+  await waitFor(
+    () => received.length > 0 || denials.length > before,
+    10_000,
+    'the proxy to forward or refuse',
+  );
+  // A refusal is checked before anything is forwarded; a moment more shows that nothing followed it.
+  if (denials.length > before) await new Promise((r) => setTimeout(r, 200));
   secure.destroy();
   server.close();
   return { bytes: Buffer.concat(received), ...(denials[before] ? { denial: denials[before] } : {}) };

@@ -81,7 +81,7 @@ test('abort ends a slow stream at once and the log stays parseable', async () =>
   s.abort('test');
   const outcome = await run;
   assert.equal(outcome.status, 'aborted');
-  assert.ok(Date.now() - t0 < 1000);
+  assert.ok(Date.now() - t0 < 10_000, 'the abort waited for the 30 s stream');
   const loaded = loadSession(s.logPath);
   assert.equal(loaded.tornLines, 0);
   assert.equal(loaded.events.at(-1)?.type, 'agent_end');

@@ -507,7 +507,9 @@ test('a session reopened from its log renders from its messages', () => {
   assert.equal(card.resultText, 'contents');
 });
 
-test('thousands of events reduce quickly', () => {
+// Speed is bench/panel.ts's (first paint and per-delta cost of 5,000 events in Chromium); this
+// checks that a long session comes out the same whether it is replayed at once or arrives live.
+test('thousands of events: replayed at once or delivered one by one, the same transcript', () => {
   const bodies: AgentEventBody[] = [];
   for (let i = 0; i < 1500; i++) {
     bodies.push({ type: 'message_start', messageId: `m${i}`, model: 'm' });
@@ -524,17 +526,14 @@ test('thousands of events reduce quickly', () => {
     });
   }
   const events = stream(bodies);
-  const started = performance.now();
   const state = reduceMany(initialState(), events);
-  const elapsed = performance.now() - started;
   assert.equal(state.items.length, 3000);
   assert.equal(state.lastSeq, events.length);
-  assert.ok(elapsed < 1500, `reducing ${events.length} events took ${elapsed.toFixed(0)} ms`);
   // Live delivery, one event at a time, of the last 2000 events on top of a long transcript.
   const base = reduceMany(initialState(), events.slice(0, -2000));
-  const t2 = performance.now();
-  events.slice(-2000).reduce(reduce, base);
-  assert.ok(performance.now() - t2 < 2000);
+  const live = events.slice(-2000).reduce(reduce, base);
+  assert.equal(live.lastSeq, events.length);
+  assert.deepEqual(live.items, state.items);
 });
 
 test('the virtual list renders only what a viewport needs, and keeps offsets from measured heights', () => {
