@@ -585,7 +585,7 @@ describe('keel tool', () => {
     child.kill('SIGTERM');
     const run = await child.result;
     assert.match(run.stdout, /"code":"ABORTED"/);
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 2000, 'no process left behind');
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 10_000, 'no process left behind');
   });
 
   test('without arguments lists the tools a session offers, one per line', async () => {

@@ -57,9 +57,9 @@ test('Stop ends the jobs of the current run only; disposing the session ends the
   await waitFor(() => processesWith(`sleep ${second}`).length > 0, 10_000, 'the second job');
   session.abort('stopped by the user');
   assert.equal((await two).status, 'aborted');
-  await waitFor(() => processesWith(`sleep ${second}`).length === 0, 5000, "the stopped run's job to end");
+  await waitFor(() => processesWith(`sleep ${second}`).length === 0, 10_000, "the stopped run's job to end");
   assert.equal(processesWith(`sleep ${first}`).length, 1, "an earlier run's job keeps running");
 
   session.dispose();
-  await waitFor(() => processesWith(`sleep ${first}`).length === 0, 5000, 'every job to end on dispose');
+  await waitFor(() => processesWith(`sleep ${first}`).length === 0, 10_000, 'every job to end on dispose');
 });

@@ -177,7 +177,7 @@ describe('background jobs (keel run)', () => {
     });
     const run = await runKeel(['run', '--workspace', ws, '--job-wait', '1', 'go'], cliEnv(emu.url));
     assert.equal(run.code, 0, run.stderr);
-    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 3000, 'no job process left');
+    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 10_000, 'no job process left');
   });
 
   test('Ctrl-C while a job runs: exit 130 and the job is gone', async () => {
@@ -194,7 +194,7 @@ describe('background jobs (keel run)', () => {
     child.kill('SIGINT');
     const run = await child.result;
     assert.equal(run.code, 130, run.stderr);
-    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 3000, 'no job process left');
+    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 10_000, 'no job process left');
   });
 
   test('the run fails (the API refuses the next call) while a job runs: exit 1, and the job is gone', async () => {
@@ -204,7 +204,7 @@ describe('background jobs (keel run)', () => {
     emu.setScenario({ replies: [bash({ command: `sleep ${sleep}`, run_in_background: true })] });
     const run = await runKeel(['run', '--workspace', ws, 'go'], cliEnv(emu.url));
     assert.equal(run.code, 1, run.stderr);
-    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 3000, 'no job process left');
+    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 10_000, 'no job process left');
   });
 
   test('a notice-looking line in command output stays data', async () => {

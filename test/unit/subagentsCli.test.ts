@@ -218,7 +218,7 @@ describe('Task: sub-agents (keel run)', () => {
     child.kill('SIGINT');
     const run = await child.result;
     assert.equal(run.code, 130, run.stderr);
-    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 3000, 'no process left');
+    await waitFor(() => processesWith(`sleep ${sleep}`).length === 0, 10_000, 'no process left');
     const parentLog = readLog(ws, sessionIdFrom(run.stderr));
     assert.equal(parentLog.find((e) => e.type === 'subagent_end')?.status, 'aborted');
   });
