@@ -62,6 +62,12 @@ export async function runScenario(suite, scenario) {
     [...shim, suite, 'client', '--command', command, '--scenario', scenario, '--timeout', '60000'],
     { cwd, env: { ...process.env, NODE_PATH: path.join(repo, 'node_modules') } },
   );
+  let keelStderr = '';
+  try {
+    keelStderr = fs.readFileSync(path.join(cwd, 'keel.stderr'), 'utf8');
+  } catch {
+    // the client never started Keel
+  }
   fs.rmSync(cwd, { recursive: true, force: true });
   // The suite prints its verdict; it writes no results files for client runs.
   const text = out.replace(/\x1b\[[0-9;]*m/g, '');
@@ -74,7 +80,10 @@ export async function runScenario(suite, scenario) {
     .split('\n')
     .filter((l) => l.trim().startsWith('- '))
     .map((l) => l.trim().slice(2));
-  const detail = ok ? '' : failedChecks.join('; ') || text.trim().split('\n').slice(-3).join(' | ');
+  const keelSaid = keelStderr.trim().split('\n').slice(-8).join(' | ');
+  const detail = ok
+    ? ''
+    : `${failedChecks.join('; ') || text.trim().split('\n').slice(-3).join(' | ')}${keelSaid ? ` — keel said: ${keelSaid}` : ''}`;
   return { scenario, passed, failed, warnings, ok, detail };
 }
 

@@ -113,7 +113,9 @@ async function main(): Promise<number> {
           KEEL_HOME: path.join(dir, '.keel'),
           BROWSER: `${process.execPath} ${path.join(repo, 'test', 'conformance', 'browser.mjs')}`,
         },
-        stdio: ['ignore', 'inherit', 'inherit'],
+        // Keel's stderr (its notices and errors) into the scenario's folder: the suite does not show a
+        // client's output, and a failing scenario's report quotes it (scripts/mcp-conformance.mjs).
+        stdio: ['ignore', 'inherit', fs.openSync(path.join(process.cwd(), 'keel.stderr'), 'a')],
       },
     );
     return await new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));

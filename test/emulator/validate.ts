@@ -16,6 +16,7 @@ export function validateRequest(body: unknown): Validation {
     checkTools(req) ??
     checkSystem(req) ??
     checkMessages(req.messages) ??
+    checkImageCount(req.messages) ??
     checkPairing(req.messages) ??
     checkCacheControlCount(req) ??
     checkCacheTtlOrder(req) ??
@@ -133,6 +134,30 @@ function checkImageBlock(block: ContentBlockIn, path: string, role: string): str
   const side = imageSide(bytes, mediaType);
   if (side === undefined) return `${path}: Could not process image`;
   if (side > 8000) return `${path}: image dimensions exceed max allowed size: 8000 pixels`;
+  return undefined;
+}
+
+/** Per request: at most 100 images, and past 20 none over 2000 px a side (the API's wording). */
+function checkImageCount(messages: MessageIn[]): string | undefined {
+  const images: Array<{ path: string; block: ContentBlockIn }> = [];
+  for (const [i, msg] of messages.entries()) {
+    for (const [j, block] of blocksOf(msg.content).entries()) {
+      if (block.type === 'image') images.push({ path: `messages.${i}.content.${j}.image`, block });
+      const inner = block.type === 'tool_result' ? block['content'] : undefined;
+      if (Array.isArray(inner))
+        for (const [k, item] of inner.entries())
+          if ((item as ContentBlockIn)?.type === 'image')
+            images.push({ path: `messages.${i}.content.${j}.tool_result.content.${k}.image`, block: item });
+    }
+  }
+  if (images.length > 100) return `Too many images in request (${images.length}). Maximum is 100.`;
+  if (images.length <= 20) return undefined;
+  for (const { path, block } of images) {
+    const source = block['source'] as { data?: string; media_type?: string };
+    const side = imageSide(Buffer.from(source.data ?? '', 'base64'), source.media_type ?? '');
+    if ((side ?? 0) > 2000)
+      return `${path}.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels`;
+  }
   return undefined;
 }
 

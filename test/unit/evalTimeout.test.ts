@@ -68,7 +68,11 @@ test('keel eval stopped by SIGTERM stops its trials (process groups of their own
     child.kill('SIGTERM');
     const run = await child.result;
     assert.equal(run.code, 143, run.stderr);
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 10_000, 'no trial process left behind');
+    await waitFor(
+      () => processesWith(`sleep ${marker}`).length === 0,
+      10_000,
+      'no trial process left behind',
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(out, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { backgroundWait, jobReminders } from '../jobs/backgroundWait.ts';
 import { createJobManager } from '../jobs/manager.ts';
+import { admitUserImages, createImageBudget } from '../context/imageBudget.ts';
 import { runLoop } from '../loop.ts';
 import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
 import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
@@ -275,6 +276,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     now,
     emit,
   });
+  const imageBudget = createImageBudget(() => transcript);
   const toolContext = (toolUseId: string, signal: AbortSignal): ToolContext => ({
     host: hookedHost,
     sessionId: id,
@@ -288,18 +290,23 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     subagents,
     autoClassifier,
     acceptsImages: acceptsImages(model.models[0] ?? model.current),
+    images: imageBudget,
     ...(runId ? { runId } : {}),
   });
 
-  const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage =>
-    newUserMessage({
+  const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => {
+    const admitted = admitUserImages(imageBudget, text, opts?.images);
+    if (admitted.refused)
+      emit({ type: 'notice', level: 'warn', text: `Images not sent: ${admitted.refused}.` });
+    return newUserMessage({
       id: newId('usr'),
       ts: now(),
-      text,
+      text: admitted.text,
       steering: isSteering,
       mentions: opts?.mentions,
-      images: opts?.images,
+      images: admitted.images,
     });
+  };
 
   const startRun = async (message: UserMessage, opts?: PromptOptions): Promise<RunOutcome> => {
     controller = new AbortController();

@@ -1,3 +1,4 @@
+import { createImageBudget } from '../context/imageBudget.ts';
 import { acceptsImages, type Effort } from '../model/models.ts';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
@@ -265,6 +266,8 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
           return [{ role: 'reminder', id: newId('rem'), ts: now(), text, source: 'steering' }];
         };
 
+        // The sub-agent's own conversation has its own requests, so its own image limits.
+        const images = createImageBudget(() => transcript);
         emit({ type: 'agent_start', runId: agentId, prompt: request.prompt });
         append({ role: 'user', id: newId('usr'), ts: now(), text: request.prompt });
         let outcome: RunOutcome;
@@ -292,6 +295,7 @@ export function createSubagentRunner(options: SubagentRunnerOptions): SubagentPo
               // The user's request the classifier sees is the session's, never the sub-agent's task.
               ...(parent.autoClassifier ? { autoClassifier: parent.autoClassifier } : {}),
               acceptsImages: acceptsImages(model.models[0] ?? ''),
+              images,
             }),
             takeSteering: wrapUp,
             hasSteering: () => !steered && options.hasSteering(),

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ImageBudget } from '../context/imageBudget.ts';
 import type { ImageAttachment } from '../context/images.ts';
 import type { Host } from '../host.ts';
 import type { JobManager } from '../jobs/manager.ts';
@@ -89,6 +90,8 @@ export interface ToolContext {
   readonly autoClassifier?: AutoClassifier;
   /** The model of this call takes image blocks (absent: it does, e.g. `keel tool`, which prints text). */
   readonly acceptsImages?: boolean;
+  /** The API's per-request image limits over this conversation (absent: no conversation, `keel tool`). */
+  readonly images?: ImageBudget;
 }
 
 export interface SubagentRequest {

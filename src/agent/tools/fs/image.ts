@@ -64,6 +64,14 @@ export function readImage(
       'Do not retry. Ask the user what it shows, or to switch to a model that accepts images.',
     );
   }
+  const refused = ctx.images?.claim(ctx.toolUseId, [dims]);
+  if (refused !== undefined) {
+    failure(
+      'TOO_LARGE',
+      `${display} is a ${described}; it was not attached: ${refused}.`,
+      'Do not retry. Ask the user what it shows or for a smaller copy; compacting the conversation frees room taken by earlier images.',
+    );
+  }
   const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
   return {
     info: { mediaType: type, ...dims },
