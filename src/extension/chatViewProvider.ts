@@ -1,16 +1,15 @@
 import { commandCompletions, modesMessage } from './slashPanel.ts';
 import * as vscode from 'vscode';
-import { contextMentionCompletions } from '../agent/context/mentionContext.ts';
 import type { SandboxInfo } from '../agent/host.ts';
 import type { HostMessage, WebviewMessage } from '../shared/webviewProtocol.ts';
-import { enterSafeItems } from './approvalButtons.ts';
+import { fileCompletions, insertCode, runOutsideSandbox } from './chatActions.ts';
 import { chatHtml } from './chatHtml.ts';
 import { openWorkspaceFile } from './openFile.ts';
 import { openReviewDiff } from './editReview/reviewUi.ts';
-import { fromRelative, type ReviewManager, relativeTo } from './editReview/reviewManager.ts';
+import { fromRelative, type ReviewManager } from './editReview/reviewManager.ts';
 import { decideReviewChange, reviewMessage } from './chatReview.ts';
 import type { Proposals } from './editReview/proposals.ts';
-import { KEEP_REFUSED, RUN_OUTSIDE, runOutsideDialog, sandboxNotice } from './sandboxUi.ts';
+import { sandboxNotice } from './sandboxUi.ts';
 import type { SessionController } from './sessionController.ts';
 
 // The chat panel's host side (its HTML: chatHtml.ts): a message pump that validates every
@@ -43,30 +42,6 @@ export interface ChatView extends vscode.WebviewViewProvider, vscode.Disposable 
   /** Add a mention to the end of the chat input (and reveal the panel). */
   addToInput(text: string, mentions: readonly string[]): Promise<void>;
   reveal(): Promise<void>;
-}
-
-async function fileCompletions(query: string, roots: readonly string[]): Promise<string[]> {
-  const safe = query.replace(/[[\]{}()*?!\\]/g, '');
-  const pattern = safe ? `**/*${safe}*` : '**/*';
-  const exclude = '{**/node_modules/**,**/.git/**,**/.keel/**}';
-  const [uris, inFolders] = await Promise.all([
-    vscode.workspace.findFiles(pattern, exclude, 50),
-    vscode.workspace.findFiles(safe ? `**/*${safe}*/**` : '*/**', exclude, 50),
-  ]);
-  const files = uris
-    .map((u) => relativeTo(roots, u.fsPath))
-    .sort((a, b) => a.length - b.length || a.localeCompare(b));
-  // Folders (`src/`): chosen, one becomes a listing of its entries (contextMentions.ts).
-  const folders = new Set<string>();
-  for (const u of [...inFolders, ...uris]) {
-    const parts = relativeTo(roots, u.fsPath).split('/').slice(0, -1);
-    parts.forEach((name, i) => {
-      if (name.toLowerCase().includes(safe.toLowerCase())) folders.add(`${parts.slice(0, i + 1).join('/')}/`);
-    });
-  }
-  const dirs = [...folders].sort((a, b) => a.length - b.length || a.localeCompare(b)).slice(0, 10);
-  // The context mentions first: chosen, they become reminders (contextMentions.ts), not files.
-  return [...contextMentionCompletions(query), ...dirs, ...files];
 }
 
 export function createChatView(deps: ChatViewDeps): ChatView {
@@ -261,43 +236,12 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       case 'copyCode':
         await vscode.env.clipboard.writeText(message.code);
         return;
-      case 'insertCode': {
-        const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
-        if (!editor) {
-          void vscode.window.showInformationMessage('Keel: open an editor to insert the code into.');
-          return;
-        }
-        await editor.edit((b) => {
-          for (const sel of editor.selections) b.replace(sel, message.code);
-        });
+      case 'insertCode':
+        await insertCode(message.code);
         return;
-      }
-      case 'runOutsideSandbox': {
-        // The command comes from the session's own record of the refused call, never from the webview.
-        const end = deps.controller.current
-          ?.eventsSince(0)
-          .find((e) => e.type === 'tool_end' && e.toolUseId === message.toolUseId);
-        const result = end?.type === 'tool_end' ? end.result : undefined;
-        const command = (result?.data as { command?: unknown } | undefined)?.command;
-        if (result?.error?.code !== 'SANDBOX_DENIED' || typeof command !== 'string') {
-          void vscode.window.showWarningMessage('Keel: that command is not one the sandbox refused.');
-          return;
-        }
-        const dialog = runOutsideDialog(command, vscode.l10n);
-        // The buttons in the user's language; which one was pressed is known by its English key.
-        const items = enterSafeItems(RUN_OUTSIDE, KEEP_REFUSED).map((item) => ({
-          ...item,
-          key: item.title,
-          title: vscode.l10n.t(item.title),
-        }));
-        const choice = await vscode.window.showWarningMessage(
-          dialog.message,
-          { modal: true, detail: dialog.detail },
-          ...items,
-        );
-        if (choice?.key === RUN_OUTSIDE) await deps.runOutsideSandbox?.(command);
+      case 'runOutsideSandbox':
+        await runOutsideSandbox(deps, message.toolUseId);
         return;
-      }
       case 'feedback': {
         const session = deps.controller.current;
         const stateDir = deps.stateDir?.();

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import { backgroundWait, jobReminders } from '../jobs/backgroundWait.ts';
 import { createJobManager } from '../jobs/manager.ts';
-import { admitUserImages, createImageBudget } from '../context/imageBudget.ts';
-import { runLoop } from '../loop.ts';
-import type { AgentMessage, ReminderMessage, UserMessage } from '../messages.ts';
+import { createImageBudget } from '../context/imageBudget.ts';
+import type { AgentMessage } from '../messages.ts';
 import { takeMemorySnapshot } from '../memory/sessionMemory.ts';
 import { memoryPaths } from '../memory/store.ts';
 import { acceptsImages } from '../model/models.ts';
@@ -14,7 +12,7 @@ import { createCircuitBreaker } from '../safety/guards/circuitBreaker.ts';
 import { createLoopDetector } from '../safety/guards/loopDetector.ts';
 import { createPathGuard } from '../safety/paths/pathGuard.ts';
 import { createReadLedger } from '../safety/guards/readLedger.ts';
-import { blockedPrompt, createSessionHooks } from '../hooks/sessionHooks.ts';
+import { createSessionHooks } from '../hooks/sessionHooks.ts';
 import { createSubagentRunner } from '../subagents/runner.ts';
 import { createToolset } from '../tools/index.ts';
 import { warmMemoryIndex } from '../tools/memorySearch.ts';
@@ -25,15 +23,8 @@ import { createSessionReset, openFollowingResets } from './reset.ts';
 import { sessionClassifier } from './sessionClassifier.ts';
 import { createSessionEngine, currentEngine } from './sessionEngine.ts';
 import { createSessionEvents } from './sessionEvents.ts';
-import {
-  agentTools,
-  compactNow,
-  finishPlan,
-  sessionAgent,
-  sessionModel,
-  subagentOptions,
-  turnLimit,
-} from './sessionAgent.ts';
+import { agentTools, compactNow, sessionAgent, sessionModel, subagentOptions } from './sessionAgent.ts';
+import { createSessionRuns } from './sessionRun.ts';
 import { gateRegistry, type ToolLimit } from './toolGate.ts';
 import {
   interruptedResults,
@@ -41,7 +32,6 @@ import {
   sessionCheckpoints,
   sessionModelClient,
   sessionSkillsAndMcp,
-  newUserMessage,
   sessionTrust,
   sessionJobControls,
   sessionLimits,
@@ -49,7 +39,7 @@ import {
   chosenEffort,
 } from './sessionStart.ts';
 
-import type { AgentSession, AgentSessionOptions, PromptOptions, RunOutcome } from './types.ts';
+import type { AgentSession, AgentSessionOptions } from './types.ts';
 
 export { newSessionId, SessionConfigError } from './sessionStart.ts';
 
@@ -70,7 +60,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
   let { id, log } = opened;
   const transcript = opened.transcript;
   // A plan being carried out starts with its steps as the todo list (shown with the first prompt).
-  let seedTodos = opened.todos.length === 0 && (options.initialTodos?.length ?? 0) > 0;
+  const seedTodos = opened.todos.length === 0 && (options.initialTodos?.length ?? 0) > 0;
   let todos = seedTodos ? options.initialTodos! : opened.todos;
 
   // Per-prompt checkpoints see every write the tools make and every command's effect on the files.
@@ -154,14 +144,13 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     },
   });
   const { offered, limit } = agentTools(main, [...tools, ...(readOnly ? [] : (options.extraTools ?? []))]);
-  let limitOfRun: ToolLimit | undefined;
   // The agent's limit and this run's (a slash command's) refuse calls; the offered list stays frozen.
   const registry = gateRegistry(
     createToolRegistry(offered.map(wrapTool), {
       loopDetector,
       circuitBreaker,
     }),
-    () => [limit, limitOfRun].filter((l): l is ToolLimit => l !== undefined),
+    () => [limit, runs.limit].filter((l): l is ToolLimit => l !== undefined),
   );
   const model = sessionModel(
     options,
@@ -245,14 +234,10 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       main,
     }),
     // One turn stays with the parent, so it can still answer once its sub-agents used the rest.
-    turnsLeft: () => (options.maxTurns ?? 50) - treeTurns - 1,
-    onTurn: () => {
-      treeTurns++;
-    },
-    hasSteering: () => steering.some((m) => m.role === 'user'),
+    turnsLeft: () => (options.maxTurns ?? 50) - runs.treeTurns - 1,
+    onTurn: () => runs.countTurn(),
+    hasSteering: () => runs.hasSteering(),
   });
-  /** Turns the run's whole tree took (the parent's and its sub-agents'). */
-  let treeTurns = 0;
   // Background jobs outlive their prompt: a before/after scan cannot attribute their changes to one,
   // so they run on the host's own shell (their writes are not checkpointed; restore names them).
   const jobs = createJobManager(
@@ -260,12 +245,6 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     now,
   );
   jobs.onChange((job) => emit({ type: 'job', job }));
-  let runId: string | undefined;
-
-  let controller: AbortController | undefined;
-  let current: Promise<RunOutcome> | undefined;
-  const steering: AgentMessage[] = [];
-  const byKey = new Map<string, Promise<RunOutcome>>();
 
   // --approve auto: the classifier for what the effect classes leave to a person (fresh context).
   const autoClassifier = sessionClassifier({
@@ -291,108 +270,41 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     autoClassifier,
     acceptsImages: acceptsImages(model.models[0] ?? model.current),
     images: imageBudget,
-    ...(runId ? { runId } : {}),
+    ...(runs.runId ? { runId: runs.runId } : {}),
   });
 
-  const userMessage = (text: string, opts: PromptOptions | undefined, isSteering: boolean): UserMessage => {
-    const admitted = admitUserImages(imageBudget, text, opts?.images);
-    if (admitted.refused)
-      emit({ type: 'notice', level: 'warn', text: `Images not sent: ${admitted.refused}.` });
-    return newUserMessage({
-      id: newId('usr'),
-      ts: now(),
-      text: admitted.text,
-      steering: isSteering,
-      mentions: opts?.mentions,
-      images: admitted.images,
-    });
-  };
-
-  const startRun = async (message: UserMessage, opts?: PromptOptions): Promise<RunOutcome> => {
-    controller = new AbortController();
-    // A prompt file's `model` and `allowed-tools` hold for this run only.
-    model.setTurnModel(opts?.model);
-    limitOfRun = turnLimit(opts);
-    const signal = controller.signal;
-    // Each user prompt is a fresh start for loop detection: a stop in one run must not block the next.
-    loopDetector.reset();
-    runId = newId('run');
-    treeTurns = 0;
-    const promptNumber = recorder?.beginPrompt(message.text);
-    emit({
-      type: 'agent_start',
-      runId,
-      prompt: message.text,
-      ...(promptNumber !== undefined ? { promptNumber } : {}),
-    });
-    emit({ type: 'user_message', message, queued: false });
-    if (seedTodos) emit({ type: 'todo', todos });
-    seedTodos = false;
-    let outcome: RunOutcome;
-    try {
-      // Hooks first: a blocked prompt never enters the transcript; their context goes around it.
-      const gate = await hooks.beforePrompt(message.text, signal);
-      for (const m of [...gate.before, ...(gate.blocked === undefined ? [message] : []), ...gate.after])
-        append(m);
-      const loop = gate.blocked === undefined ? runLoop : blockedPrompt(gate.blocked);
-      outcome = await loop({
-        model,
-        engine: loggedEngine,
-        registry,
-        append,
-        emit: (body) => {
-          if (body.type === 'turn_start') treeTurns++;
-          emit(body);
-        },
-        newId,
-        now,
-        approvalWaitMs,
-        signal,
-        contextWindow,
-        transcript: () => transcript,
-        toolContext: (toolUseId) => toolContext(toolUseId, signal),
-        awaitBackground: backgroundWait(jobs, { waitMs: options.jobWaitMs ?? 0, now, emit, signal }),
-        takeSteering: () => {
-          const drained = [...steering.splice(0), ...jobReminders(jobs, () => newId('rem'), now())];
-          for (const m of drained)
-            if (m.role === 'user') emit({ type: 'user_message', message: m, queued: false });
-          return drained;
-        },
-        hasSteering: () => steering.some((m) => m.role === 'user'),
-        beforeStop: () => hooks.beforeStop(signal),
-        reset,
-        maxTurns: options.maxTurns ?? 50,
-        turnsUsed: () => treeTurns,
-        maxTokens,
-        ...(effort ? { effort } : {}),
-        ...(options.readConcurrency !== undefined ? { readConcurrency: options.readConcurrency } : {}),
-      });
-    } catch (error) {
-      const text = error instanceof Error ? error.message : String(error);
-      emit({ type: 'error', code: 'internal', message: text });
-      outcome = { status: 'failed', finalText: '', error: text };
-    }
-    if (outcome.status === 'stopped' && outcome.error)
-      emit({ type: 'notice', level: 'error', text: outcome.error });
-    model.setTurnModel(undefined);
-    limitOfRun = undefined;
-    if (main.agent?.name === 'plan' && outcome.status === 'finished')
-      finishPlan(host, id, message.text, outcome.finalText, emit);
-    emit({
-      type: 'agent_end',
-      runId: runId ?? '',
-      status: outcome.status,
-      finalText: outcome.finalText,
-      ...(outcome.error ? { error: outcome.error } : {}),
-    });
-    controller = undefined;
-    runId = undefined;
-    return outcome;
-  };
+  // Read lazily above: the registry's gate, the sub-agents' turn budget, the tool context's run id.
+  const runs = createSessionRuns({
+    options,
+    host,
+    id: () => id,
+    main,
+    model,
+    engine: loggedEngine,
+    registry,
+    hooks,
+    recorder,
+    loopDetector,
+    reset,
+    jobs,
+    transcript,
+    todos: () => todos,
+    seedTodos,
+    effort: () => effort,
+    toolContext,
+    images: imageBudget,
+    append,
+    emit,
+    newId,
+    now,
+    approvalWaitMs,
+    contextWindow,
+    maxTokens,
+  });
 
   const memoryOps = sessionMemoryOps({
     readOnly,
-    running: () => current !== undefined,
+    running: () => runs.running,
     transcript,
     memory,
     model,
@@ -401,7 +313,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
     notify: (text, source) => session.notify(text, source),
   });
   const session: AgentSession = {
-    ...sessionJobControls(jobs, () => runId),
+    ...sessionJobControls(jobs, () => runs.runId),
     get jobs() {
       return jobs.list();
     },
@@ -415,7 +327,7 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       return todos;
     },
     get running() {
-      return current !== undefined;
+      return runs.running;
     },
     get model() {
       return model.current;
@@ -432,51 +344,21 @@ export function createAgentSession(options: AgentSessionOptions): AgentSession {
       emit({ type: 'model_switch', model: name });
     },
     ...(main.agent ? { agentName: main.agent.name } : {}),
-    compact: async () => !current && (await compactNow(loggedEngine, transcript, now(), append)),
+    compact: async () => !runs.running && (await compactNow(loggedEngine, transcript, now(), append)),
     logPath: log.path,
     ...(mcp ? { mcp: mcp.manager } : {}),
     subscribe: (listener) => bus.subscribe(listener),
-    prompt(text, opts) {
-      if (opts?.idempotencyKey) {
-        const seen = byKey.get(opts.idempotencyKey);
-        if (seen) return seen;
-      }
-      let promise: Promise<RunOutcome>;
-      if (current) {
-        const message = userMessage(text, opts, true);
-        emit({ type: 'user_message', message, queued: true });
-        hooks.steer(message, (m) => steering.push(m));
-        promise = current;
-      } else {
-        const pendingNotes = steering.splice(0);
-        for (const note of pendingNotes) append(note);
-        promise = startRun(userMessage(text, opts, false), opts).finally(() => {
-          current = undefined;
-        });
-        current = promise;
-      }
-      if (opts?.idempotencyKey) byKey.set(opts.idempotencyKey, promise);
-      return promise;
-    },
-    abort(reason) {
-      if (!controller) return;
-      emit({ type: 'notice', level: 'warn', text: `Aborted${reason ? `: ${reason}` : ''}.` });
-      // Stop ends the jobs this run started (their SIGTERM goes out now; the rest is awaited by hosts).
-      if (runId) void jobs.stopAll(runId);
-      controller.abort(reason);
-    },
+    prompt: runs.prompt,
+    abort: runs.abort,
     eventsSince: (after) => events.filter((e) => e.seq > after),
-    notify(text, source) {
-      const note: ReminderMessage = { role: 'reminder', id: newId('rem'), ts: now(), text, source };
-      steering.push(note);
-    },
+    notify: runs.notify,
     consolidateMemory: () => memoryOps.consolidateMemory(),
     undoMemoryChange: (changeId) => memoryOps.undoMemoryChange(changeId),
     notice(level, text) {
       emit({ type: 'notice', level, text });
     },
     dispose() {
-      controller?.abort('disposed');
+      runs.dispose();
       void jobs.stopAll();
       bus.clear();
       void mcp?.manager.shutdown();
