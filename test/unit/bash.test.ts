@@ -378,3 +378,26 @@ test('timeout_ms is validated against the maximum', () => {
   assert.equal(tool.readOnly, false);
   assert.match(tool.description, /fallback/i);
 });
+
+test("a command given input (a hook's stdin) never runs the user's ~/.bashrc, which bash would run for a socket stdin", async () => {
+  // Node's piped stdin is a socketpair; bash takes a socket on stdin for rshd/sshd and sources
+  // ~/.bashrc — a user's slow `pyenv init` then held every hook until its timeout.
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-rc-home-'));
+  try {
+    const marker = path.join(home, 'bashrc-ran');
+    fs.writeFileSync(path.join(home, '.bashrc'), `touch ${JSON.stringify(marker)}\nsleep 30\n`);
+    const shell = createNodeShell({ graceMs: 500 });
+    const r = await shell.run({
+      command: 'read -r line; echo "got $line"',
+      cwd: home,
+      env: { PATH: process.env.PATH ?? '', HOME: home },
+      timeoutMs: 20_000,
+      stdin: '{"hook_event_name":"Stop"}\n',
+    });
+    assert.equal(r.stdout, 'got {"hook_event_name":"Stop"}\n');
+    assert.equal(r.timedOut, false);
+    assert.equal(fs.existsSync(marker), false, '~/.bashrc ran');
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});

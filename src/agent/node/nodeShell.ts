@@ -125,17 +125,21 @@ export function createNodeShell(options: NodeShellOptions = {}): ShellPort {
           durationMs: 0,
         });
       }
-      // An argv array, never a re-quoted string: what was checked is exactly what runs.
+      // An argv array, never a re-quoted string: what was checked is exactly what runs. `--norc`:
+      // bash runs ~/.bashrc for `-c` when its stdin is a socket (it takes it for rshd/sshd), and
+      // Node's piped stdin (a hook's input) is a socketpair — the user's rc file (a pyenv init, a
+      // prompt that waits) must not run, nor slow or hang every hook.
+      const argv = ['/bin/bash', '--norc', '-c', run.command];
       const wrapped =
         sandbox && mode !== 'off'
-          ? sandbox.wrap(['/bin/bash', '-c', run.command], {
+          ? sandbox.wrap(argv, {
               cwd: run.cwd,
               network: mode === 'network',
               ...(run.writableRoots ? { roots: run.writableRoots } : {}),
             })
           : undefined;
       // bubblewrap already gives the command its own PID namespace, killed with it.
-      const tree = wrapped ? undefined : processTreeFor(['/bin/bash', '-c', run.command]);
+      const tree = wrapped ? undefined : processTreeFor(argv);
       return new Promise((resolve) => {
         let child: ReturnType<typeof spawn>;
         try {
