@@ -1,6 +1,7 @@
 import { commandCompletions, modesMessage } from './slashPanel.ts';
 import * as vscode from 'vscode';
 import type { SandboxInfo } from '../agent/host.ts';
+import { answerRatings } from '../agent/eval/feedbackRatings.ts';
 import type { HostMessage, WebviewMessage } from '../shared/webviewProtocol.ts';
 import { fileCompletions, insertCode, runOutsideSandbox } from './chatActions.ts';
 import { chatHtml } from './chatHtml.ts';
@@ -83,7 +84,14 @@ export function createChatView(deps: ChatViewDeps): ChatView {
       running: session.running,
       model: deps.controller.model,
       contextWindow: deps.controller.contextWindow,
+      ...ratingsOf(session.id),
     });
+  };
+  // A reopened or reloaded chat shows how its answers were rated (kept beside the session log).
+  const ratingsOf = (sessionId: string) => {
+    const stateDir = deps.stateDir?.();
+    const ratings = stateDir ? answerRatings(stateDir, sessionId) : {};
+    return Object.keys(ratings).length > 0 ? { ratings } : {};
   };
   const clampPct = (n: number) => Math.min(100, Math.max(0, n));
   const postUsage = () => {

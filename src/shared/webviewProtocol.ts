@@ -57,6 +57,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
      * webview renders these messages (before `events`) when `replace` is true.
      */
     messages: z.optional(z.array(z.looseObject({ id: z.string(), role: z.string() }))),
+    /** The user's latest 👍/👎 of each answer of this session, by answer id. */
+    ratings: z.optional(z.record(id, z.enum(['up', 'down']))),
   }),
   z.strictObject({
     type: z.literal('sessions'),

@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { AgentEvent } from '../../src/agent/events.ts';
-import { feedbackDir, recordAnswerFeedback } from '../../src/agent/eval/feedback.ts';
+import { feedbackDir, recordAnswerFeedback, recordFeedback } from '../../src/agent/eval/feedback.ts';
+import { answerRatings } from '../../src/agent/eval/feedbackRatings.ts';
 import { webviewMessageSchema } from '../../src/shared/webviewProtocol.ts';
 import { type Emulator, startEmulator } from '../emulator/server.ts';
 import { cliEnv, readLog, runKeel, sessionIdFrom, tempWorkspace } from './helpers/cli.ts';
@@ -77,4 +78,45 @@ test('a 👎 recorded by the host on a real answer makes keel eval --from-feedba
   const none = await runKeel(['eval', '--from-feedback', suite2, '--workspace', ws], cliEnv(emu.url));
   assert.equal(none.code, 0, none.stderr);
   assert.match(none.stdout, /No new thumbs-down session/);
+});
+
+test('a reopened chat gets each answer’s latest rating; a hostile feedback file changes nothing else', () => {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-ratings-'));
+  try {
+    const id = '20261127-101010-abcdef';
+    const other = '20261127-101010-fedcba';
+    assert.deepEqual(Object.entries(answerRatings(state, id)), [], 'no file: no ratings');
+    recordFeedback(state, { session: id, message: 'ast_1', rating: 'down', note: 'wrong file' });
+    recordFeedback(state, { session: id, message: 'ast_2', rating: 'down' });
+    recordFeedback(state, { session: id, message: 'ast_2', rating: 'up' });
+    recordFeedback(state, { session: id, rating: 'down' }); // the session as a whole: no answer
+    const file = path.join(feedbackDir(state), `${id}.jsonl`);
+    // Planted lines: another session's rating, garbage, a wrong shape, a prototype key.
+    fs.appendFileSync(
+      file,
+      [
+        JSON.stringify({ v: 1, ts: 1, session: other, message: 'ast_3', rating: 'up' }),
+        '{not json',
+        JSON.stringify({ v: 1, ts: 1, session: id, message: 'ast_4', rating: 'meh' }),
+        JSON.stringify({ v: 1, ts: 1, session: id, message: '__proto__', rating: 'up' }),
+        '',
+      ].join('\n'),
+    );
+    const ratings = answerRatings(state, id);
+    assert.deepEqual(Object.entries(ratings).sort(), [
+      ['__proto__', 'up'],
+      ['ast_1', 'down'],
+      ['ast_2', 'up'],
+    ]);
+    assert.equal(Object.getPrototypeOf(ratings), null, 'a "__proto__" answer id is only a key');
+    assert.deepEqual(Object.entries(answerRatings(state, '../../etc/passwd')), [], 'not a session id');
+    // Too large to be a real rating file, or not a regular file: not read.
+    fs.appendFileSync(file, 'x'.repeat(1024 * 1024));
+    assert.deepEqual(Object.entries(answerRatings(state, id)), []);
+    fs.rmSync(file);
+    fs.symlinkSync('/etc/hostname', file);
+    assert.deepEqual(Object.entries(answerRatings(state, id)), []);
+  } finally {
+    fs.rmSync(state, { recursive: true, force: true });
+  }
 });

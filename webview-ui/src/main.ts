@@ -19,7 +19,7 @@ import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import { type HostMessage, parseHostMessage, type WebviewMessage } from '../../src/shared/webviewProtocol.ts';
 import { button, h } from './dom.ts';
 import { initialState, type ViewState } from './model.ts';
-import { addPending, applyHostMessage } from './reducer.ts';
+import { addPending, applyHostMessage, rateAnswer } from './reducer.ts';
 import { createComposer } from './render/composer.ts';
 import { createTranscript } from './render/list.ts';
 import {
@@ -165,6 +165,12 @@ function closeHistory(): void {
 const pendingHunks = (path: string) =>
   state.review.filter((f) => samePath(f.path, path)).reduce((n, f) => n + f.hunks.length, 0);
 const settled = (path: string) => state.reviewSettled?.find((f) => samePath(f.path, path));
+const rating = (messageId: string) =>
+  state.ratings && Object.hasOwn(state.ratings, messageId) ? state.ratings[messageId] : undefined;
+const rated = (messageId: string, value: 'up' | 'down') => {
+  state = rateAnswer(state, messageId, value);
+  schedulePersist();
+};
 
 let frame = 0;
 function schedule(): void {
@@ -176,7 +182,7 @@ function schedule(): void {
 }
 
 function render(): void {
-  transcript.render(state.items, { post, pendingHunks, settled });
+  transcript.render(state.items, { post, pendingHunks, settled, rating, rated });
   renderTodos(todos, state);
   renderJobs(jobs, state, post);
   renderReview(review, state, post);

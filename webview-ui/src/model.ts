@@ -202,6 +202,8 @@ export interface ViewState {
   readonly review: readonly ReviewFile[];
   /** Paths whose hunks the user accepted / rejected (edit cards show it). */
   readonly reviewSettled?: readonly SettledFile[];
+  /** The user's 👍/👎 of answers, by answer id (from the host, and from clicks here). */
+  readonly ratings?: Readonly<Record<string, 'up' | 'down'>>;
   readonly sessions: readonly SessionSummary[];
   /** Host-level problem (no API key …) shown above the input until the next submit. */
   readonly banner?: {

@@ -277,6 +277,11 @@ export function reduce(state: ViewState, event: AgentEvent): ViewState {
   return reduceMany(state, [event]);
 }
 
+/** The user rated an answer here (the host is told separately); the rating shows from now on. */
+export function rateAnswer(state: ViewState, messageId: string, rating: 'up' | 'down'): ViewState {
+  return { ...state, ratings: { ...state.ratings, [messageId]: rating } };
+}
+
 /** Apply a (validated) host message (pure). */
 export function applyHostMessage(state: ViewState, message: HostMessage): ViewState {
   switch (message.type) {
@@ -305,6 +310,8 @@ export function applyHostMessage(state: ViewState, message: HostMessage): ViewSt
         ...next,
         running: message.running,
         todos: message.todos,
+        // The host sends every rating it holds for the session; one clicked here since is kept.
+        ratings: { ...next.ratings, ...message.ratings },
         model: message.model || next.model,
         usage: { ...next.usage, contextWindow: next.usage.contextWindow || message.contextWindow },
       };

@@ -315,6 +315,42 @@ test('👍/👎 on a finished answer: posts a typed rating, 👎 takes an option
   assert.deepEqual(await page.evaluate(() => window.__violations), []);
 });
 
+test('a reopened chat shows how its answers were rated; a rating clicked since survives a reload', {
+  skip,
+}, async () => {
+  await page.goto(`${baseUrl}/index.html?theme=dark`);
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload();
+  await page.waitForFunction(() => window.__posted.length > 0);
+  seq = 0;
+  await send({
+    type: 'snapshot',
+    sessionId: 's1',
+    replace: true,
+    events: runEvents(),
+    todos,
+    running: false,
+    model: 'claude-sonnet-4-5',
+    contextWindow: 200000,
+    ratings: { m1: 'down' },
+  });
+  const row = page.locator('.msg.assistant[data-id="m1"] .msg-feedback');
+  await row.waitFor();
+  assert.equal(await row.getByRole('button', { name: 'Bad answer' }).getAttribute('aria-pressed'), 'true');
+  assert.equal(await row.getByRole('button', { name: 'Good answer' }).getAttribute('aria-pressed'), 'false');
+  assert.equal(await row.locator('.feedback-status').textContent(), 'Noted.');
+  assert.equal(await row.locator('.feedback-note').count(), 0, 'no note form for an earlier rating');
+  await page.locator('.msg.assistant[data-id="m1"]').hover();
+  await row.getByRole('button', { name: 'Good answer' }).click();
+  // The webview goes away and comes back (VS Code reload): its saved view keeps the new rating.
+  await page.reload();
+  const again = page.locator('.msg.assistant[data-id="m1"] .msg-feedback');
+  await again.waitFor();
+  assert.equal(await again.getByRole('button', { name: 'Good answer' }).getAttribute('aria-pressed'), 'true');
+  assert.equal(await again.locator('.feedback-status').textContent(), 'Thanks for the feedback.');
+  assert.deepEqual(await page.evaluate(() => window.__violations), []);
+});
+
 test('a SANDBOX_DENIED card says what was blocked and offers "Run outside the sandbox…"', {
   skip,
 }, async () => {

@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { z } from 'zod';
 import type { AgentEvent } from '../events.ts';
-import { isValidSessionId } from '../session/log.ts';
+import { type Feedback, feedbackDir, feedbackSchema } from './feedbackRatings.ts';
 import { createTaskFromSession, FromSessionError } from './fromSession.ts';
 
 // Evals from real use. A thumbs up or down (with an optional note) on an answer is kept with its
@@ -14,20 +13,7 @@ import { createTaskFromSession, FromSessionError } from './fromSession.ts';
 // records are data read back from disk (a repository can ship a `.keel/` too): validated, and they
 // can only ever produce drafts.
 
-export const feedbackSchema = z.strictObject({
-  v: z.literal(1),
-  ts: z.number(),
-  session: z.string().refine(isValidSessionId, 'not a session id'),
-  /** The answer rated (the assistant message's id); absent: the session as a whole. */
-  message: z.string().min(1).max(200).optional(),
-  rating: z.enum(['up', 'down']),
-  note: z.string().max(4000).optional(),
-});
-export type Feedback = z.infer<typeof feedbackSchema>;
-
-export function feedbackDir(stateDir: string): string {
-  return path.join(stateDir, 'feedback');
-}
+export { type Feedback, feedbackDir, feedbackSchema } from './feedbackRatings.ts';
 
 /** Appends one rating. The panel calls this; a later rating of the same answer replaces it. */
 export function recordFeedback(

@@ -13,6 +13,10 @@ export interface RenderContext {
   pendingHunks(path: string): number;
   /** What the user decided about a path's earlier hunks (accepted / rejected counts), if anything. */
   settled?(path: string): { readonly accepted: number; readonly rejected: number } | undefined;
+  /** How the user rated an answer, if they did (shown pressed after a reload too). */
+  rating?(messageId: string): 'up' | 'down' | undefined;
+  /** The user rated an answer (the view keeps it; `post` tells the host). */
+  rated?(messageId: string, rating: 'up' | 'down'): void;
 }
 
 /**
@@ -135,14 +139,18 @@ function feedbackRow(messageId: string, ctx: RenderContext): HTMLElement {
     );
     b.addEventListener('click', () => {
       ctx.post({ type: 'feedback', messageId, rating });
-      row.dataset.rating = rating;
-      for (const other of Array.from(row.querySelectorAll('button[aria-pressed]')))
-        other.setAttribute('aria-pressed', String(other === b));
+      ctx.rated?.(messageId, rating);
+      show(rating);
       row.querySelector('.feedback-note')?.remove();
-      status.textContent = rating === 'up' ? t('Thanks for the feedback.') : t('Noted.');
       if (rating === 'down') row.append(noteForm());
     });
     return b;
+  };
+  const show = (rating: 'up' | 'down') => {
+    row.dataset.rating = rating;
+    for (const button of Array.from(row.querySelectorAll('button[aria-pressed]')))
+      button.setAttribute('aria-pressed', String(button.classList.contains(`feedback-${rating}`)));
+    status.textContent = rating === 'up' ? t('Thanks for the feedback.') : t('Noted.');
   };
   const noteForm = () => {
     const input = h('input', {
@@ -168,6 +176,8 @@ function feedbackRow(messageId: string, ctx: RenderContext): HTMLElement {
     return form;
   };
   row.append(rate('up', t('Good answer'), '👍'), rate('down', t('Bad answer'), '👎'), status);
+  const earlier = ctx.rating?.(messageId);
+  if (earlier) show(earlier);
   return row;
 }
 
