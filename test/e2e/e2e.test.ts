@@ -984,7 +984,13 @@ describe('Keel in VS Code (code-server + Chromium + emulator)', { timeout: 600_0
     await send(frame, 'add a farewell function');
     await waitForText(frame, 'pending review');
     assert.match(fs.readFileSync(file, 'utf8'), /export function farewell\(name\)/);
-    assert.match(requestsText(), /# pass 1|"exit_code":0|exit code 0/, 'npm test ran and passed');
+    // The Bash result as the model got it; node's test runner says "# pass 1" (tap) or "ℹ pass 1" (spec,
+    // the default of newer Node versions).
+    assert.match(
+      requestsText(),
+      /Exit code: 0\\nstdout:(?:(?!tool_use_id)[\s\S])*?(?:#|ℹ) pass 1\\n/,
+      'npm test ran and passed',
+    );
     await openFile('src/greet.js');
     await page
       .locator('.codelens-decoration a', { hasText: 'Accept' })

@@ -694,6 +694,13 @@ test('the demo repertoire is keyed on what the user typed, and the CLI serves it
     const added = await ask('add a farewell function', ok);
     assert.deepEqual(added.calls, ['Read', 'Edit', 'Bash npm test']);
     assert.match(added.text, /the tests pass[\s\S]*pending review/);
+    // Keel's own Bash result, with node's spec reporter (the default of newer Node versions).
+    const keelBash = (code: number) => (name: string) =>
+      name === 'Bash'
+        ? `Exit code: ${code}\nstdout:\n<command-output source="bash" stream="stdout" trust="untrusted">\n> node --test\n\nℹ tests 1\nℹ pass ${1 - code}\nℹ fail ${code}\n</command-output>`
+        : '1\texport function greet(name) {';
+    assert.match((await ask('add a farewell function', keelBash(0))).text, /the tests pass/);
+    assert.match((await ask('add a farewell function', keelBash(1))).text, /the tests did not pass/);
     const deleted = await ask('delete the build folder', ok);
     assert.deepEqual(deleted.calls, ['Bash rm -r build']);
     assert.match(deleted.text, /You declined/);

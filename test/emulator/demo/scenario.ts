@@ -133,7 +133,8 @@ function edit(
     if (failed) return reply(text(`The edit did not apply: ${lastResult.slice(0, 300)}` + NOTE));
     return reply(text('Now the tests.'), tool('Bash', { command: 'npm test' }));
   }
-  const passed = !failed && /"exit_code":0|exit code 0|# fail 0/.test(lastResult);
+  // The Bash result's first line, or node's test summary in either reporter (tap "#", spec "ℹ").
+  const passed = !failed && /^Exit code: 0$|"exit_code":0|exit code 0|(?:#|ℹ) fail 0/m.test(lastResult);
   return reply(
     text(
       `${script === 'edit' ? 'Added `farewell(name)` to `src/greet.js`' : 'Fixed the empty-name case in `src/greet.js`'}; ` +
