@@ -1,6 +1,6 @@
 import type { AgentMessage } from '../messages.ts';
 import { type ImageSize, imageSize } from './imageFormat.ts';
-import { type ImageAttachment, MAX_IMAGE_SIDE, sniffImageType } from './images.ts';
+import { headerBytes, type ImageAttachment, MAX_IMAGE_SIDE, sniffImageType } from './images.ts';
 import { buildView } from './view.ts';
 
 // The API's limits on the images of one request, checked before an image enters the conversation.
@@ -18,13 +18,9 @@ export const MANY_IMAGES_SIDE = 2000;
 /** The API takes at most this many images in one request. */
 export const MAX_IMAGES_PER_REQUEST = 100;
 
-/** Base64 characters decoded to find an attachment's header (as images.ts checks it). */
-const HEADER_BASE64 = 256 * 1024;
-
 /** Width and height of an attachment from its header; an unreadable header counts as oversized. */
 export function attachmentSize(image: ImageAttachment): ImageSize {
-  const head = image.data.slice(0, HEADER_BASE64 - (HEADER_BASE64 % 4));
-  const bytes = Uint8Array.from(atob(head), (c) => c.charCodeAt(0));
+  const bytes = headerBytes(image.data);
   const type = sniffImageType(bytes);
   return (type && imageSize(bytes, type)) ?? { width: MAX_IMAGE_SIDE, height: MAX_IMAGE_SIDE };
 }

@@ -33,6 +33,11 @@ export interface ImageAttachment {
 /** How much of an image's base64 is decoded to find its header. */
 const HEADER_BASE64 = 256 * 1024;
 
+/** The first bytes of a base64 image, enough for its header (a JPEG's frame header comes after its metadata). */
+export function headerBytes(data: string): Uint8Array {
+  return Uint8Array.from(atob(data.slice(0, HEADER_BASE64)), (c) => c.charCodeAt(0));
+}
+
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Base64 length of MAX_IMAGE_BYTES (what a schema can bound before decoding). */
 export const MAX_IMAGE_BASE64 = Math.ceil(MAX_IMAGE_BYTES / 3) * 4;
@@ -78,8 +83,7 @@ export function checkImage(image: {
       error: `${label} is ${mb(size)}; images are limited to 5 MB. Scale it down or crop it, and attach it again.`,
     };
   if (size === 0) return { ok: false, error: `${label} is empty.` };
-  // The header is near the start (a JPEG's frame header comes after its metadata, usually well within this).
-  const bytes = Uint8Array.from(atob(image.data.slice(0, HEADER_BASE64)), (c) => c.charCodeAt(0));
+  const bytes = headerBytes(image.data);
   const type = sniffImageType(bytes);
   if (!type)
     return { ok: false, error: `${label} is not a PNG, JPEG, GIF or WebP image (its bytes say otherwise).` };
