@@ -160,7 +160,8 @@ function runEvents() {
   ];
 }
 
-async function openPanel(theme) {
+/** A fresh panel (nothing saved) showing the run; `ratings` as the host sends them for a reopened chat. */
+async function openPanel(theme, ratings) {
   await page.goto(`${baseUrl}/index.html?theme=${theme}`);
   await page.evaluate(() => sessionStorage.clear());
   await page.reload();
@@ -176,6 +177,7 @@ async function openPanel(theme) {
     running: true,
     model: 'claude-sonnet-4-5',
     contextWindow: 200000,
+    ...(ratings ? { ratings } : {}),
   });
   await send({
     type: 'review',
@@ -318,22 +320,7 @@ test('👍/👎 on a finished answer: posts a typed rating, 👎 takes an option
 test('a reopened chat shows how its answers were rated; a rating clicked since survives a reload', {
   skip,
 }, async () => {
-  await page.goto(`${baseUrl}/index.html?theme=dark`);
-  await page.evaluate(() => sessionStorage.clear());
-  await page.reload();
-  await page.waitForFunction(() => window.__posted.length > 0);
-  seq = 0;
-  await send({
-    type: 'snapshot',
-    sessionId: 's1',
-    replace: true,
-    events: runEvents(),
-    todos,
-    running: false,
-    model: 'claude-sonnet-4-5',
-    contextWindow: 200000,
-    ratings: { m1: 'down' },
-  });
+  await openPanel('dark', { m1: 'down' });
   const row = page.locator('.msg.assistant[data-id="m1"] .msg-feedback');
   await row.waitFor();
   assert.equal(await row.getByRole('button', { name: 'Bad answer' }).getAttribute('aria-pressed'), 'true');
