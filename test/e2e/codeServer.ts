@@ -128,6 +128,15 @@ export async function startCodeServer(options: {
   fs.rmSync(runDir, { recursive: true, force: true });
   fs.mkdirSync(runDir, { recursive: true });
   if (options.extensionsDir) fs.symlinkSync(options.extensionsDir, path.join(runDir, 'extensions'));
+  // The integrated terminal's shell gets a home of its own: the developer's ~/.bashrc is not part
+  // of the test (a pyenv init there waited 60 s for a stale lock before the first prompt).
+  const shellHome = path.join(runDir, 'shell-home');
+  fs.mkdirSync(shellHome);
+  fs.writeFileSync(path.join(shellHome, '.bashrc'), '# the E2E terminal: no rc of the developer\n');
+  const settings = {
+    'terminal.integrated.env.linux': { HOME: shellHome },
+    ...options.settings,
+  };
   const stop = onExit(() => {
     spawnSync('bash', [path.join(SCRIPTS, 'stop.sh'), runDir], { stdio: 'ignore' });
   });
@@ -140,7 +149,7 @@ export async function startCodeServer(options: {
       env: {
         ...process.env,
         ...options.env,
-        CS_SETTINGS_JSON: JSON.stringify(options.settings ?? {}),
+        CS_SETTINGS_JSON: JSON.stringify(settings),
         ...(options.machineSettings
           ? { CS_MACHINE_SETTINGS_JSON: JSON.stringify(options.machineSettings) }
           : {}),

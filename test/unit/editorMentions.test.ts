@@ -45,7 +45,17 @@ test('@terminal: the command, its exit code and the tail of the output, wrapped 
     terminalReminder({ unavailable: 'no terminal is open' }),
     /no terminal output: no terminal is open/,
   );
-  assert.match(terminalReminder({ terminal: 't', output: '', running: true }), /still running/);
+  assert.match(
+    terminalReminder({ terminal: 't', output: '', running: true }),
+    /still running[\s\S]*\(no output yet\)/,
+  );
+  // An empty capture is not told as "printed nothing": VS Code can drop a quick command's output.
+  const empty = terminalReminder({ terminal: 't', command: 'date', exitCode: 0, output: '\x1b]633;C\x07' });
+  assert.match(
+    empty,
+    /no output reached Keel: VS Code can drop the output of a command that ends within milliseconds/,
+  );
+  assert.match(empty, /run it with Bash to see/);
 });
 
 test('a selection or line range: path and lines, capped, wrapped as data', () => {

@@ -63,6 +63,14 @@ export interface TerminalOutput {
   readonly running?: boolean;
 }
 
+// VS Code hands a command's output to extensions in batches, and drops the last one when the
+// command ends within a few tens of milliseconds of printing (seen in VS Code 1.139: an `echo`
+// alone arrives empty). "No output" would then be a claim Keel cannot make.
+function noOutput(out: TerminalOutput): string {
+  if (out.running) return '(no output yet)';
+  return '(no output reached Keel: VS Code can drop the output of a command that ends within milliseconds, so it may have printed something; run it with Bash to see)';
+}
+
 /** The @terminal reminder: the last command of the active terminal and its output (tail, capped). */
 export function terminalReminder(out: TerminalOutput | { readonly unavailable: string }): string {
   if ('unavailable' in out)
@@ -78,7 +86,7 @@ export function terminalReminder(out: TerminalOutput | { readonly unavailable: s
         ? `exit code ${out.exitCode}`
         : '',
   ].filter(Boolean);
-  const body = `${cut > 0 ? `… ${cut} earlier lines cut\n` : ''}${shown || '(no output)'}`;
+  const body = `${cut > 0 ? `… ${cut} earlier lines cut\n` : ''}${shown || noOutput(out)}`;
   return `The user mentioned @terminal: the output of ${facts.join(', ')} in the terminal "${out.terminal}":\n${wrapUntrusted(body, { source: 'terminal', ...(out.command ? { command: out.command.slice(0, 500) } : {}) })}`;
 }
 
